@@ -1,0 +1,1 @@
+"""Participants: the protocol, the paper agents, their stores, paper loading, model factory."""

@@ -1,0 +1,151 @@
+"""Run a step's execute or compensate under its retry policy and timeout, recording events.
+
+Both coordination styles call these two functions, so a step behaves the same whether a graph
+or an event decides that it runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from sagagraph.agents.protocol import Step, StepContext, StepResult
+from sagagraph.agents.view import Event, describe_error, make_event
+from sagagraph.errors import InjectedFailure, StepTimeoutError
+
+T = TypeVar("T")
+
+
+@dataclass
+class Outcome:
+    """What happened when the engine ran one side of a step."""
+
+    result: StepResult | None = None
+    """The result (execute only), None when the step failed."""
+    error: BaseException | None = None
+    """The last error, when every attempt failed."""
+    attempts: int = 0
+    """How many attempts were made."""
+    events: list[Event] = field(default_factory=list)
+    """Events to append to the audit trail, one per attempt."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> T:
+    """Run ``fn`` and fail with StepTimeoutError when it takes longer than ``timeout``.
+
+    The call runs on a daemon thread that is abandoned on timeout: Python cannot kill a thread.
+    A late write it makes is refused by the step's store, which remembers compensated keys.
+    """
+    if timeout is None:
+        return fn()
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # carried to the caller's thread
+            box["error"] = e
+
+    worker = threading.Thread(target=target, name=f"sagagraph:{what}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise StepTimeoutError(f"{what} did not finish within {timeout:g}s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def _with_attempt(ctx: StepContext, attempt: int) -> StepContext:
+    return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.services)
+
+
+def execute_step(
+    step: Step,
+    ctx: StepContext,
+    *,
+    inject_failure: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Outcome:
+    """Run ``step.participant.execute`` with retries; never raises an ``Exception``."""
+    outcome = Outcome()
+    for attempt in range(1, step.retry.max_attempts + 1):
+        outcome.attempts = attempt
+        try:
+            if inject_failure:
+                raise InjectedFailure(f"failure injected into step {step.name!r} (--fail-at)")
+            result = call_with_timeout(
+                lambda a=attempt: step.participant.execute(_with_attempt(ctx, a)),  # type: ignore[misc]
+                step.timeout,
+                f"step {step.name!r}",
+            )
+            if not isinstance(result, StepResult):
+                raise TypeError(
+                    f"step {step.name!r} returned {type(result).__name__}, expected StepResult"
+                )
+        except Exception as error:
+            retry = not inject_failure and step.retry.should_retry(error, attempt)
+            kind = "timeout" if isinstance(error, StepTimeoutError) else "error"
+            outcome.events.append(
+                make_event(
+                    step.name, "execute", "retry" if retry else kind, attempt, describe_error(error)
+                )
+            )
+            if retry:
+                sleep(step.retry.delay(attempt))
+                continue
+            outcome.error = error
+            return outcome
+        if result.halt:
+            detail = result.reason or "halted"
+            outcome.events.append(make_event(step.name, "execute", "halted", attempt, detail))
+        else:
+            outcome.events.append(
+                make_event(step.name, "execute", "ok", attempt, result.output or "")
+            )
+        outcome.result = result
+        return outcome
+    raise AssertionError("unreachable: Retry.max_attempts >= 1")
+
+
+def compensate_step(
+    step: Step,
+    ctx: StepContext,
+    result: StepResult | None,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Outcome:
+    """Run ``step.participant.compensate`` with its retries; never raises an ``Exception``."""
+    outcome = Outcome()
+    policy = step.compensation_retry
+    for attempt in range(1, policy.max_attempts + 1):
+        outcome.attempts = attempt
+        try:
+            step.participant.compensate(_with_attempt(ctx, attempt), result)
+        except Exception as error:
+            retry = policy.should_retry(error, attempt)
+            outcome.events.append(
+                make_event(
+                    step.name,
+                    "compensate",
+                    "retry" if retry else "error",
+                    attempt,
+                    describe_error(error),
+                )
+            )
+            if retry:
+                sleep(policy.delay(attempt))
+                continue
+            outcome.error = error
+            return outcome
+        detail = "nothing to undo (step did not finish)" if result is None else ""
+        outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
+        return outcome
+    raise AssertionError("unreachable: Retry.max_attempts >= 1")

@@ -1,0 +1,231 @@
+"""The participant contract: a step commits a local transaction and owns its compensation.
+
+A :class:`Participant` is any object with a ``name``, an ``execute`` (the forward local
+transaction) and a ``compensate`` (its logical inverse, idempotent). The engine hands each call
+a :class:`StepContext`; a step never reaches for globals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+from sagagraph.errors import ConfigurationError
+
+
+class Usage(TypedDict):
+    """Tokens a step spent on model calls."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+class StepRecord(TypedDict):
+    """A committed step's result as kept in the saga state (plain data, checkpoint-safe)."""
+
+    data: dict[str, Any]
+    output: str | None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What ``execute`` returns."""
+
+    data: Mapping[str, Any] = field(default_factory=dict)
+    """Structured result, kept in the saga state and visible to later steps."""
+    output: str | None = None
+    """Path of the output this step wrote, if any (shown under ``outputs``)."""
+    halt: bool = False
+    """True when the step decided the saga must stop here (not a failure)."""
+    reason: str | None = None
+    """Why the saga halts; shown as the saga's ``reason``."""
+    usage: Usage | None = None
+    """Tokens spent by this step's model calls."""
+
+    def record(self) -> StepRecord:
+        return {"data": dict(self.data), "output": self.output}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> StepResult:
+        return cls(data=dict(record.get("data") or {}), output=record.get("output"))
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """Everything a step may use: its saga, its input, earlier results and its services."""
+
+    saga_id: str
+    """Id of the saga this call belongs to; every record a store writes carries it."""
+    step: str
+    """Name of the step being executed or compensated."""
+    input: Mapping[str, Any]
+    """The saga's input, as given when it started."""
+    results: Mapping[str, StepResult]
+    """Results of the steps that committed before this one, by step name."""
+    attempt: int = 1
+    """1 for the first try, 2 for the first retry, and so on."""
+    services: Mapping[str, Any] = field(default_factory=dict)
+    """The services the saga definition provides (stores, chat model, paper loader...)."""
+
+    @property
+    def idempotency_key(self) -> str:
+        """``saga_id:step``: the same for every attempt and every re-run after a crash."""
+        return f"{self.saga_id}:{self.step}"
+
+    def service(self, name: str) -> Any:
+        """The service registered under ``name``; a clear error when it is missing."""
+        try:
+            return self.services[name]
+        except KeyError:
+            raise ConfigurationError(
+                f"step {self.step!r} needs service {name!r}, which the saga definition "
+                f"does not provide (has: {sorted(self.services) or 'none'})"
+            ) from None
+
+
+@runtime_checkable
+class Participant(Protocol):
+    """One local transaction of a saga."""
+
+    name: str
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        """Commit the forward local transaction; raise to fail the step."""
+        ...
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        """Undo ``execute``. Idempotent; ``result`` is None when ``execute`` did not finish."""
+        ...
+
+
+ExecuteFn = Callable[[StepContext], StepResult]
+CompensateFn = Callable[[StepContext, StepResult | None], None]
+
+
+@dataclass(frozen=True)
+class FunctionParticipant:
+    """A participant made of two functions; ``compensate=None`` declares a no-op compensation."""
+
+    name: str
+    execute_fn: ExecuteFn
+    compensate_fn: CompensateFn | None = None
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        return self.execute_fn(ctx)
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        if self.compensate_fn is not None:
+            self.compensate_fn(ctx, result)
+
+
+def participant(
+    name: str, execute: ExecuteFn, compensate: CompensateFn | None = None
+) -> FunctionParticipant:
+    """Build a participant from functions. ``compensate=None`` is a declared no-op."""
+    return FunctionParticipant(name, execute, compensate)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How often, and how patiently, a step's execute or compensate is tried."""
+
+    max_attempts: int = 1
+    """Maximum number of attempts, including the first."""
+    backoff: float = 0.0
+    """Seconds to wait before the first retry."""
+    backoff_factor: float = 2.0
+    """Multiplier applied to the wait after each retry."""
+    max_backoff: float = 5.0
+    """Upper bound of the wait between two attempts, in seconds."""
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
+    """Errors worth retrying; anything else fails at once."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigurationError(f"Retry.max_attempts must be >= 1, got {self.max_attempts}")
+        if self.backoff < 0 or self.max_backoff < 0:
+            raise ConfigurationError("Retry.backoff and Retry.max_backoff must be >= 0")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt``."""
+        return float(min(self.max_backoff, self.backoff * self.backoff_factor ** (attempt - 1)))
+
+    def should_retry(self, error: BaseException, attempt: int) -> bool:
+        return attempt < self.max_attempts and isinstance(error, self.retry_on)
+
+
+RESERVED_NAMES = frozenset(
+    {"compensate", "complete", "supervisor", "escalate", "__start__", "__end__", "END", "finish"}
+)
+_STEP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Step:
+    """A participant plus how the engine treats it."""
+
+    participant: Participant
+    """The local transaction and its compensation."""
+    retry: Retry = field(default_factory=Retry)
+    """Retry policy for ``execute``."""
+    compensation_retry: Retry = field(default_factory=lambda: Retry(max_attempts=3, backoff=0.05))
+    """Retry policy for ``compensate``; compensations deserve more patience than steps."""
+    timeout: float | None = None
+    """Seconds ``execute`` may take before it fails with StepTimeoutError (None: no limit)."""
+    can_halt: bool = False
+    """True when ``execute`` may return ``halt=True`` to end the saga early on purpose."""
+
+    @property
+    def name(self) -> str:
+        return self.participant.name
+
+
+@dataclass(frozen=True)
+class SagaDefinition:
+    """An ordered list of steps and the services they share."""
+
+    name: str
+    """Name of the saga type (``paper_review``, ``travel_booking``)."""
+    steps: tuple[Step, ...]
+    """The steps, in the order they run."""
+    services: Mapping[str, Any] = field(default_factory=dict)
+    """Services handed to every step through its context (stores, chat model...)."""
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            raise ConfigurationError(f"saga {self.name!r} has no steps")
+        names = [s.name for s in self.steps]
+        for step_name in names:
+            if not isinstance(step_name, str) or not _STEP_NAME.match(step_name):
+                raise ConfigurationError(
+                    f"step name {step_name!r} in saga {self.name!r} must be lowercase "
+                    "letters, digits and underscores, starting with a letter"
+                )
+            if step_name in RESERVED_NAMES:
+                raise ConfigurationError(f"step name {step_name!r} is reserved by sagagraph")
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigurationError(f"saga {self.name!r} defines steps twice: {duplicates}")
+
+    @property
+    def step_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.steps)
+
+    def step(self, name: str) -> Step:
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise ConfigurationError(f"saga {self.name!r} has no step {name!r}")
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        participants: list[Participant | Step],
+        services: Mapping[str, Any] | None = None,
+    ) -> SagaDefinition:
+        """Build a definition from participants (default policies) or configured steps."""
+        steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
+        return cls(name, steps, dict(services or {}))

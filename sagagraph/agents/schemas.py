@@ -1,0 +1,42 @@
+"""Structured outputs of the paper agents, as pydantic models.
+
+The same models are what the offline engine builds and what the OpenAI engine asks the chat
+model for (``with_structured_output``), so both engines are checked against one schema.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class PartFound(BaseModel):
+    """A required part of a paper and where it was found."""
+
+    part: str = Field(
+        description="required part: abstract, introduction, body, method, conclusion or references"
+    )
+    heading: str = Field(description="the heading as printed in the paper")
+    page: int = Field(ge=1, description="1-based page where the heading was found")
+
+
+class ValidationReport(BaseModel):
+    """Whether a document is a complete research paper, and why."""
+
+    is_valid: bool = Field(description="true when every required part is present")
+    found: list[PartFound] = Field(default_factory=list, description="parts found, in order")
+    missing: list[str] = Field(default_factory=list, description="required parts not found")
+    reason: str = Field(description="one sentence: why the paper is valid or not")
+
+
+class Review(BaseModel):
+    """A peer review grounded in the paper's own content."""
+
+    strengths: list[str] = Field(min_length=1, description="what the paper does well")
+    weaknesses: list[str] = Field(min_length=1, description="what is missing or unconvincing")
+    suggestions: list[str] = Field(min_length=1, description="concrete improvements")
+
+
+class Summary(BaseModel):
+    """A summary of the paper."""
+
+    text: str = Field(description="the summary, as plain prose")

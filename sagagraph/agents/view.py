@@ -1,0 +1,118 @@
+"""The saga's records and its JSON view, shared by orchestration and choreography.
+
+Both coordination styles keep the same records (step results, compensations, an append-only
+event trail, token usage) and answer ``status`` with the same JSON object, built here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, TypedDict
+
+from sagagraph.agents.protocol import Usage
+
+Status = Literal[
+    "running",
+    "compensating",
+    "completed",
+    "rolled_back",
+    "compensation_failed",
+    "resolved_by_operator",
+]
+"""Lifecycle: running -> completed, or running -> compensating -> rolled_back, or
+compensating -> compensation_failed (needs an operator) -> resolved_by_operator."""
+
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "resolved_by_operator"})
+"""Statuses after which nothing more happens to a saga."""
+
+Action = Literal["execute", "compensate", "route", "finish", "resolve"]
+Outcome = Literal["ok", "error", "retry", "halted", "rejected", "skipped", "timeout"]
+
+
+class Event(TypedDict):
+    """One entry of the append-only audit trail."""
+
+    ts: str
+    step: str
+    action: str
+    outcome: str
+    attempt: int
+    detail: str
+
+
+class FailureRecord(TypedDict):
+    """Why a step or a compensation gave up."""
+
+    step: str
+    phase: Literal["execute", "compensate"]
+    error: str
+    attempts: int
+
+
+def now() -> str:
+    """An ISO-8601 UTC timestamp with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def make_event(step: str, action: str, outcome: str, attempt: int = 1, detail: str = "") -> Event:
+    return {
+        "ts": now(),
+        "step": step,
+        "action": action,
+        "outcome": outcome,
+        "attempt": attempt,
+        "detail": detail,
+    }
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message`` on one line, short enough for an event."""
+    text = " ".join(str(error).split()) or "(no message)"
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(error).__name__}: {text}"
+
+
+def total_usage(per_step: Mapping[str, Usage]) -> Usage:
+    return {
+        "input_tokens": sum(u.get("input_tokens", 0) for u in per_step.values()),
+        "output_tokens": sum(u.get("output_tokens", 0) for u in per_step.values()),
+    }
+
+
+def committed_order(events: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[str]:
+    """Steps whose result is still committed, in the order they committed."""
+    order: list[str] = []
+    for e in events:
+        if e["action"] == "execute" and e["outcome"] == "ok" and e["step"] not in order:
+            order.append(e["step"])
+    order = [s for s in order if s in results]
+    # A result can predate its event only if state was written by hand; keep it visible.
+    return order + [s for s in results if s not in order]
+
+
+def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON object ``status --json`` prints, from a saga's state values."""
+    results: Mapping[str, Mapping[str, Any]] = values.get("results") or {}
+    events: list[Event] = list(values.get("events") or [])
+    completed = committed_order(events, results)
+    outputs = {s: results[s]["output"] for s in completed if results[s].get("output")}
+    usage_by_step: Mapping[str, Usage] = values.get("usage") or {}
+    return {
+        "saga_id": values.get("saga_id"),
+        "saga": values.get("saga"),
+        "status": values.get("status") or "running",
+        "reason": values.get("reason"),
+        "mode": values.get("mode") or "orchestration",
+        "router": values.get("router") or "deterministic",
+        "completed": completed,
+        "compensated": list(values.get("compensated") or []),
+        "outputs": outputs,
+        "results": {s: dict(results[s].get("data") or {}) for s in completed},
+        "halted": values.get("halted"),
+        "failure": values.get("failure"),
+        "events": events,
+        "usage": total_usage(usage_by_step),
+        "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},
+    }

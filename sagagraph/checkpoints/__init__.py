@@ -1,0 +1,1 @@
+"""Checkpointers from a URL, and finding the sagas a checkpointer holds."""

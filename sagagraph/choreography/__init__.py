@@ -1,0 +1,1 @@
+"""Choreography: the same participants coordinated by events on a bus."""

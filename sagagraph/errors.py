@@ -1,0 +1,69 @@
+"""One exception hierarchy, rooted at :class:`SagaGraphError`.
+
+Callers catch what they can handle: a bad input file is not a failed step, and neither is a
+saga that needs an operator. Every error carries a one-line message that names the file or
+field and the cause; the CLI prints exactly that line.
+"""
+
+from __future__ import annotations
+
+
+class SagaGraphError(Exception):
+    """Base class of every error sagagraph raises on purpose."""
+
+    exit_code: int = 1
+    """Exit code the CLI uses when this error reaches it."""
+
+
+class ConfigurationError(SagaGraphError):
+    """A setting, flag, URL or saga definition is wrong."""
+
+    exit_code = 2
+
+
+class InputError(SagaGraphError):
+    """An input (a paper, a saga id) cannot be used; nothing was written."""
+
+    exit_code = 2
+
+
+class PaperLoadError(InputError):
+    """A paper cannot be read: missing, not a PDF, corrupt, encrypted, no text, empty."""
+
+
+class InvalidSagaIdError(InputError):
+    """A saga id is not safe to use as a thread id and a folder name."""
+
+
+class SagaNotFoundError(InputError):
+    """No checkpoint or event exists for this saga id."""
+
+
+class StepError(SagaGraphError):
+    """A step failed after its retries; the saga compensates."""
+
+
+class StepTimeoutError(StepError):
+    """A step did not finish within its timeout."""
+
+
+class InjectedFailure(StepError):
+    """A failure asked for on purpose (``--fail-at STEP``), for demos and tests."""
+
+
+class MalformedModelOutput(StepError):
+    """A chat model replied with something that does not parse into the expected schema."""
+
+
+class CompensatedKeyError(SagaGraphError):
+    """A forward write arrived for an idempotency key that was already compensated."""
+
+
+class CompensationFailedError(SagaGraphError):
+    """A compensation still fails after its retries: the saga needs an operator."""
+
+    exit_code = 4
+
+
+class BusError(SagaGraphError):
+    """The event bus cannot be reached or refused an operation."""

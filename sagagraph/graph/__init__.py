@@ -1,0 +1,1 @@
+"""Orchestration: a saga definition becomes a LangGraph state graph."""

@@ -1,0 +1,47 @@
+"""What a node needs to call a participant: the saga's identity and the step's context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from sagagraph.agents.ids import validate_saga_id
+from sagagraph.agents.protocol import SagaDefinition, StepContext, StepResult
+from sagagraph.graph.state import SagaState
+
+
+def context_for(
+    definition: SagaDefinition, state: SagaState, step: str, saga_id: str
+) -> StepContext:
+    """The context a step sees: its saga, the input, and the results committed so far."""
+    results = {s: StepResult.from_record(r) for s, r in (state.get("results") or {}).items()}
+    return StepContext(
+        saga_id=saga_id,
+        step=step,
+        input=state.get("input") or {},
+        results=results,
+        attempt=1,
+        services=definition.services,
+    )
+
+
+def saga_identity(
+    definition: SagaDefinition, state: SagaState, config: RunnableConfig, router: str
+) -> tuple[str, dict[str, Any]]:
+    """The saga id and the fields a saga's first node stamps into its state.
+
+    The id comes from the state, or else from the thread id (LangGraph Server assigns one).
+    """
+    configurable = config.get("configurable") or {}
+    saga_id = validate_saga_id(state.get("saga_id") or configurable.get("thread_id"))
+    stamp: dict[str, Any] = {}
+    if not state.get("status"):
+        stamp = {
+            "saga_id": saga_id,
+            "saga": definition.name,
+            "mode": "orchestration",
+            "router": router,
+            "status": "running",
+        }
+    return saga_id, stamp
