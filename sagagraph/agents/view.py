@@ -112,6 +112,8 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "results": {s: dict(results[s].get("data") or {}) for s in completed},
         "halted": values.get("halted"),
         "failure": values.get("failure"),
+        "compensation_failure": values.get("compensation_failure"),
+        "skipped": list(values.get("skipped") or []),
         "events": events,
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},

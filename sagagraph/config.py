@@ -1,0 +1,55 @@
+"""Settings from command-line flags first, then the environment.
+
+Only non-secret settings live here. The API key stays in the environment (``OPENAI_API_KEY``),
+read by the model factory when a client is made: it never enters a saga's state or events.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from sagagraph.checkpoints.factory import default_db_url
+
+DEFAULT_OUTPUTS = "outputs"
+DEFAULT_BUS_URL = "sqlite:///sagagraph-events.sqlite"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where sagas are kept and which engine thinks for them."""
+
+    db: str
+    """Checkpointer URL (``SAGAGRAPH_DB``)."""
+    outputs: str
+    """Folder under which each saga writes ``<saga_id>/...`` (``SAGAGRAPH_OUTPUTS``)."""
+    llm: str | None
+    """``offline`` or ``openai`` (``SAGAGRAPH_LLM``); None: decided by whether a key is set."""
+    model: str | None
+    """Chat model name (``SAGAGRAPH_MODEL``)."""
+    bus: str
+    """Event bus URL for choreography (``SAGAGRAPH_AMQP_URL`` or ``SAGAGRAPH_BUS``)."""
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        db: str | None = None,
+        outputs: str | None = None,
+        llm: str | None = None,
+        model: str | None = None,
+        bus: str | None = None,
+    ) -> Settings:
+        env = os.environ
+        return cls(
+            db=db or default_db_url(),
+            outputs=outputs or env.get("SAGAGRAPH_OUTPUTS") or DEFAULT_OUTPUTS,
+            llm=llm or env.get("SAGAGRAPH_LLM") or None,
+            model=model or env.get("SAGAGRAPH_MODEL") or None,
+            bus=bus or env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL,
+        )
+
+    def recorded(self) -> dict[str, Any]:
+        """What a saga records of its settings, so any process can resume it the same way."""
+        return {"outputs": self.outputs, "llm": self.llm, "model": self.model}

@@ -1,0 +1,58 @@
+"""Shared fixtures: checkpointer URLs over every backend, local services, the PDF corpus."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.services import CORPUS, fresh_postgres_database, require_rabbitmq
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """URL of a fresh PostgreSQL database for this test session."""
+    with fresh_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture
+def amqp_url() -> str:
+    return require_rabbitmq()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A checkpointer URL for each backend: memory, a fresh SQLite file, PostgreSQL."""
+    if request.param == "memory":
+        return "memory://"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A checkpointer URL that survives the process: SQLite file or PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The shared corpus of real PDFs (read in place, never copied)."""
+    if not (CORPUS / "labels.json").exists():
+        pytest.fail(f"corpus not found at {CORPUS} (set SAGAGRAPH_CORPUS)")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def corpus_labels(corpus: Path) -> dict[str, str]:
+    labels: dict[str, str] = json.loads((corpus / "labels.json").read_text())
+    labels.pop("_about", None)
+    return labels
