@@ -3,6 +3,8 @@
 Everything public is exported here; other modules are internal and may change.
 """
 
+import logging
+
 from sagagraph.agents.ids import new_saga_id, validate_saga_id
 from sagagraph.agents.protocol import (
     Participant,
@@ -34,8 +36,10 @@ from sagagraph.errors import (
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import (
     list_sagas,
+    recover_sagas,
     resolve_saga,
     resume_saga,
+    rollback_saga,
     run_saga,
     saga_config,
     saga_status,
@@ -44,6 +48,9 @@ from sagagraph.graph.runner import (
 from sagagraph.graph.state import SagaState
 
 __version__ = "0.1.0"
+
+# A library logs; the application decides where it goes (the CLI configures handlers).
+logging.getLogger("sagagraph").addHandler(logging.NullHandler())
 
 __all__ = [
     "BusError",
@@ -75,8 +82,10 @@ __all__ = [
     "new_saga_id",
     "open_checkpointer",
     "participant",
+    "recover_sagas",
     "resolve_saga",
     "resume_saga",
+    "rollback_saga",
     "run_saga",
     "saga_config",
     "saga_status",

@@ -6,11 +6,14 @@ or an event decides that it runs.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
+
+from langgraph.errors import GraphBubbleUp
 
 from sagagraph.agents.protocol import Step, StepContext, StepResult
 from sagagraph.agents.view import Event, describe_error, make_event
@@ -42,14 +45,17 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> 
 
     The call runs on a daemon thread that is abandoned on timeout: Python cannot kill a thread.
     A late write it makes is refused by the step's store, which remembers compensated keys.
+    The thread runs in a copy of the caller's context, so LangGraph's ``get_config()`` and
+    ``interrupt()`` still work inside a step that has a timeout.
     """
     if timeout is None:
         return fn()
     box: dict[str, object] = {}
+    context = contextvars.copy_context()
 
     def target() -> None:
         try:
-            box["value"] = fn()
+            box["value"] = context.run(fn)
         except BaseException as e:  # carried to the caller's thread
             box["error"] = e
 
@@ -74,7 +80,12 @@ def execute_step(
     inject_failure: bool = False,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Outcome:
-    """Run ``step.participant.execute`` with retries; never raises an ``Exception``."""
+    """Run ``step.participant.execute`` with retries and its timeout; return what happened.
+
+    Failures come back in the :class:`Outcome`, never as an ``Exception``. LangGraph's own
+    control flow (``interrupt()``) and ``BaseException`` (a kill, ``KeyboardInterrupt``) pass
+    through: the graph then stops with the step unfinished, and resuming runs it again.
+    """
     outcome = Outcome()
     for attempt in range(1, step.retry.max_attempts + 1):
         outcome.attempts = attempt
@@ -90,6 +101,10 @@ def execute_step(
                 raise TypeError(
                     f"step {step.name!r} returned {type(result).__name__}, expected StepResult"
                 )
+        except GraphBubbleUp:
+            # interrupt() or Command(graph=PARENT) inside a step: LangGraph's control flow,
+            # not a failure; let it reach the graph.
+            raise
         except Exception as error:
             retry = not inject_failure and step.retry.should_retry(error, attempt)
             kind = "timeout" if isinstance(error, StepTimeoutError) else "error"
@@ -122,13 +137,19 @@ def compensate_step(
     *,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Outcome:
-    """Run ``step.participant.compensate`` with its retries; never raises an ``Exception``."""
+    """Run ``step.participant.compensate`` with its retries; return what happened.
+
+    Like :func:`execute_step`, failures come back in the :class:`Outcome`; ``BaseException``
+    and LangGraph's control flow pass through.
+    """
     outcome = Outcome()
     policy = step.compensation_retry
     for attempt in range(1, policy.max_attempts + 1):
         outcome.attempts = attempt
         try:
             step.participant.compensate(_with_attempt(ctx, attempt), result)
+        except GraphBubbleUp:
+            raise
         except Exception as error:
             retry = policy.should_retry(error, attempt)
             outcome.events.append(

@@ -12,7 +12,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from sagagraph.errors import ConfigurationError
+from sagagraph.errors import (
+    CompensatedKeyError,
+    ConfigurationError,
+    InjectedFailure,
+    InputError,
+)
+
+PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
+    ConfigurationError,
+    InputError,
+    CompensatedKeyError,
+    InjectedFailure,
+)
+"""Errors a retry cannot fix."""
 
 
 class Usage(TypedDict):
@@ -89,7 +102,10 @@ class StepContext:
 class Participant(Protocol):
     """One local transaction of a saga."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The step name (``validator``): lowercase letters, digits and underscores."""
+        ...
 
     def execute(self, ctx: StepContext) -> StepResult:
         """Commit the forward local transaction; raise to fail the step."""
@@ -153,6 +169,13 @@ class Retry:
         return float(min(self.max_backoff, self.backoff * self.backoff_factor ** (attempt - 1)))
 
     def should_retry(self, error: BaseException, attempt: int) -> bool:
+        """True when another attempt is allowed and could help.
+
+        Errors that no retry can fix (a wrong setting, bad input, a write refused because its
+        key was compensated, an injected failure) are never retried.
+        """
+        if isinstance(error, PERMANENT_ERRORS):
+            return False
         return attempt < self.max_attempts and isinstance(error, self.retry_on)
 
 

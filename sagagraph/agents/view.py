@@ -26,8 +26,12 @@ compensating -> compensation_failed (needs an operator) -> resolved_by_operator.
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """Statuses after which nothing more happens to a saga."""
 
-Action = Literal["execute", "compensate", "route", "finish", "resolve"]
-Outcome = Literal["ok", "error", "retry", "halted", "rejected", "skipped", "timeout"]
+Action = Literal["execute", "compensate", "route", "finish", "resolve", "escalate"]
+"""What an event records: a step's execute or compensate, a routing decision, the end."""
+Outcome = Literal[
+    "ok", "error", "retry", "halted", "rejected", "skipped", "timeout", "waiting", "rollback"
+]
+"""How it went."""
 
 
 class Event(TypedDict):

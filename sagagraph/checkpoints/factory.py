@@ -3,14 +3,18 @@
 - ``sqlite:///path/to/file.sqlite`` (the default: ``sqlite:///sagagraph.sqlite``),
 - ``memory://`` (one process, nothing kept),
 - ``postgresql://user@host:5432/db`` (shared by many processes on many machines).
+
+A URL that cannot be used fails with one line, a ConfigurationError that names the URL with
+any password hidden.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,6 +24,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from sagagraph.errors import ConfigurationError
 
 DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
+SQLITE_BUSY_TIMEOUT = 30.0
+"""Seconds a SQLite write waits for another process's write before failing."""
+
+_PASSWORD_PARAM = re.compile(r"(?i)(password=)[^&;\s]*")
 
 
 def default_db_url() -> str:
@@ -28,16 +36,34 @@ def default_db_url() -> str:
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password replaced by ``***``, safe for logs and errors."""
+    """The URL with any password (``user:pw@`` or ``?password=``) replaced by ``***``."""
     try:
         parts = urlsplit(url)
+        password = parts.password
     except ValueError:
         return "<unparsable url>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+    if password is not None:
+        host = parts.netloc.rsplit("@", 1)[1]
+        user = parts.username or ""
+        # Rebuilt only when needed: urlunsplit turns "sqlite:///a" into "sqlite:/a".
+        url = urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return _PASSWORD_PARAM.sub(r"\1***", url)
+
+
+def _redact_text(text: str, url: str) -> str:
+    """``text`` (a driver's error message) with the URL's password, if any, hidden."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    if password:
+        text = text.replace(password, "***")
+    return _PASSWORD_PARAM.sub(r"\1***", text)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0].strip() if lines else type(error).__name__
 
 
 def sqlite_path(url: str) -> Path:
@@ -50,50 +76,73 @@ def sqlite_path(url: str) -> Path:
 
 @contextmanager
 def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[str]]:
-    """Open the checkpointer a URL names; close it on exit.
+    """Open the checkpointer a URL names (default :func:`default_db_url`); close it on exit.
 
     Tables are created when missing. Errors name the URL (with its password hidden).
     """
     url = url or default_db_url()
     scheme = url.split(":", 1)[0].lower()
-    if url.startswith("memory://") or url == "memory":
+    if url in ("memory", "memory://"):
         yield InMemorySaver()
     elif url.startswith("sqlite:///"):
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        path = sqlite_path(url)
-        if path.parent and not path.parent.exists():
-            raise ConfigurationError(f"checkpointer url {url!r}: folder {path.parent} is missing")
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        try:
-            sqlite_saver = SqliteSaver(conn)
-            sqlite_saver.setup()
+        with _open_sqlite(url) as sqlite_saver:
             yield sqlite_saver
-        finally:
-            conn.close()
     elif scheme in ("postgresql", "postgres"):
-        try:
-            from langgraph.checkpoint.postgres import PostgresSaver
-            from psycopg import OperationalError
-        except ImportError:  # pragma: no cover - depends on installed extras
-            raise ConfigurationError(
-                "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
-            ) from None
-        try:
-            cm = PostgresSaver.from_conn_string(url)
-            saver = cm.__enter__()
-        except OperationalError as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else "unreachable"
-            raise ConfigurationError(
-                f"checkpointer url {redact_url(url)!r}: cannot connect: {first}"
-            ) from None
-        try:
-            saver.setup()
-            yield saver
-        finally:
-            cm.__exit__(None, None, None)
+        with _open_postgres(url) as postgres_saver:
+            yield postgres_saver
     else:
         raise ConfigurationError(
             f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, memory:// "
             "or postgresql://..."
         )
+
+
+@contextmanager
+def _open_sqlite(url: str) -> Iterator[BaseCheckpointSaver[str]]:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = sqlite_path(url)
+    if not path.parent.is_dir():
+        raise ConfigurationError(f"checkpointer url {url!r}: folder {path.parent} is missing")
+    if path.is_dir():
+        raise ConfigurationError(f"checkpointer url {url!r}: {path} is a folder, not a file")
+    try:
+        # check_same_thread=False: the saver serialises use of the connection with its lock,
+        # and sagas run from worker threads (timeouts, concurrent sagas).
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT)
+    except sqlite3.Error as error:
+        raise ConfigurationError(
+            f"checkpointer url {url!r}: cannot open: {_first_line(error)}"
+        ) from None
+    try:
+        saver = SqliteSaver(conn)
+        try:
+            saver.setup()
+        except sqlite3.Error as error:
+            raise ConfigurationError(
+                f"checkpointer url {url!r}: not a usable SQLite database: {_first_line(error)}"
+            ) from None
+        yield saver
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Error as PsycopgError
+    except ImportError:  # pragma: no cover - depends on installed extras
+        raise ConfigurationError(
+            "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
+        ) from None
+    with ExitStack() as stack:
+        try:
+            saver = stack.enter_context(PostgresSaver.from_conn_string(url))
+            saver.setup()
+        except PsycopgError as error:
+            cause = _redact_text(_first_line(error), url)
+            raise ConfigurationError(
+                f"checkpointer url {redact_url(url)!r}: cannot connect: {cause}"
+            ) from None
+        yield saver

@@ -3,14 +3,15 @@
 ``compensate`` undoes one step and loops back to itself, so each compensation is checkpointed
 on its own: after a crash the saga resumes at the next step still to undo, and the one that was
 running when the process died runs again (compensations are idempotent). When a compensation
-still fails after its retries, ``escalate`` pauses the saga with an interrupt for an operator;
-the saga never claims ``rolled_back`` while something was not undone.
+still fails after its retries, ``escalate`` alerts once (log, ``on_escalation`` hook, an
+``escalate`` event), then pauses the saga with an interrupt until an operator answers
+``retry`` or ``skip``; the saga never claims ``rolled_back`` while something was not undone.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -26,17 +27,19 @@ from sagagraph.graph.state import SagaState
 log = logging.getLogger("sagagraph")
 
 
-def pending_compensations(state: SagaState) -> list[str]:
+def pending_compensations(state: SagaState, steps: Collection[str] | None = None) -> list[str]:
     """Steps still to compensate, in the order they must run.
 
     The step that failed comes first (it cleans up its own partial work, which may be
-    nothing), then every committed step in reverse commit order.
+    nothing), then every committed step in reverse commit order. With ``steps`` (the defined
+    step names), a failure recorded against something that is not a step (a router) adds
+    nothing to undo.
     """
     done = set(state.get("compensated") or [])
     done |= {s["step"] for s in state.get("skipped") or []}
     pending: list[str] = []
     failure = state.get("failure")
-    if failure and failure["step"] not in done:
+    if failure and failure["step"] not in done and (steps is None or failure["step"] in steps):
         pending.append(failure["step"])
     results = state.get("results") or {}
     committed = committed_order(state.get("events") or [], results)
@@ -49,7 +52,7 @@ def make_compensate_node(
 ) -> Callable[[SagaState, RunnableConfig], Command[Any]]:
     def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
         saga_id = state["saga_id"]
-        pending = pending_compensations(state)
+        pending = pending_compensations(state, definition.step_names)
         if not pending:
             skipped = state.get("skipped") or []
             status = "resolved_by_operator" if skipped else "rolled_back"
@@ -98,16 +101,32 @@ def make_compensate_node(
     return compensate
 
 
+ESCALATION = "escalate"
+"""Event action recorded once when a compensation gives up and an operator is alerted."""
+
+
+def _escalation_recorded(state: SagaState) -> bool:
+    """True when this failure's alert already went out (the last event records it)."""
+    events = state.get("events") or []
+    return bool(events) and events[-1]["action"] == ESCALATION
+
+
 def make_escalate_node(
     on_escalation: Callable[[dict[str, Any]], None] | None,
 ) -> Callable[[SagaState], Command[Any]]:
+    """A node that alerts an operator once, then pauses the saga until they decide.
+
+    It runs in two supersteps. The first logs, calls ``on_escalation`` and records an
+    ``escalate`` event; the second interrupts. LangGraph runs an interrupted node again from
+    its top when it resumes, so alerting in the same superstep as ``interrupt()`` would alert
+    twice for one failure; this way the alert is checkpointed before the saga waits.
+    """
+
     def escalate(state: SagaState) -> Command[Any]:
         failure = state.get("compensation_failure")
         assert failure is not None, "escalate runs only after a compensation gave up"
         payload = {"saga_id": state["saga_id"], **failure}
-        # Code before interrupt() runs again on resume; alerting twice is acceptable, and
-        # the alternative (alerting after) would never fire for a saga nobody resumes.
-        if not state.get("events") or state["events"][-1]["action"] != "resolve":
+        if not _escalation_recorded(state):
             log.critical(
                 "saga %s needs an operator: compensation of %s failed after %d attempt(s): %s",
                 payload["saga_id"],
@@ -120,6 +139,14 @@ def make_escalate_node(
                     on_escalation(payload)
                 except Exception as error:  # an alert hook must not break the saga
                     log.error("alert hook failed: %s", describe_error(error))
+            detail = (
+                f"needs an operator: compensation failed after {failure['attempts']} "
+                f"attempt(s): {failure['error']}"
+            )
+            return Command(
+                update={"events": [make_event(failure["step"], ESCALATION, "waiting", 1, detail)]},
+                goto="escalate",
+            )
         decision = interrupt(payload)
         action = decision.get("action") if isinstance(decision, dict) else decision
         if action == "retry":
@@ -171,5 +198,7 @@ def add_compensation_nodes(
         destinations=("compensate", "escalate", END),
     )
     graph.add_node(
-        "escalate", cast(Any, make_escalate_node(on_escalation)), destinations=("compensate",)
+        "escalate",
+        cast(Any, make_escalate_node(on_escalation)),
+        destinations=("escalate", "compensate"),
     )

@@ -7,6 +7,7 @@ step that was running.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Protocol
 
@@ -15,8 +16,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability, StateSnapshot
 
 from sagagraph.agents.ids import new_saga_id, validate_saga_id
-from sagagraph.agents.view import TERMINAL_STATUSES, saga_view
+from sagagraph.agents.protocol import RESERVED_NAMES
+from sagagraph.agents.view import TERMINAL_STATUSES, describe_error, saga_view
+from sagagraph.checkpoints import recovery
 from sagagraph.errors import ConfigurationError, InputError, SagaNotFoundError
+
+log = logging.getLogger("sagagraph")
 
 DEFAULT_DURABILITY: Durability = "sync"
 RECURSION_LIMIT = 1_000
@@ -54,9 +59,25 @@ def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     view = saga_view(snap.values)
+    # The compensation that gave up (step, error, attempts) and what operators skipped;
+    # setdefault, so a saga_view that learns these fields stays the authority.
+    view.setdefault("compensation_failure", snap.values.get("compensation_failure"))
+    view.setdefault("skipped", list(snap.values.get("skipped") or []))
     view["next"] = list(snap.next)
     view["waiting_for_operator"] = any(t.interrupts for t in snap.tasks)
     return view
+
+
+def _check_fail_at(app: SagaApp, fail_at: str | None) -> None:
+    """Refuse ``fail_at`` naming no step: an injection that never fires would hide a typo."""
+    nodes = getattr(app, "nodes", None)
+    if fail_at is None or nodes is None:
+        return
+    steps = [name for name in nodes if name not in RESERVED_NAMES]
+    if fail_at not in steps:
+        raise ConfigurationError(
+            f"fail_at: unknown step {fail_at!r} (steps: {', '.join(steps) or 'none'})"
+        )
 
 
 def run_saga(
@@ -68,7 +89,9 @@ def run_saga(
     durability: Durability = DEFAULT_DURABILITY,
 ) -> dict[str, Any]:
     """Start a new saga and run it until it ends or waits for an operator; return its view."""
-    saga_id = validate_saga_id(saga_id or new_saga_id())
+    # An explicit empty id is refused, not silently replaced by a fresh one.
+    saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
+    _check_fail_at(app, fail_at)
     if _snapshot(app, saga_id).values:
         raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
     app.invoke(
@@ -125,15 +148,8 @@ def resolve_saga(
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:
-    """Every saga id (thread id) the checkpointer holds, each once."""
-    seen: set[str] = set()
-    for item in checkpointer.list(None):
-        thread_id = str(item.config["configurable"]["thread_id"])
-        if item.config["configurable"].get("checkpoint_ns"):
-            continue
-        if thread_id not in seen:
-            seen.add(thread_id)
-            yield thread_id
+    """Every saga id (thread id) the checkpointer holds, each once, sorted."""
+    yield from recovery.saga_ids(checkpointer)
 
 
 def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any]]:
@@ -156,3 +172,49 @@ def unfinished_sagas(app: SagaApp) -> list[str]:
         for v in list_sagas(app)
         if v["status"] not in TERMINAL_STATUSES and not v["waiting_for_operator"] and v["next"]
     ]
+
+
+def rollback_saga(
+    app: SagaApp,
+    saga_id: str,
+    *,
+    reason: str = "rollback requested by an operator",
+    durability: Durability = DEFAULT_DURABILITY,
+) -> dict[str, Any]:
+    """Compensate an unfinished saga instead of finishing it; return its view.
+
+    The step that was running when the process stopped is compensated first (with
+    ``result=None``), then the committed steps in reverse order. A saga already compensating
+    just continues. Finished sagas and sagas waiting for an operator raise InputError.
+    """
+    recovery.force_compensation(app, saga_id, reason=reason)
+    app.invoke(None, saga_config(saga_id), durability=durability)
+    return saga_status(app, saga_id)
+
+
+def recover_sagas(
+    app: SagaApp,
+    *,
+    compensate: bool = False,
+    durability: Durability = DEFAULT_DURABILITY,
+) -> list[dict[str, Any]]:
+    """Resume every saga left ``running`` or ``compensating``; return their views.
+
+    Forward by default; ``compensate=True`` rolls them back instead. A saga that cannot be
+    recovered does not stop the others: its view carries ``recover_error`` (one line).
+    """
+    views = []
+    for saga_id in unfinished_sagas(app):
+        try:
+            if compensate:
+                view = rollback_saga(
+                    app, saga_id, reason="recover --compensate", durability=durability
+                )
+            else:
+                view = resume_saga(app, saga_id, durability=durability)
+        except Exception as error:
+            log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
+            view = saga_status(app, saga_id)
+            view["recover_error"] = describe_error(error)
+        views.append(view)
+    return views

@@ -1,0 +1,77 @@
+"""The three steps of a trip, each a local transaction in its own store, with its compensation.
+
+Every write uses the step's idempotency key (``saga_id:step``): a step that runs again after a
+crash finds its earlier record, and a compensation that runs again finds nothing left to undo.
+A compensation may be called for a step that never finished (``result`` is None): the key
+still says what, if anything, was written.
+"""
+
+from __future__ import annotations
+
+from examples.travel_booking.stores import Airline, Hotel, Wallet
+from sagagraph import StepContext, StepResult
+
+
+class BookFlight:
+    """Book one seat on the trip's flight; compensation cancels the booking."""
+
+    name = "book_flight"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        airline: Airline = ctx.service("airline")
+        booking = airline.book(
+            ctx.idempotency_key, ctx.saga_id, ctx.input["flight"], ctx.input["traveller"]
+        )
+        return StepResult(
+            data={"flight": booking["flight"], "price_cents": booking["price_cents"]},
+            output=f"{airline.path.name}/bookings/{ctx.idempotency_key}",
+        )
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        airline: Airline = ctx.service("airline")
+        airline.cancel(ctx.idempotency_key, ctx.saga_id)
+
+
+class ReserveHotel:
+    """Hold a room for the trip's nights; compensation cancels the reservation."""
+
+    name = "reserve_hotel"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        hotel: Hotel = ctx.service("hotel")
+        reservation = hotel.reserve(
+            ctx.idempotency_key,
+            ctx.saga_id,
+            ctx.input["hotel"],
+            ctx.input["traveller"],
+            int(ctx.input["nights"]),
+        )
+        return StepResult(
+            data={"hotel": reservation["hotel"], "price_cents": reservation["price_cents"]},
+            output=f"{hotel.path.name}/reservations/{ctx.idempotency_key}",
+        )
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        hotel: Hotel = ctx.service("hotel")
+        hotel.cancel(ctx.idempotency_key, ctx.saga_id)
+
+
+class ChargeWallet:
+    """Charge the flight and the hotel to the traveller's wallet; compensation refunds it."""
+
+    name = "charge_wallet"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        wallet: Wallet = ctx.service("wallet")
+        total = sum(
+            int(ctx.results[step].data["price_cents"]) for step in ("book_flight", "reserve_hotel")
+        )
+        charge = wallet.charge(ctx.idempotency_key, ctx.saga_id, ctx.input["traveller"], total)
+        return StepResult(
+            data={"amount_cents": charge["amount_cents"]},
+            output=f"{wallet.path.name}/charges/{ctx.idempotency_key}",
+        )
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        wallet: Wallet = ctx.service("wallet")
+        wallet.refund(ctx.idempotency_key, ctx.saga_id)

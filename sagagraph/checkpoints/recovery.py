@@ -1,0 +1,115 @@
+"""Recovery: find the sagas a checkpointer holds, and turn an unfinished one toward rollback.
+
+``list`` and ``recover`` start here: one saga is one LangGraph thread, so the saga ids are the
+thread ids of the root namespace. SQLite and PostgreSQL answer with one ``SELECT DISTINCT``;
+the in-memory saver from its dict; any other saver by walking ``list(None)``, which reads
+every checkpoint and is kept only as the fallback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from sagagraph.agents.ids import validate_saga_id
+from sagagraph.agents.protocol import RESERVED_NAMES
+from sagagraph.agents.view import TERMINAL_STATUSES, Event, FailureRecord, make_event
+from sagagraph.errors import InputError, SagaNotFoundError
+
+SAGA = "saga"
+"""What events name as their step when they concern the whole saga, not one step."""
+
+_DISTINCT_THREADS = "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
+
+
+def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
+    """Every saga id (root thread id) the checkpointer holds, sorted, each once."""
+    if isinstance(checkpointer, InMemorySaver):
+        return sorted(str(t) for t, spaces in checkpointer.storage.items() if "" in spaces)
+    ids = _select_thread_ids(checkpointer)
+    if ids is None:
+        ids = {
+            str(item.config["configurable"]["thread_id"])
+            for item in checkpointer.list(None)
+            if not item.config["configurable"].get("checkpoint_ns")
+        }
+    return sorted(ids)
+
+
+def _select_thread_ids(checkpointer: BaseCheckpointSaver[Any]) -> set[str] | None:
+    """Thread ids by SQL for the SQLite and PostgreSQL savers; None for any other saver."""
+    if isinstance(checkpointer, SqliteSaver):
+        # cursor() takes the saver's lock, so this is safe beside running sagas.
+        with checkpointer.cursor(transaction=False) as cur:
+            cur.execute(_DISTINCT_THREADS)
+            return {str(row[0]) for row in cur.fetchall()}
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+    except ImportError:  # pragma: no cover - the postgres extra is not installed
+        return None
+    if isinstance(checkpointer, PostgresSaver):
+        # _cursor() is how the saver itself takes its lock and a connection (pool or not).
+        with checkpointer._cursor() as pg_cur:
+            pg_cur.execute(_DISTINCT_THREADS)
+            return {str(row["thread_id"]) for row in pg_cur.fetchall()}
+    return None
+
+
+def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
+    """Turn an unfinished saga toward compensation; the next resume rolls it back.
+
+    ``app`` is a compiled saga graph on the checkpointer that holds the saga. The step that
+    was running when the process stopped (if any) is recorded as the failed step, so it is
+    compensated first with ``result=None`` (it may have written part of its work), then the
+    committed steps in reverse order. Nothing runs here: resume the saga to compensate.
+
+    Returns False when the saga is already compensating (resuming carries on). Raises
+    SagaNotFoundError for an unknown id, InputError for a finished saga or one waiting for an
+    operator (resolve it instead).
+    """
+    config: RunnableConfig = {"configurable": {"thread_id": validate_saga_id(saga_id)}}
+    snap = app.get_state(config)
+    if not snap.values:
+        raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
+    status = snap.values.get("status") or "running"
+    if any(task.interrupts for task in snap.tasks):
+        raise InputError(f"saga {saga_id!r}: waiting for an operator; use resolve, not rollback")
+    if status in TERMINAL_STATUSES or not snap.next:
+        raise InputError(f"saga {saga_id!r}: already {status}; nothing to roll back")
+    if status in ("compensating", "compensation_failed") or {"compensate", "escalate"} & set(
+        snap.next
+    ):
+        # Already on the way back (or about to ask an operator): resuming carries on.
+        return False
+    step_nodes = [name for name in app.nodes if name not in RESERVED_NAMES]
+    interrupted = [name for name in snap.next if name in step_nodes]
+    update: dict[str, Any] = {"status": "compensating", "reason": reason}
+    if interrupted:
+        # The step in flight may have written part of its work: as the failed step, it is
+        # compensated first, with result=None.
+        failure: FailureRecord = {
+            "step": interrupted[0],
+            "phase": "execute",
+            "error": f"RollbackRequested: {reason}",
+            "attempts": 0,
+        }
+        update |= {"failure": failure, "events": [_rollback_event(interrupted[0], reason)]}
+    else:
+        # No step in flight (a router was deciding): stop the saga the way a halting step
+        # does, so exactly the committed steps are compensated.
+        update |= {
+            "halted": {"step": SAGA, "reason": reason, "data": {}},
+            "events": [_rollback_event(SAGA, reason)],
+        }
+    # Writing "as" a step node runs that node's routing, which sends a failed or halted saga
+    # to compensate; every step node routes that way.
+    app.update_state(config, update, as_node=interrupted[0] if interrupted else step_nodes[0])
+    return True
+
+
+def _rollback_event(step: str, reason: str) -> Event:
+    return make_event(step, "resolve", "rollback", 1, reason)
