@@ -1,0 +1,294 @@
+"""Finding section headings in a paper's text lines (PDF text, plain text or Markdown).
+
+Papers number their headings in many ways (``3 Approach``, ``3. Approach``, ``III. Approach``,
+``A Appendix``) or not at all (``RELATED WORK``), and IEEE papers start the abstract inline
+(``Abstract—We propose...``). Text extracted from PDFs also holds lines that look like
+headings and are not (``1. Since a single...`` in running text, table rows, years in the
+references). A :class:`HeadingScanner` reads the lines of one document in order and accepts a
+numbered heading only when its number follows the previous one, which removes most of those.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+KNOWN_HEADINGS = frozenset(
+    {
+        "abstract",
+        "resume",
+        "summary",
+        "introduction",
+        "background",
+        "related work",
+        "related works",
+        "prior work",
+        "previous work",
+        "literature review",
+        "method",
+        "methods",
+        "methodology",
+        "materials and methods",
+        "approach",
+        "experiments",
+        "experimental setup",
+        "evaluation",
+        "results",
+        "discussion",
+        "limitations",
+        "future work",
+        "conclusion",
+        "conclusions",
+        "concluding remarks",
+        "conclusion and future work",
+        "conclusions and future work",
+        "acknowledgments",
+        "acknowledgements",
+        "acknowledgment",
+        "acknowledgement",
+        "references",
+        "bibliography",
+        "works cited",
+        "appendix",
+        "appendices",
+        "keywords",
+        "index terms",
+        "ccs concepts",
+        "ethics statement",
+        "ethical considerations",
+        "broader impact",
+        "broader impact statement",
+        "data availability",
+        "code availability",
+        "author contributions",
+        "funding",
+        "competing interests",
+    }
+)
+"""Headings recognised without a number, compared after :func:`normalize_title`."""
+
+_FUNCTION_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the"}
+    | {"to", "via", "with", "&", "-"}
+)
+_NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>\S.*)$")
+_ROMAN = re.compile(r"^(?P<num>[IVX]{1,6})\.\s+(?P<title>\S.*)$")
+_LETTER = re.compile(r"^(?P<num>[A-H])(?:\.\d{1,2})*\.?\s+(?P<title>\S.*)$")
+_APPENDIX = re.compile(r"^appendix(?:\s+[A-H0-9]+)?\s*[:.\-—–]?\s*\S.*$", re.IGNORECASE)
+_INLINE = re.compile(
+    r"^(?P<name>abstract|r[ée]sum[ée]|keywords|index terms)(?:\s*[—–:.]|\s+-)\s*(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
+_INLINE_THANKS = re.compile(
+    r"^(?P<name>acknowledge?ments?)[.:]?\s+(?P<rest>(?:We|This|The|Thanks|I|Our)\b.*)$",
+    re.IGNORECASE,
+)
+_SENTENCE_BREAK = re.compile(r"[a-z)][.!?]\s+[A-Z]")
+_MARKDOWN = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.*?)\s*#*\s*$")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
+
+
+def normalize_line(line: str) -> str:
+    """NFKC (ligatures such as ``ﬁ`` become ``fi``), soft hyphens dropped, spaces folded."""
+    line = unicodedata.normalize("NFKC", line).replace("\u00ad", "")
+    return " ".join(line.split())
+
+
+def normalize_title(title: str) -> str:
+    """Lower case, accents removed, trailing punctuation dropped: ``Résumé:`` -> ``resume``."""
+    decomposed = unicodedata.normalize("NFKD", title)
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(plain.lower().strip(" .:;—–-").split())
+
+
+def roman_value(numeral: str) -> int:
+    """Value of a Roman numeral made of I, V and X (``IV`` -> 4)."""
+    total = 0
+    for i, ch in enumerate(numeral):
+        value = _ROMAN_VALUES[ch]
+        following = _ROMAN_VALUES[numeral[i + 1]] if i + 1 < len(numeral) else 0
+        total += -value if value < following else value
+    return total
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading accepted by the scanner."""
+
+    heading: str
+    """The heading as printed, whitespace folded (``3 Approach``)."""
+    title: str
+    """The heading without its number (``Approach``)."""
+    level: int
+    """1 for a section, 2 for a subsection, and so on."""
+    rest: str = ""
+    """Text that followed an inline heading on the same line (``Abstract—We...``)."""
+    lines: int = 1
+    """Lines the heading took (2 when it wrapped)."""
+
+
+def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
+    """True for a short, letter-heavy phrase that does not read like a sentence fragment."""
+    words = title.split()
+    if not words or len(words) > max_words or len(title) > 110:
+        return False
+    if not (title[0].isalpha() or title[0] in "\"'“("):
+        return False
+    first = next((c for c in title if c.isalpha()), "")
+    if not first.isupper():
+        return False
+    if title.endswith((".", ",", ";", "-")) or "@" in title or "http" in title.lower():
+        return False
+    if _SENTENCE_BREAK.search(title.replace("e.g.", "eg").replace("vs.", "vs")):
+        return False
+    if sum(w.replace(".", "", 1).replace(",", "").isdigit() for w in words) > 1:
+        return False
+    visible = [c for c in title if not c.isspace()]
+    letters = sum(c.isalpha() for c in visible)
+    return letters >= 0.6 * len(visible)
+
+
+def _is_caps(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and all(c.isupper() for c in letters)
+
+
+def _continuation(title: str, next_line: str | None) -> str | None:
+    """The next line when the heading visibly wrapped onto it, else None."""
+    if not next_line:
+        return None
+    words = next_line.split()
+    if not words or len(words) > 8 or next_line.endswith((".", ",", ";", ":")):
+        return None
+    last = title.split()[-1].lower()
+    if last in _FUNCTION_WORDS or title.endswith(("-", ":")):
+        return next_line
+    if _is_caps(title) and _is_caps(next_line) and len(words) <= 5:
+        return next_line
+    return None
+
+
+@dataclass
+class HeadingScanner:
+    """Accepts headings line by line, keeping the numbering seen so far."""
+
+    markdown: bool = False
+    """True for Markdown input: only ``#`` lines are headings."""
+    _top: int = 0
+    _sub: tuple[int, ...] = ()
+    _scheme: str = ""
+    _letter: int = 0
+    _seen: set[str] = field(default_factory=set)
+
+    def scan(self, line: str, next_line: str | None = None) -> Heading | None:
+        """The heading ``line`` starts, or None. ``next_line`` lets a wrapped heading join."""
+        if self.markdown:
+            return self._markdown(line)
+        if not line or len(line) > 160:
+            return None
+        found = (
+            self._inline(line)
+            or self._known(line)
+            or self._numbered(line, next_line)
+            or self._roman(line, next_line)
+            or self._appendix(line, next_line)
+        )
+        if found is not None:
+            self._seen.add(normalize_title(found.title))
+        return found
+
+    def _markdown(self, line: str) -> Heading | None:
+        m = _MARKDOWN.match(line)
+        if not m or not m.group("title"):
+            return None
+        title = m.group("title")
+        level = len(m.group("hashes"))
+        numbered = _NUMBERED.match(title)
+        bare = numbered.group("title") if numbered else title
+        return Heading(heading=title, title=bare, level=level)
+
+    def _inline(self, line: str) -> Heading | None:
+        m = _INLINE.match(line) or _INLINE_THANKS.match(line)
+        if not m:
+            return None
+        name = m.group("name")
+        if normalize_title(name) in self._seen:
+            return None
+        return Heading(heading=name, title=name, level=1, rest=m.group("rest"))
+
+    def _known(self, line: str) -> Heading | None:
+        name = normalize_title(line)
+        thanks = name.startswith("acknowledg") and len(name.split()) <= 4
+        if (name not in KNOWN_HEADINGS and not thanks) or len(line) > 60:
+            return None
+        # An unnumbered heading after the appendices started (say "Summary") belongs to them.
+        level = 2 if self._scheme == "letter" else 1
+        return Heading(heading=line.rstrip(":"), title=line.rstrip(":. "), level=level)
+
+    def _wrapped(self, title: str, next_line: str | None) -> tuple[str, int]:
+        extra = _continuation(title, next_line)
+        return (f"{title} {extra}", 2) if extra else (title, 1)
+
+    def _numbered(self, line: str, next_line: str | None) -> Heading | None:
+        m = _NUMBERED.match(line)
+        if not m or self._scheme in ("roman", "letter"):
+            return None
+        parts = tuple(int(p) for p in m.group("num").split("."))
+        title, used = self._wrapped(m.group("title"), next_line)
+        if not _looks_like_title(title) or not self._follows(parts):
+            return None
+        self._accept(parts, "arabic")
+        heading = line if used == 1 else f"{line} {next_line}"
+        return Heading(heading=heading, title=title, level=len(parts), lines=used)
+
+    def _roman(self, line: str, next_line: str | None) -> Heading | None:
+        m = _ROMAN.match(line)
+        if not m or self._scheme in ("arabic", "letter"):
+            return None
+        title, used = self._wrapped(m.group("title"), next_line)
+        value = roman_value(m.group("num"))
+        if not _looks_like_title(title) or not self._follows((value,)):
+            return None
+        self._accept((value,), "roman")
+        heading = line if used == 1 else f"{line} {next_line}"
+        return Heading(heading=heading, title=title, level=1, lines=used)
+
+    def _appendix(self, line: str, next_line: str | None) -> Heading | None:
+        """Appendix headings (``A Proofs``, ``Appendix B: Data``), only after the references."""
+        if not self._seen & {"references", "bibliography", "works cited"}:
+            return None
+        if _APPENDIX.match(line) and _looks_like_title(line, max_words=12):
+            return Heading(heading=line, title=line, level=1)
+        m = _LETTER.match(line)
+        if not m:
+            return None
+        letter = ord(m.group("num")) - ord("A") + 1
+        if letter != self._letter + 1 or "." in line.split()[0][1:]:
+            return None
+        title, used = self._wrapped(m.group("title"), next_line)
+        if not _looks_like_title(title, max_words=12):
+            return None
+        self._letter = letter
+        self._scheme = "letter"
+        heading = line if used == 1 else f"{line} {next_line}"
+        return Heading(heading=heading, title=title, level=1, lines=used)
+
+    def _follows(self, parts: tuple[int, ...]) -> bool:
+        """True when ``parts`` is a plausible next heading number after the last one seen."""
+        top, rest = parts[0], parts[1:]
+        if not rest:
+            return self._top < top <= self._top + 2
+        if top == self._top + 1:
+            # The section heading itself was missed (it wrapped oddly): accept its first child.
+            return all(p == 1 for p in rest)
+        if top != self._top:
+            return False
+        depth = len(rest)
+        if len(self._sub) < depth - 1 or rest[: depth - 1] != self._sub[: depth - 1]:
+            return False
+        before = self._sub[depth - 1] if len(self._sub) >= depth else 0
+        return before < rest[-1] <= before + 2
+
+    def _accept(self, parts: tuple[int, ...], scheme: str) -> None:
+        self._top, self._sub, self._scheme = parts[0], parts[1:], scheme

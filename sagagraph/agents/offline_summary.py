@@ -1,0 +1,212 @@
+"""The offline summarizer: an extractive summary of an exact number of words.
+
+The paper's main text is cut into chunks (:meth:`Paper.chunks`); every chunk gets a share of
+the word budget in proportion to its length, so a long paper is covered from the abstract to
+the conclusion, not only its opening pages. Within a chunk, sentences are scored TF-IDF style
+(words frequent in the paper but not in every sentence), with bonuses for the abstract and
+the conclusion, for a section's opening sentence and for phrases that state contributions.
+The chosen sentences keep their reading order; :func:`fit_to_words` makes the count exact.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.validation_rules import PATTERNS
+from sagagraph.agents.words import count_words, fit_to_words, split_sentences
+
+DEFAULT_CHUNK_CHARS = 12_000
+"""Characters per chunk: a few pages of a two-column paper."""
+
+# A word list reads better as prose than as a hundred quoted strings.
+_STOPWORDS = frozenset(
+    """a about above after again all also an and any are as at be because been before being
+    between both but by can could did do does doing during each few for from further had has
+    have having here how however i if in into is it its itself just more most no nor not of
+    on once only or other our ours out over own same she should so some such than that the
+    their them then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your et al fig figure
+    table eg ie using used use based one two three thus hence may might must shall""".split()  # noqa: SIM905
+)
+_CUE = re.compile(
+    r"\b(we (propose|present|introduce|show|find|found|demonstrate|release|describe|develop)|"
+    r"in this (paper|work)|this paper|our (results|approach|method|model|findings)|"
+    r"outperform\w*|state[- ]of[- ]the[- ]art|achiev\w+|conclude)\b",
+    re.IGNORECASE,
+)
+_BRACKET_CITATION = re.compile(r"\s*\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]")
+_PAREN_CITATION = re.compile(r"\s*\((?=[^()]*\b(?:19|20)\d\d[a-z]?\b)[^()]{1,120}\)")
+_FOOTNOTE = re.compile(r"[.!?]\s+[∗*†‡§¶]")
+_WORD = re.compile(r"[a-z][a-z-]{2,}")
+_NOISE = re.compile(r"https?:|www\.|@|arxiv|\b(?:Figure|Fig\.|Table)\s*\d+\s*:", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence that may go into the summary."""
+
+    position: int
+    """Index in reading order over the whole paper."""
+    chunk: int
+    text: str
+    words: int
+    score: float
+
+
+def clean_sentence(sentence: str) -> str:
+    """The sentence without citation markers (``[12]``, ``(Smith et al., 2020)``)."""
+    footnote = _FOOTNOTE.search(sentence)
+    if footnote:  # "...training data. ∗Equal contribution." - a footnote glued to the sentence
+        sentence = sentence[: footnote.start() + 1]
+    text = _PAREN_CITATION.sub("", _BRACKET_CITATION.sub("", sentence))
+    text = re.sub(r"\s+([,.;:])", r"\1", text)
+    return " ".join(text.split())
+
+
+def usable(sentence: str) -> bool:
+    """True for a prose sentence worth quoting: not a caption, a formula, or a fragment."""
+    words = sentence.split()
+    if not 8 <= len(words) <= 55 or _NOISE.search(sentence):
+        return False
+    if not (sentence[0].isupper() or sentence[0] in "\"'“") or sentence[-1] not in ".!?":
+        return False
+    visible = [c for c in sentence if not c.isspace()]
+    if sum(c.isalpha() for c in visible) < 0.75 * len(visible):
+        return False
+    return sum(any(c.isdigit() for c in w) for w in words) <= 0.25 * len(words)
+
+
+def _terms(sentence: str) -> list[str]:
+    return [w for w in _WORD.findall(sentence.lower()) if w not in _STOPWORDS]
+
+
+def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
+    """Sentences of each chunk, without the heading lines chunks start their sections with."""
+    headings = {s.heading for s in paper.sections} | {"Abstract"}
+    chunks: list[list[str]] = []
+    for chunk in paper.chunks(chunk_chars):
+        sentences: list[str] = []
+        for block in chunk.split("\n\n"):
+            first, _, rest = block.partition("\n")
+            text = rest if rest and first in headings else block
+            sentences += split_sentences(text)
+        chunks.append(sentences)
+    return chunks
+
+
+def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
+    chunks = _chunk_sentences(paper, chunk_chars)
+    flat = [(c, clean_sentence(s)) for c, sentences in enumerate(chunks) for s in sentences]
+    kept = [(c, s) for c, s in flat if usable(s)]
+    if sum(count_words(s) for _, s in kept) < words:
+        kept = [(c, s) for c, s in flat if count_words(s) >= 4]  # terse text: take what there is
+    abstract = {clean_sentence(s) for s in split_sentences(paper.abstract)}
+    conclusion: set[str] = set()
+    for section in paper.main_sections():
+        if PATTERNS["conclusion"].search(section.name):
+            conclusion |= {clean_sentence(s) for s in split_sentences(section.text)}
+    term_lists = [_terms(s) for _, s in kept]
+    df = Counter(t for terms in term_lists for t in set(terms))
+    tf = Counter(t for terms in term_lists for t in terms)
+    n = max(len(kept), 1)
+    weight = {t: math.log1p(tf[t]) * math.log(1 + n / df[t]) for t in df}
+    raw = [sum(weight[t] for t in set(terms)) / math.sqrt(len(terms) + 1) for terms in term_lists]
+    top = max(raw, default=1.0) or 1.0
+    previous_chunk = -1
+    candidates: list[Candidate] = []
+    for i, ((chunk, sentence), base) in enumerate(zip(kept, raw, strict=True)):
+        score = base / top
+        if sentence in abstract:
+            score += 0.6
+        if sentence in conclusion:
+            score += 0.4
+        if _CUE.search(sentence):
+            score += 0.3
+        if chunk != previous_chunk:
+            score += 0.1  # a chunk's opening sentence usually frames it
+        previous_chunk = chunk
+        candidates.append(Candidate(i, chunk, sentence, count_words(sentence), score))
+    return candidates
+
+
+def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> str:
+    """An extractive summary of exactly ``words`` words; PaperTooShortError when impossible."""
+    candidates = _candidates(paper, chunk_chars, words)
+    available = sum(c.words for c in candidates)
+    too_short = PaperTooShortError(
+        f"{paper.source}: only {available} words of usable prose; a {words}-word summary needs more"
+    )
+    if available < words:
+        raise too_short
+    sizes = Counter(c.chunk for c in candidates)
+    chunk_words = Counter({chunk: 0 for chunk in sizes})
+    for c in candidates:
+        chunk_words[c.chunk] += c.words
+    total = sum(chunk_words.values())
+    chosen: list[Candidate] = []
+    carry = 0.0
+    for chunk in sorted(sizes):
+        budget = words * chunk_words[chunk] / total + carry
+        spent = 0
+        ranked = sorted(
+            (c for c in candidates if c.chunk == chunk), key=lambda c: (-c.score, c.position)
+        )
+        for c in ranked:
+            if spent + c.words <= budget:
+                chosen.append(c)
+                spent += c.words
+        carry = budget - spent  # what a chunk could not use passes to the next one
+    chosen = _fill_exactly(chosen, candidates, words)
+    chosen.sort(key=lambda c: c.position)
+    text = " ".join(c.text for c in chosen)
+    if count_words(text) == words:
+        return text
+    picked = {c.position for c in chosen}
+    filler = [
+        c.text
+        for c in sorted(candidates, key=lambda c: (-c.score, c.position))
+        if c.position not in picked
+    ]
+    try:  # no whole-sentence fit: close the gap with the start of a sentence
+        return fit_to_words(text, words, filler)
+    except ValueError:  # repeated sentences counted once leave too few words
+        raise too_short from None
+
+
+def _fill_exactly(
+    chosen: list[Candidate], candidates: list[Candidate], words: int
+) -> list[Candidate]:
+    """``chosen`` topped up with whole sentences to exactly ``words`` words when possible.
+
+    Best-scored sentences are added while they fit; the last gap is closed by a sentence of
+    exactly that length, or by swapping one chosen sentence for a longer one. A summary that
+    ends on whole sentences reads better than one cut mid-sentence.
+    """
+    chosen = list(chosen)
+    picked = {c.position for c in chosen}
+    rest = sorted(
+        (c for c in candidates if c.position not in picked), key=lambda c: (-c.score, c.position)
+    )
+    total = sum(c.words for c in chosen)
+    for c in list(rest):
+        if total + c.words <= words - 8 or total + c.words == words:
+            chosen.append(c)
+            rest.remove(c)
+            total += c.words
+    gap = words - total
+    if gap == 0:
+        return chosen
+    by_length: dict[int, Candidate] = {}
+    for c in rest:
+        by_length.setdefault(c.words, c)
+    if gap in by_length:
+        return [*chosen, by_length[gap]]
+    for old in sorted(chosen, key=lambda c: (c.score, -c.position)):
+        new = by_length.get(gap + old.words)
+        if new is not None:
+            return [c for c in chosen if c is not old] + [new]
+    return chosen

@@ -1,0 +1,159 @@
+"""The three participants of the paper saga: validator, reviewer and summarizer.
+
+Each one loads the paper through the ``loader`` service, asks the ``engine`` service for its
+structured result, writes one file through the ``store`` service under
+``<outputs>/<saga_id>/`` and keeps the result in the saga state (``StepResult.data``). Its
+compensation deletes that file; the store remembers the compensation, so a late write (a
+model call that returns after its step timed out and was compensated) is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sagagraph.agents.engine import PaperEngine
+from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.protocol import StepContext, StepResult
+from sagagraph.agents.schemas import Review, ValidationReport
+from sagagraph.agents.store import OutputStore
+from sagagraph.agents.validation_rules import PART_LABELS
+from sagagraph.agents.words import count_words
+from sagagraph.errors import InputError, MalformedModelOutput
+
+VALIDATION_FILE = "validation.txt"
+REVIEW_FILE = "review.txt"
+SUMMARY_FILE = "summary.txt"
+
+
+def paper_path(ctx: StepContext) -> str:
+    """The paper's path from the saga input ``{"paper": "<path>"}``."""
+    value = ctx.input.get("paper")
+    if not isinstance(value, str) or not value.strip():
+        raise InputError("saga input 'paper': expected the path of a .pdf, .txt or .md file")
+    return value
+
+
+def _services(ctx: StepContext) -> tuple[PaperEngine, PaperLoader, OutputStore]:
+    engine: Any = ctx.service("engine")
+    loader: Any = ctx.service("loader")
+    store: Any = ctx.service("store")
+    return engine, loader, store
+
+
+class _PaperAgent:
+    """What the three agents share: loading the paper, writing and deleting their file."""
+
+    name: str
+    file_name: str
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def _paper(self, ctx: StepContext) -> Paper:
+        _, loader, _ = _services(ctx)
+        paper: Paper = loader.load(paper_path(ctx))
+        return paper
+
+    def _write(self, ctx: StepContext, text: str) -> str:
+        _, _, store = _services(ctx)
+        return str(store.write(ctx.idempotency_key, self.file_name, text))
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        """Delete this step's file (and the saga folder once empty); idempotent."""
+        _, _, store = _services(ctx)
+        store.compensate(ctx.idempotency_key, names=(self.file_name,))
+
+
+def render_validation(paper: Paper, report: ValidationReport) -> str:
+    """The text of ``validation.txt``."""
+    lines = [
+        f"Validation of: {paper.title}",
+        f"Source: {paper.source} ({len(paper.pages)} page(s))",
+        f"Verdict: {'complete research paper' if report.is_valid else 'incomplete'}",
+        f"Reason: {report.reason}",
+        "",
+        "Required parts:",
+    ]
+    lines += [f"  {p.part:<13} p.{p.page:<4} {p.heading}" for p in report.found]
+    lines += [f"  {m:<13} missing ({PART_LABELS.get(m, m)})" for m in report.missing]
+    lines += ["", "Outline:", *(f"  {line}" for line in paper.outline().splitlines())]
+    return "\n".join(lines) + "\n"
+
+
+def render_review(paper: Paper, review: Review) -> str:
+    """The text of ``review.txt``."""
+    lines = [f"Review of: {paper.title}", ""]
+    for heading, items in (
+        ("Strengths", review.strengths),
+        ("Weaknesses", review.weaknesses),
+        ("Suggestions for improvement", review.suggestions),
+    ):
+        lines += [heading, *(f"- {item}" for item in items), ""]
+    return "\n".join(lines)
+
+
+class ValidatorAgent(_PaperAgent):
+    """Step ``validator``: halts the saga when the paper is not a complete research paper."""
+
+    name = "validator"
+    file_name = VALIDATION_FILE
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        engine, _, _ = _services(ctx)
+        paper = self._paper(ctx)
+        report, usage = engine.validate(paper)
+        data = report.model_dump()
+        if not report.is_valid or report.missing:
+            why = f"missing {', '.join(report.missing)}" if report.missing else report.reason
+            return StepResult(
+                data=data, halt=True, reason=f"not a complete research paper: {why}", usage=usage
+            )
+        output = self._write(ctx, render_validation(paper, report))
+        return StepResult(data=data, output=output, usage=usage)
+
+
+class ReviewerAgent(_PaperAgent):
+    """Step ``reviewer``: strengths, weaknesses and suggestions, in ``review.txt``."""
+
+    name = "reviewer"
+    file_name = REVIEW_FILE
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        engine, _, _ = _services(ctx)
+        paper = self._paper(ctx)
+        review, usage = engine.review(paper)
+        output = self._write(ctx, render_review(paper, review))
+        return StepResult(data=review.model_dump(), output=output, usage=usage)
+
+
+class SummarizerAgent(_PaperAgent):
+    """Step ``summarizer``: a summary of exactly ``words`` words, in ``summary.txt``."""
+
+    name = "summarizer"
+    file_name = SUMMARY_FILE
+
+    def __init__(self, words: int = 300) -> None:
+        self.words = words
+        """Exact length of the summary, in words (``len(text.split())``)."""
+
+    def __repr__(self) -> str:
+        return f"SummarizerAgent(words={self.words})"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        engine, _, _ = _services(ctx)
+        paper = self._paper(ctx)
+        if paper.word_count < self.words:
+            # Checked before any model call: no engine can summarise into more words than exist.
+            raise PaperTooShortError(
+                f"{paper.source}: {paper.word_count} words, too short for a "
+                f"{self.words}-word summary"
+            )
+        summary, usage = engine.summarize(paper, self.words)
+        got = count_words(summary.text)
+        if got != self.words:
+            raise MalformedModelOutput(
+                f"engine {engine.name!r} returned a {got}-word summary; {self.words} required"
+            )
+        output = self._write(ctx, summary.text.strip() + "\n")
+        return StepResult(data=summary.model_dump(), output=output, usage=usage)

@@ -1,0 +1,86 @@
+"""The paper loader service: each paper parsed once, shared by the three agents.
+
+A saga's validator, reviewer and summarizer all need the same paper. The loader caches
+loaded papers by (path, modification time, size, password), so a 39-page PDF is parsed once
+per process, and again only when the file changes. It also holds the PDF password, so the
+password never travels through the saga's input, state, events or outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from sagagraph.agents.paper import Paper, load_paper
+
+CacheKey = tuple[str, int, int, str]
+
+
+class PaperLoader:
+    """Loads papers through :func:`load_paper`, with a small LRU cache; thread-safe."""
+
+    def __init__(self, password: str | None = None, *, cache_size: int = 16) -> None:
+        """``password`` opens encrypted PDFs; it is held here and shown nowhere."""
+        self._password = password
+        self._cache_size = max(cache_size, 1)
+        self._cache: OrderedDict[CacheKey, Paper] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict[CacheKey, threading.Lock] = {}
+        self.parses = 0
+        """How many times a file was actually read and parsed (cache misses)."""
+
+    def __repr__(self) -> str:
+        state = "set" if self._password is not None else "none"
+        return f"PaperLoader(cached={len(self._cache)}, password={state})"
+
+    @property
+    def has_password(self) -> bool:
+        return self._password is not None
+
+    def _key(self, path: Path, password: str | None) -> CacheKey | None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return None  # load_paper names the problem
+        secret = hashlib.sha256(password.encode()).hexdigest() if password is not None else ""
+        return (str(path.resolve()), stat.st_mtime_ns, stat.st_size, secret)
+
+    def load(self, path: str | Path, password: str | None = None) -> Paper:
+        """The paper at ``path``; PaperLoadError (one line) when it cannot be read.
+
+        ``password`` overrides the loader's own. Failures are not cached: a fixed file loads
+        on the next call.
+        """
+        secret = password if password is not None else self._password
+        key = self._key(Path(path), secret)
+        if key is None:
+            return load_paper(path, secret)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        # One parse per key even when several threads ask at once; other keys go on in parallel.
+        with key_lock:
+            with self._lock:
+                cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+            try:
+                paper = load_paper(path, secret)
+            finally:
+                with self._lock:
+                    self._key_locks.pop(key, None)
+            with self._lock:
+                self.parses += 1
+                self._cache[key] = paper
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            return paper
+
+    def clear(self) -> None:
+        """Forget every cached paper."""
+        with self._lock:
+            self._cache.clear()

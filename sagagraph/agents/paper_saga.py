@@ -1,0 +1,67 @@
+"""The research-paper saga: validator, then reviewer, then summarizer.
+
+The saga input is ``{"paper": "<path>"}`` and nothing else; the services (engine, paper loader
+with the PDF password, output store) come from the definition, so no secret enters the
+saga's state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sagagraph.agents.engine import PaperEngine
+from sagagraph.agents.offline_engine import OfflineEngine
+from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
+from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.protocol import Retry, SagaDefinition, Step
+from sagagraph.agents.store import OutputStore
+from sagagraph.errors import ConfigurationError, ModelCallError, StepTimeoutError
+
+PAPER_SAGA = "paper_review"
+"""Name of the saga definition."""
+PAPER_STEPS = ("validator", "reviewer", "summarizer")
+"""Its steps, in order."""
+
+
+def paper_saga_definition(
+    *,
+    engine: PaperEngine | None = None,
+    outputs_dir: str | Path = "outputs",
+    loader: PaperLoader | None = None,
+    password: str | None = None,
+    summary_words: int = 300,
+    step_timeout: float | None = None,
+    retry: Retry | None = None,
+) -> SagaDefinition:
+    """The ``paper_review`` saga definition.
+
+    ``engine`` defaults to the offline engine. Outputs go to ``<outputs_dir>/<saga_id>/``.
+    ``password`` opens an encrypted PDF (it is held by the loader, never stored); give it
+    either here or to your own ``loader``, not both. ``step_timeout`` bounds each step.
+    ``retry`` is each step's retry policy; by default a model engine retries once on a
+    transient error (unreachable server, HTTP error, timeout), the offline engine never.
+    """
+    if loader is not None and password is not None:
+        raise ConfigurationError("paper saga: pass the password to the PaperLoader, not both")
+    if summary_words < 1:
+        raise ConfigurationError(f"summary_words must be positive, got {summary_words}")
+    if step_timeout is not None and step_timeout <= 0:
+        raise ConfigurationError(f"step_timeout must be positive seconds, got {step_timeout}")
+    engine = engine if engine is not None else OfflineEngine()
+    if retry is None:
+        retry = (
+            Retry()
+            if engine.name == "offline"
+            else Retry(max_attempts=2, backoff=1.0, retry_on=(ModelCallError, StepTimeoutError))
+        )
+    services = {
+        "engine": engine,
+        "loader": loader if loader is not None else PaperLoader(password),
+        "store": OutputStore(outputs_dir),
+    }
+    steps = (
+        Step(ValidatorAgent(), retry=retry, timeout=step_timeout, can_halt=True),
+        Step(ReviewerAgent(), retry=retry, timeout=step_timeout),
+        Step(SummarizerAgent(summary_words), retry=retry, timeout=step_timeout),
+    )
+    return SagaDefinition(PAPER_SAGA, steps, services)

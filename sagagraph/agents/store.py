@@ -1,0 +1,192 @@
+"""The paper agents' output store: text files under ``<root>/<saga_id>/``, written atomically.
+
+Every write is keyed by the step's idempotency key (``saga_id:step``): running a step again
+rewrites the same file, and compensating the key deletes what it wrote. The store remembers
+compensated keys in a small SQLite ledger (``<root>/.sagagraph/ledger.sqlite``, WAL mode, safe
+for many threads and processes), so a forward write that lands after its compensation (a model
+call that timed out, then returned) is refused, or undone at once if it raced past the check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from sagagraph.agents.ids import validate_saga_id
+from sagagraph.errors import CompensatedKeyError, ConfigurationError
+
+LEDGER_DIR = ".sagagraph"
+"""Hidden folder under the root that holds the ledger; never a valid saga id."""
+LEDGER_FILE = "ledger.sqlite"
+
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_STEP = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS writes (
+    key TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (key, path)
+);
+CREATE TABLE IF NOT EXISTS tombstones (
+    key TEXT PRIMARY KEY, compensated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+"""
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``saga_id:step`` -> (saga_id, step); ConfigurationError when the key is malformed."""
+    saga_id, sep, step = key.rpartition(":")
+    if not sep or not _STEP.match(step):
+        raise ConfigurationError(f"idempotency key {key!r}: expected 'saga_id:step'")
+    return validate_saga_id(saga_id), step
+
+
+class OutputStore:
+    """Atomic text files under ``<root>/<saga_id>/``, with a ledger of compensated keys.
+
+    The root is kept as given (a relative root gives relative paths such as
+    ``outputs/<saga_id>/review.txt``); the ledger records paths relative to the root.
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        """Folder that holds one subfolder per saga."""
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return f"OutputStore({str(self.root)!r})"
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.root / LEDGER_DIR / LEDGER_FILE
+
+    def saga_dir(self, saga_id: str) -> Path:
+        """The folder that holds ``saga_id``'s files (it may not exist)."""
+        return self.root / validate_saga_id(saga_id)
+
+    def path_for(self, key: str, name: str) -> Path:
+        """Where the file ``name`` written under ``key`` lives."""
+        if not _FILE_NAME.match(name):
+            raise ConfigurationError(f"output file name {name!r}: use a plain file name")
+        saga_id, _ = split_key(key)
+        return self.saga_dir(saga_id) / name
+
+    # -- ledger ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _ledger(self) -> Iterator[sqlite3.Connection]:
+        """A short-lived connection: one per call keeps threads and processes independent."""
+        if not self._ready:
+            self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.ledger_path), timeout=30, isolation_level=None)
+        try:
+            if not self._ready:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                self._ready = True
+            yield conn
+        finally:
+            conn.close()
+
+    def is_compensated(self, key: str) -> bool:
+        """True once ``key`` was compensated; a compensated key never writes again."""
+        split_key(key)
+        if not self.ledger_path.exists():
+            return False
+        with self._ledger() as conn:
+            row = conn.execute("SELECT 1 FROM tombstones WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def written(self, key: str) -> list[Path]:
+        """Files ``key`` wrote (or began to write), whether or not they still exist."""
+        split_key(key)
+        if not self.ledger_path.exists():
+            return []
+        with self._ledger() as conn:
+            rows = conn.execute(
+                "SELECT path FROM writes WHERE key = ? ORDER BY path", (key,)
+            ).fetchall()
+        return [self.root / row[0] for row in rows]
+
+    # -- forward and compensating writes -----------------------------------------------------
+
+    def write(self, key: str, name: str, text: str) -> Path:
+        """Write ``text`` to ``<root>/<saga_id>/<name>`` atomically and return the path.
+
+        Writing the same key again replaces the file (a re-run after a crash). Raises
+        CompensatedKeyError, leaving nothing behind, when ``key`` was already compensated,
+        including when the compensation happened while this write was in flight.
+        """
+        target = self.path_for(key, name)
+        if self.is_compensated(key):
+            raise CompensatedKeyError(f"{key}: already compensated; refusing to write {name}")
+        # Record the intent before the file exists, so a compensation that runs from here on
+        # knows which file to delete.
+        with self._ledger() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO writes (key, path) VALUES (?, ?)",
+                (key, target.relative_to(self.root).as_posix()),
+            )
+        self._atomic_write(target, text)
+        if self.is_compensated(key):
+            # Compensated between the first check and the rename: undo the write ourselves.
+            self._delete(target)
+            self._remove_if_empty(target.parent)
+            raise CompensatedKeyError(f"{key}: compensated while writing {name}; write undone")
+        return target
+
+    def compensate(self, key: str, names: Iterable[str] = ()) -> list[Path]:
+        """Undo ``key``: remember it as compensated, delete what it wrote; idempotent.
+
+        ``names`` are file names the step always writes, deleted even when the ledger has no
+        record of them. Succeeds when there is nothing to undo. Returns the files deleted.
+        The saga's folder is removed when this leaves it empty.
+        """
+        saga_id, _ = split_key(key)
+        with self._ledger() as conn:
+            conn.execute("INSERT OR IGNORE INTO tombstones (key) VALUES (?)", (key,))
+        targets = {*self.written(key), *(self.path_for(key, n) for n in names)}
+        deleted = [t for t in sorted(targets) if self._delete(t)]
+        for target in targets:
+            # Temporary files of a write that died before its rename.
+            for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+                self._delete(leftover)
+        self._remove_if_empty(self.saga_dir(saga_id))
+        return deleted
+
+    def _atomic_write(self, target: Path, text: str) -> None:
+        data = text.encode("utf-8")
+        for _ in range(3):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:
+                continue  # a compensation removed the empty folder just now; make it again
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(temp, target)
+            except BaseException:
+                temp.unlink(missing_ok=True)
+                raise
+            return
+        raise OSError(f"{target.parent}: folder keeps disappearing while writing {target.name}")
+
+    @staticmethod
+    def _delete(path: Path) -> bool:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    @staticmethod
+    def _remove_if_empty(folder: Path) -> None:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # fails (and is ignored) while the folder still holds files
