@@ -51,6 +51,10 @@ class InjectedFailure(StepError):
     """A failure asked for on purpose (``--fail-at STEP``), for demos and tests."""
 
 
+class ModelCallError(StepError):
+    """The chat model could not be reached, refused the request, or answered with an error."""
+
+
 class MalformedModelOutput(StepError):
     """A chat model replied with something that does not parse into the expected schema."""
 

@@ -11,6 +11,7 @@ form the client asked for (``response_format`` json_schema / json_object, or ``t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -129,14 +130,16 @@ class ScriptedOpenAIServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                try:
+                # The client may have given up (its timeout): nothing left to answer.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout); nothing to answer
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval makes stop() quick; tests start and stop many servers.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
