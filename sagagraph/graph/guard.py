@@ -1,0 +1,138 @@
+"""The guard of the LLM router: a proposed next step runs only when it is defined and due now.
+
+:func:`guard` is a pure function of the proposal and the saga's progress. It accepts
+
+- a defined step whose prerequisites have all committed and that has not committed yet
+  (in a sequential saga: exactly the first step not committed), or
+- :data:`FINISH` (``"finish"``), once every step has committed;
+
+and rejects everything else with a reason: a name that is not a step (``formatting_agent``,
+``publish``, and also graph nodes that are not steps, such as ``compensate`` or ``__end__``),
+a step that skips ahead, a repeat of a committed step, finishing early, and anything at all
+once a step halted the saga (an invalid paper: the saga must compensate, not continue).
+
+Normalisation: surrounding whitespace is stripped and ASCII case is folded, so ``"Reviewer "`` and
+``"FINISH"`` mean ``reviewer`` and ``finish``. This cannot confuse two steps, because step names
+are lowercase identifiers by construction (:class:`~sagagraph.agents.protocol.SagaDefinition`),
+and the supervisor records the raw proposal next to the normalised one. Nothing else is
+normalised: quotes, punctuation, inner spaces or hyphens (``"formatting-agent"``) are rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+FINISH = "finish"
+"""The token a router proposes to end the saga once every step has committed."""
+
+RejectionKind = Literal[
+    "empty", "malformed", "undefined", "skip", "repeat", "early_finish", "halted"
+]
+"""Why a proposal was rejected, as a category that can be counted."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The proposal names a step that may run now, or :data:`FINISH`."""
+
+    step: str
+    """The (normalised) step name, or ``"finish"``."""
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """The proposal must not be followed."""
+
+    reason: str
+    """One line saying what is wrong and what would be allowed."""
+    kind: RejectionKind
+    """The category of the rejection."""
+
+
+Verdict = Accepted | Rejected
+
+
+def normalise(proposal: str) -> str:
+    """The proposal as the guard reads it: surrounding whitespace stripped, ASCII case folded.
+
+    Only ASCII text is lowercased: Unicode case mapping would turn look-alikes (the Kelvin
+    sign, a long s) into letters of a step name.
+    """
+    token = proposal.strip()
+    return token.lower() if token.isascii() else token
+
+
+def sequential_requirements(steps: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Each step requires every step defined before it: the order of a sequential saga."""
+    return {name: tuple(steps[:i]) for i, name in enumerate(steps)}
+
+
+def allowed_now(
+    steps: Sequence[str],
+    committed: Collection[str],
+    *,
+    halted: bool = False,
+    requires: Mapping[str, Collection[str]] | None = None,
+) -> list[str]:
+    """Every proposal the guard would accept now, in definition order.
+
+    ``requires`` maps a step to the steps that must commit before it (default: all earlier
+    steps). Empty when the saga halted; ``["finish"]`` when every step has committed.
+    """
+    if halted:
+        return []
+    needs = sequential_requirements(steps) if requires is None else requires
+    done = set(committed)
+    if all(s in done for s in steps):
+        return [FINISH]
+    return [s for s in steps if s not in done and all(r in done for r in needs.get(s, ()))]
+
+
+def guard(
+    proposal: str,
+    steps: Sequence[str],
+    committed: Collection[str],
+    *,
+    halted: bool = False,
+    requires: Mapping[str, Collection[str]] | None = None,
+) -> Verdict:
+    """Accept ``proposal`` only when it is a defined step allowed now, or finish when all committed.
+
+    ``steps`` are the saga's step names in definition order, ``committed`` the steps whose
+    results are committed now, ``halted`` true when a step stopped the saga on purpose.
+    ``requires`` maps a step to its prerequisites (default: the steps defined before it).
+    """
+    token = normalise(proposal)
+    allowed = allowed_now(steps, committed, halted=halted, requires=requires)
+    hint = f"allowed now: {', '.join(allowed)}" if allowed else "nothing may run now"
+    if not token:
+        return Rejected(f"empty proposal; {hint}", "empty")
+    if halted:
+        return Rejected(
+            f"{token!r}: the saga was halted by a step and must compensate; nothing may run",
+            "halted",
+        )
+    if token == FINISH:
+        if allowed == [FINISH]:
+            return Accepted(FINISH)
+        pending = [s for s in steps if s not in committed]
+        return Rejected(
+            f"cannot finish: not committed yet: {', '.join(pending)}; {hint}", "early_finish"
+        )
+    if token not in steps:
+        return Rejected(
+            f"{token!r} is not a step of this saga (steps: {', '.join(steps)}; "
+            f"or {FINISH!r} when all committed); {hint}",
+            "undefined",
+        )
+    if token in committed:
+        return Rejected(f"{token!r} already committed; a step runs once; {hint}", "repeat")
+    if token not in allowed:
+        needs = sequential_requirements(steps) if requires is None else requires
+        missing = [r for r in needs.get(token, ()) if r not in committed]
+        return Rejected(
+            f"{token!r} skips ahead: {', '.join(missing)} must commit first; {hint}", "skip"
+        )
+    return Accepted(token)
