@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 from sagagraph.agents.view import Event, describe_error
@@ -102,33 +103,70 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
-def paper_definition(settings: Settings, *, password: str | None = None) -> Any:
+def paper_definition(settings: Settings, *, password: str | None = None, loader: Any = None) -> Any:
     from sagagraph.agents.models import make_engine
+    from sagagraph.agents.paper_loader import PaperLoader
     from sagagraph.agents.paper_saga import paper_saga_definition
 
     engine = make_engine(settings.llm, settings.model)
-    return paper_saga_definition(engine=engine, outputs_dir=settings.outputs, password=password)
+    return paper_saga_definition(
+        engine=engine,
+        outputs_dir=settings.outputs,
+        loader=loader if loader is not None else PaperLoader(password),
+    )
 
 
-def paper_graph(settings: Settings, router: str, *, password: str | None = None) -> Any:
+def router_options(args: argparse.Namespace | None) -> Any:
+    """LLM-router options: flags first, then ``SAGAGRAPH_STRUCTURED_OUTPUT``."""
+    from sagagraph.graph.llm_router import RouterOptions
+
+    overrides: dict[str, Any] = {}
+    if args is not None and getattr(args, "router_attempts", None):
+        overrides["max_attempts"] = args.router_attempts
+    if args is not None and getattr(args, "router_fallback", None):
+        overrides["fallback"] = args.router_fallback
+    return RouterOptions.from_env(**overrides)
+
+
+def paper_graph(
+    settings: Settings,
+    router: str,
+    *,
+    password: str | None = None,
+    loader: Any = None,
+    args: argparse.Namespace | None = None,
+) -> Any:
     from sagagraph.graph.builder import build_saga_graph
 
-    definition = paper_definition(settings, password=password)
+    definition = paper_definition(settings, password=password, loader=loader)
     if router == "llm":
         from sagagraph.agents.models import make_chat_model
 
+        try:
+            model = make_chat_model(settings.model)
+        except ConfigurationError as error:
+            raise ConfigurationError(
+                f"--router llm needs a chat model: {error} (or use --router deterministic)"
+            ) from None
         return build_saga_graph(
-            definition, router="llm", router_model=make_chat_model(settings.model)
+            definition, router="llm", router_model=model, router_options=router_options(args)
         )
     return build_saga_graph(definition)
 
 
 @contextmanager
-def paper_app(settings: Settings, router: str, *, password: str | None = None) -> Iterator[Any]:
+def paper_app(
+    settings: Settings,
+    router: str,
+    *,
+    password: str | None = None,
+    loader: Any = None,
+    args: argparse.Namespace | None = None,
+) -> Iterator[Any]:
     """The compiled paper saga on the configured checkpointer."""
     from sagagraph.checkpoints.factory import open_checkpointer
 
-    graph = paper_graph(settings, router, password=password)
+    graph = paper_graph(settings, router, password=password, loader=loader, args=args)
     with open_checkpointer(settings.db) as checkpointer:
         yield graph.compile(checkpointer=checkpointer)
 
@@ -161,6 +199,7 @@ def progress_printer(enabled: bool) -> Callable[[Event], None]:
 def cmd_run(args: argparse.Namespace) -> int:
     from sagagraph.agents.ids import new_saga_id, validate_saga_id
     from sagagraph.agents.paper import check_paper
+    from sagagraph.agents.paper_loader import PaperLoader
     from sagagraph.graph.runner import initial_state, saga_status
 
     settings = settings_from(args)
@@ -169,12 +208,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"--fail-at: unknown step {args.fail_at!r} (steps: {', '.join(PAPER_STEPS)})"
         )
     saga_id = validate_saga_id(args.saga_id or new_saga_id())
-    # Unreadable input ends here, with exit 2, before any saga or output exists.
-    check_paper(args.paper, args.password)
+    # Unreadable input ends here, with exit 2, before any saga or output exists. The loader
+    # caches what it parsed, so the saga's steps do not read the PDF again.
+    loader = PaperLoader(args.password)
+    check_paper(args.paper, loader=loader)
+    # Absolute, so that resume, recover and choreography agents find it from any folder.
+    args.paper = str(Path(args.paper).resolve())
     if args.mode == "choreography":
-        return run_choreography(args, settings, saga_id)
+        return run_choreography(args, settings, saga_id, loader)
     show = progress_printer(not args.json)
-    with paper_app(settings, args.router, password=args.password) as app:
+    with paper_app(settings, args.router, loader=loader, args=args) as app:
         if saga_status_or_none(app, saga_id) is not None:
             raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
         if not args.json:
@@ -198,14 +241,16 @@ def saga_status_or_none(app: Any, saga_id: str) -> dict[str, Any] | None:
         return None
 
 
-def run_choreography(args: argparse.Namespace, settings: Settings, saga_id: str) -> int:
+def run_choreography(
+    args: argparse.Namespace, settings: Settings, saga_id: str, loader: Any
+) -> int:
     from sagagraph.choreography.runner import run_choreographed_saga
 
     if args.router != "deterministic":
         raise ConfigurationError(
             "--router llm applies to orchestration only (--mode orchestration)"
         )
-    definition = paper_definition(settings, password=args.password)
+    definition = paper_definition(settings, loader=loader)
     view = run_choreographed_saga(
         definition,
         {"paper": str(args.paper)},
@@ -369,7 +414,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from sagagraph.compare import compare_routers, render_comparison
 
-    rows = compare_routers(args.papers, settings=settings_from(args))
+    rows = compare_routers(
+        args.papers,
+        settings=settings_from(args),
+        router_options=router_options(args),
+        password=args.password,
+        fail_at=args.fail_at,
+    )
     if args.json:
         json.dump(rows, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -404,6 +455,21 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 # --- parser ---------------------------------------------------------------------------------
+
+
+def router_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--router-attempts",
+        type=int,
+        metavar="N",
+        help="LLM router: proposals asked for per decision, first included (default 2)",
+    )
+    p.add_argument(
+        "--router-fallback",
+        choices=("deterministic", "abort"),
+        help="LLM router: after N rejected proposals, take the deterministic step (default) "
+        "or compensate and stop",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -442,6 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mode", choices=("orchestration", "choreography"), default="orchestration")
     run.add_argument("--fail-at", metavar="STEP", help="make STEP fail (demo the compensation)")
     run.add_argument("--password", help="password of an encrypted PDF")
+    router_flags(run)
     common(run)
     run.set_defaults(func=cmd_run)
 
@@ -485,6 +552,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = sub.add_parser("compare", help="run papers under both routers and compare")
     compare.add_argument("papers", nargs="+", metavar="PAPER")
+    compare.add_argument("--fail-at", metavar="STEP", help="make STEP fail in every run")
+    compare.add_argument("--password", help="password of encrypted PDFs")
+    router_flags(compare)
     common(compare)
     compare.set_defaults(func=cmd_compare)
 
