@@ -4,8 +4,15 @@ Everything public is exported here; other modules are internal and may change.
 """
 
 import logging
+from typing import TYPE_CHECKING, Any
 
+from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.ids import new_saga_id, validate_saga_id
+from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
+from sagagraph.agents.offline_engine import OfflineEngine
+from sagagraph.agents.paper import Paper, PaperTooShortError, Section, check_paper, load_paper
+from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
 from sagagraph.agents.protocol import (
     Participant,
     Retry,
@@ -16,8 +23,11 @@ from sagagraph.agents.protocol import (
     Usage,
     participant,
 )
+from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
+from sagagraph.agents.store import OutputStore
 from sagagraph.agents.view import Event, Status, saga_view
 from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.compare import RouterRun, compare_routers, render_comparison
 from sagagraph.errors import (
     BusError,
     CompensatedKeyError,
@@ -27,6 +37,7 @@ from sagagraph.errors import (
     InputError,
     InvalidSagaIdError,
     MalformedModelOutput,
+    ModelCallError,
     PaperLoadError,
     SagaGraphError,
     SagaNotFoundError,
@@ -34,6 +45,8 @@ from sagagraph.errors import (
     StepTimeoutError,
 )
 from sagagraph.graph.builder import build_saga_graph
+from sagagraph.graph.guard import FINISH, Accepted, Rejected, guard
+from sagagraph.graph.llm_router import RouterOptions
 from sagagraph.graph.runner import (
     list_sagas,
     recover_sagas,
@@ -49,10 +62,26 @@ from sagagraph.graph.state import SagaState
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    from sagagraph.agents.openai_engine import OpenAIEngine
+
+
+def __getattr__(name: str) -> Any:
+    # The OpenAI engine pulls in langchain-openai (about 0.5 s): import it on first use only.
+    if name == "OpenAIEngine":
+        from sagagraph.agents.openai_engine import OpenAIEngine
+
+        return OpenAIEngine
+    raise AttributeError(f"module 'sagagraph' has no attribute {name!r}")
+
+
 # A library logs; the application decides where it goes (the CLI configures handlers).
 logging.getLogger("sagagraph").addHandler(logging.NullHandler())
 
 __all__ = [
+    "FINISH",
+    "PAPER_STEPS",
+    "Accepted",
     "BusError",
     "CompensatedKeyError",
     "CompensationFailedError",
@@ -62,27 +91,52 @@ __all__ = [
     "InputError",
     "InvalidSagaIdError",
     "MalformedModelOutput",
+    "ModelCallError",
+    "OfflineEngine",
+    "OpenAIEngine",
+    "OutputStore",
+    "Paper",
+    "PaperEngine",
     "PaperLoadError",
+    "PaperLoader",
+    "PaperTooShortError",
+    "PartFound",
     "Participant",
+    "Rejected",
     "Retry",
+    "Review",
+    "RouterOptions",
+    "RouterRun",
     "SagaDefinition",
     "SagaGraphError",
     "SagaNotFoundError",
     "SagaState",
+    "Section",
     "Status",
     "Step",
     "StepContext",
     "StepError",
     "StepResult",
     "StepTimeoutError",
+    "Summary",
     "Usage",
+    "ValidationReport",
     "__version__",
     "build_saga_graph",
+    "check_paper",
+    "compare_routers",
+    "guard",
     "list_sagas",
+    "load_paper",
+    "make_chat_model",
+    "make_engine",
     "new_saga_id",
     "open_checkpointer",
+    "paper_saga_definition",
     "participant",
     "recover_sagas",
+    "render_comparison",
+    "resolve_llm",
     "resolve_saga",
     "resume_saga",
     "rollback_saga",
