@@ -16,8 +16,8 @@ demo: $(STAMP)
 	$(BIN)/python -m examples.demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check sagagraph tests examples bench
-	$(BIN)/ruff format --check sagagraph tests examples bench
+	$(BIN)/ruff check sagagraph tests examples bench notebooks
+	$(BIN)/ruff format --check sagagraph tests examples bench notebooks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -59,6 +59,13 @@ from sagagraph.graph.runner import (
     unfinished_sagas,
 )
 from sagagraph.graph.state import SagaState
+from sagagraph.plotting import (
+    draw_choreography,
+    draw_saga_graph,
+    plot_saga_timeline,
+    plot_saga_timelines,
+    records_table,
+)
 
 __version__ = "0.1.0"
 
@@ -125,6 +132,8 @@ __all__ = [
     "build_saga_graph",
     "check_paper",
     "compare_routers",
+    "draw_choreography",
+    "draw_saga_graph",
     "guard",
     "list_sagas",
     "load_paper",
@@ -134,6 +143,9 @@ __all__ = [
     "open_checkpointer",
     "paper_saga_definition",
     "participant",
+    "plot_saga_timeline",
+    "plot_saga_timelines",
+    "records_table",
     "recover_sagas",
     "render_comparison",
     "resolve_llm",
