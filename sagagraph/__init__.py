@@ -27,6 +27,19 @@ from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationRepor
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.view import Event, Status, saga_view
 from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.choreography import (
+    EventBus,
+    EventNames,
+    choreography_status,
+    derive_choreography,
+    open_bus,
+    register_event_names,
+    run_agent,
+    run_choreographed_saga,
+    saga_events,
+    start_choreographed_saga,
+    wait_for_sagas,
+)
 from sagagraph.compare import RouterRun, compare_routers, render_comparison
 from sagagraph.errors import (
     BusError,
@@ -94,6 +107,8 @@ __all__ = [
     "CompensationFailedError",
     "ConfigurationError",
     "Event",
+    "EventBus",
+    "EventNames",
     "InjectedFailure",
     "InputError",
     "InvalidSagaIdError",
@@ -131,7 +146,9 @@ __all__ = [
     "__version__",
     "build_saga_graph",
     "check_paper",
+    "choreography_status",
     "compare_routers",
+    "derive_choreography",
     "draw_choreography",
     "draw_saga_graph",
     "guard",
@@ -140,6 +157,7 @@ __all__ = [
     "make_chat_model",
     "make_engine",
     "new_saga_id",
+    "open_bus",
     "open_checkpointer",
     "paper_saga_definition",
     "participant",
@@ -147,15 +165,21 @@ __all__ = [
     "plot_saga_timelines",
     "records_table",
     "recover_sagas",
+    "register_event_names",
     "render_comparison",
     "resolve_llm",
     "resolve_saga",
     "resume_saga",
     "rollback_saga",
+    "run_agent",
+    "run_choreographed_saga",
     "run_saga",
     "saga_config",
+    "saga_events",
     "saga_status",
     "saga_view",
+    "start_choreographed_saga",
     "unfinished_sagas",
     "validate_saga_id",
+    "wait_for_sagas",
 ]

@@ -1,0 +1,268 @@
+"""One agent of a choreographed saga: it reacts to its two events and emits its own.
+
+The agent runs its step through :func:`~sagagraph.agents.execution.execute_step` and
+:func:`~sagagraph.agents.execution.compensate_step`, so retries, timeouts, injected failures and
+audit events behave exactly as under orchestration. What it decides is recorded in its
+:class:`~sagagraph.choreography.ledger.AgentLedger` in the same transaction as the messages it
+will emit, which makes every handler safe to run again on a redelivered event.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sagagraph.agents.execution import compensate_step, execute_step
+from sagagraph.agents.protocol import StepContext, StepRecord, StepResult
+from sagagraph.agents.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.choreography.ledger import AgentLedger, LocalState
+from sagagraph.choreography.messages import SagaMessage, encode, new_message
+from sagagraph.choreography.topology import AgentRole, Choreography
+
+log = logging.getLogger("sagagraph")
+
+Decision = tuple[list[SagaMessage], LocalState | None, StepRecord | None]
+"""Messages to emit, the saga's new local state (None: unchanged) and the committed result."""
+
+
+class ChoreographyAgent:
+    """Handles the events of one step; :meth:`handle` returns the messages to publish."""
+
+    def __init__(
+        self,
+        choreography: Choreography,
+        step: str,
+        ledger: AgentLedger,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.choreography = choreography
+        self.role: AgentRole = choreography.role(step)
+        self.ledger = ledger
+        self._sleep = sleep
+        # A broker that reconnects may redeliver an event still being handled: one at a time,
+        # so the second delivery finds the first one's record.
+        self._one_at_a_time = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.role.name
+
+    def handle(self, message: SagaMessage) -> list[SagaMessage]:
+        """React to one delivered event; safe to call again with the same event.
+
+        Returns the messages to publish before the delivery is acknowledged. For an event
+        handled before, that is what was emitted the first time (publishing it again is
+        harmless: readers drop duplicates by id).
+        """
+        with self._one_at_a_time:
+            return self._handle(message)
+
+    def _handle(self, message: SagaMessage) -> list[SagaMessage]:
+        emitted = self.ledger.handled(message["id"])
+        if emitted is not None:
+            log.debug("agent %s: event %s seen before; re-emitting", self.name, message["id"])
+            return emitted
+        if message["saga"] != self.choreography.saga:
+            decision: Decision = ([], None, None)
+        elif message["type"] == self.role.forward_trigger:
+            decision = self._forward(message)
+        elif message["type"] == self.role.compensation_trigger:
+            decision = self._compensate(message)
+        else:
+            decision = ([], None, None)
+        outgoing, state, result = decision
+        for m in outgoing:
+            encode(m)  # a result that is not plain data fails here, before anything is recorded
+        self.ledger.record(message, outgoing, state=state, result=result)
+        return outgoing
+
+    # --- forward ------------------------------------------------------------------------
+
+    def _forward(self, message: SagaMessage) -> Decision:
+        saga_id = message["saga_id"]
+        state, _ = self.ledger.state(saga_id)
+        if state is not None:
+            # Already committed (a copy of the event under another id), or its compensation
+            # came first: a forward step never runs after its compensation.
+            log.info(
+                "agent %s: saga %s is %s here; forward event ignored", self.name, saga_id, state
+            )
+            return [], None, None
+        step = self.role.step
+        ctx = self._context(message)
+        outcome = execute_step(
+            step, ctx, inject_failure=message["fail_at"] == step.name, sleep=self._sleep
+        )
+        result = outcome.result
+        usage = {step.name: result.usage} if result is not None and result.usage else {}
+        if result is not None and not result.halt:
+            record = result.record()
+            done = self._message(
+                message,
+                type=self.role.success_event,
+                kind="done",
+                next_step=self.role.next_step,
+                terminal="completed" if self.role.is_last else None,
+                results={**message["results"], step.name: record},
+                events=outcome.events,
+                usage=usage,
+            )
+            return [done], "committed", record
+        if result is not None:
+            halted = {"step": step.name, "reason": result.reason, "data": dict(result.data)}
+            reason = result.reason or f"step {step.name!r} halted the saga"
+            stop = self._compensated(
+                message, outcome.events, ran=False, reason=reason, halted=halted, usage=usage
+            )
+            return [stop], "halted", None
+        assert outcome.error is not None
+        failure: FailureRecord = {
+            "step": step.name,
+            "phase": "execute",
+            "error": describe_error(outcome.error),
+            "attempts": outcome.attempts,
+        }
+        log.warning("saga %s: step %s failed: %s", saga_id, step.name, failure["error"])
+        reason = (
+            f"step {step.name!r} failed after {outcome.attempts} attempt(s): {failure['error']}"
+        )
+        # The failed step cleans up its own partial work first (result None), as under
+        # orchestration; then its compensation event starts the cascade backwards.
+        return self._undo(message, outcome.events, None, reason=reason, failure=failure)
+
+    # --- backward -----------------------------------------------------------------------
+
+    def _compensate(self, message: SagaMessage) -> Decision:
+        saga_id = message["saga_id"]
+        state, record = self.ledger.state(saga_id)
+        if state is None:
+            # The compensation overtook the forward event: undo whatever a half-run left
+            # (nothing, usually), and remember the saga so the forward event is refused later.
+            log.info("agent %s: saga %s compensated before it ran here", self.name, saga_id)
+        elif state != "committed":
+            return [], None, None
+        return self._undo(
+            message,
+            [],
+            record if state == "committed" else None,
+            reason=message["reason"],
+            failure=message["failure"],
+            halted=message["halted"],
+            blocked=state is None,
+        )
+
+    def _undo(
+        self,
+        message: SagaMessage,
+        events: list[Event],
+        record: StepRecord | None,
+        *,
+        reason: str | None,
+        failure: FailureRecord | None,
+        halted: dict[str, Any] | None = None,
+        blocked: bool = False,
+    ) -> Decision:
+        step = self.role.step
+        ctx = self._context(message)
+        result = StepResult.from_record(record) if record is not None else None
+        outcome = compensate_step(step, ctx, result, sleep=self._sleep)
+        events = events + outcome.events
+        if outcome.ok:
+            undone = self._compensated(
+                message, events, ran=True, reason=reason, halted=halted, failure=failure
+            )
+            return [undone], "blocked" if blocked else "compensated", None
+        assert outcome.error is not None
+        gave_up: FailureRecord = {
+            "step": step.name,
+            "phase": "compensate",
+            "error": describe_error(outcome.error),
+            "attempts": outcome.attempts,
+        }
+        log.critical(
+            "saga %s needs an operator: compensation of %s failed after %d attempt(s): %s",
+            message["saga_id"],
+            step.name,
+            gave_up["attempts"],
+            gave_up["error"],
+        )
+        detail = (
+            f"needs an operator: compensation failed after {gave_up['attempts']} "
+            f"attempt(s): {gave_up['error']}"
+        )
+        events = [*events, make_event(step.name, "escalate", "waiting", 1, detail)]
+        stuck = self._message(
+            message,
+            type=self.role.compensation_failed_event,
+            kind="compensation_failed",
+            next_step=None,
+            terminal="compensation_failed",
+            results=message["results"],
+            events=events,
+            reason=reason,
+            halted=halted,
+            failure=failure,
+            compensation_failure=gave_up,
+        )
+        return [stuck], "compensation_failed", record
+
+    def _compensated(
+        self,
+        message: SagaMessage,
+        events: list[Event],
+        *,
+        ran: bool,
+        reason: str | None,
+        halted: dict[str, Any] | None = None,
+        failure: FailureRecord | None = None,
+        usage: Mapping[str, Any] | None = None,
+    ) -> SagaMessage:
+        """This step's compensation event; from the first step it also ends the saga."""
+        name = self.role.name
+        compensated = [*message["compensated"], name] if ran else list(message["compensated"])
+        if self.role.is_first:
+            detail = f"{len(compensated)} compensation(s) ran"
+            events = [*events, make_event("saga", "finish", "ok", 1, detail)]
+        results = {s: r for s, r in message["results"].items() if s != name}
+        return self._message(
+            message,
+            type=self.role.compensation_event,
+            kind="compensated",
+            next_step=self.role.previous_step,
+            terminal="rolled_back" if self.role.is_first else None,
+            results=results,
+            compensated=compensated,
+            ran_compensation=ran,
+            events=events,
+            reason=reason,
+            halted=halted,
+            failure=failure,
+            usage=dict(usage or {}),
+        )
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _context(self, message: SagaMessage) -> StepContext:
+        results = {s: StepResult.from_record(r) for s, r in message["results"].items()}
+        return StepContext(
+            saga_id=message["saga_id"],
+            step=self.role.name,
+            input=message["input"],
+            results=results,
+            attempt=1,
+            services=self.choreography.definition.services,
+        )
+
+    def _message(self, cause: SagaMessage, **fields: Any) -> SagaMessage:
+        return new_message(
+            saga=cause["saga"],
+            saga_id=cause["saga_id"],
+            step=self.role.name,
+            input=cause["input"],
+            fail_at=cause["fail_at"],
+            **fields,
+        )

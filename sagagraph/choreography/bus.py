@@ -1,0 +1,134 @@
+"""The event bus: a dumb pipe that delivers events at least once and keeps a log of them.
+
+Three backends share one protocol, chosen by URL with :func:`open_bus`:
+
+- ``memory://``: one process, nothing kept (tests);
+- ``sqlite:///path``: a durable append-only event log in one SQLite file, with a cursor per
+  agent (the embedded default; agents may be separate processes on one machine);
+- ``amqp://user:pass@host:5672/vhost``: RabbitMQ, agents anywhere (needs ``sagagraph[rabbitmq]``).
+
+A bus never decides anything: agents do. It delivers each event to every agent subscribed to
+its type, acknowledges it only after the agent's handler returned and the handler's own events
+are published, and sets aside (dead-letters) an event whose handler keeps failing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypedDict
+
+from sagagraph.checkpoints.factory import redact_url
+from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.topology import Choreography
+from sagagraph.errors import ConfigurationError
+
+Handler = Callable[[SagaMessage], list[SagaMessage]]
+"""Reacts to one event; returns the events to publish before the delivery is acknowledged."""
+
+DEFAULT_MAX_DELIVERIES = 5
+"""Deliveries of one event whose handler raised before the event is dead-lettered."""
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """One agent as the bus sees it: a durable subscription and a handler."""
+
+    name: str
+    """Durable identity (``<saga>.<step>``): the queue name or the log cursor."""
+    saga: str
+    """Saga type whose events it hears."""
+    topics: tuple[str, ...]
+    """Event types it subscribes to."""
+    handle: Handler
+    """Runs the agent on one event."""
+    max_deliveries: int = DEFAULT_MAX_DELIVERIES
+    """After this many failed deliveries of one event, the event is dead-lettered. (RabbitMQ
+    counts them itself: its queues are created with ``DEFAULT_MAX_DELIVERIES``.)"""
+
+
+class DeadLetter(TypedDict):
+    """An event set aside because its handler kept failing (or it could not be read)."""
+
+    consumer: str
+    event_id: str | None
+    error: str
+    body: str
+
+
+class EventBus(Protocol):
+    """What agents and runners need from a bus."""
+
+    url: str
+    """The bus URL with any password hidden."""
+
+    def prepare(self, choreography: Choreography) -> None:
+        """Create what the saga's events need (exchanges, queues); idempotent."""
+        ...
+
+    def publish(self, messages: Sequence[SagaMessage]) -> None:
+        """Append the events durably; return once the bus has them."""
+        ...
+
+    def serve(
+        self, consumer: Consumer, stop: threading.Event, ready: threading.Event | None = None
+    ) -> None:
+        """Deliver events to ``consumer`` until ``stop`` is set; sets ``ready`` once listening."""
+        ...
+
+    def listeners(self, consumer: str) -> int:
+        """How many agents consume as ``consumer`` right now (0 when the bus cannot tell)."""
+        ...
+
+    def ledger(self, consumer: str) -> AbstractContextManager[AgentLedger]:
+        """The durable inbox of ``consumer`` (processed ids, emitted events, saga states)."""
+        ...
+
+    def read_log(self, saga_ids: Collection[str] | None = None) -> list[SagaMessage]:
+        """Events of these sagas (all when None), in log order, each id once."""
+        ...
+
+    def wait_log(
+        self,
+        saga_ids: Collection[str],
+        until: Callable[[list[SagaMessage]], bool],
+        timeout: float,
+        interrupt: threading.Event | None = None,
+    ) -> list[SagaMessage]:
+        """Events of these sagas once ``until(events)`` holds, or when time or patience ends."""
+        ...
+
+    def dead_letters(self) -> list[DeadLetter]:
+        """Events set aside so far."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_bus(url: str, *, state_dir: str | Path | None = None, create: bool = True) -> EventBus:
+    """The bus a URL names.
+
+    ``state_dir`` is where RabbitMQ agents keep their inbox files (default
+    ``./sagagraph-agents``); log backends keep them in the log itself. With ``create=False``
+    a missing SQLite file is not created (reads then find nothing).
+    """
+    if url == "memory" or url.startswith("memory://"):
+        from sagagraph.choreography.memory_bus import MemoryBus
+
+        return MemoryBus()
+    if url.startswith("sqlite:///"):
+        from sagagraph.choreography.sqlite_bus import SqliteBus
+
+        return SqliteBus(url, create=create)
+    scheme = url.split(":", 1)[0].lower()
+    if scheme in ("amqp", "amqps"):
+        from sagagraph.choreography.rabbitmq_bus import RabbitBus
+
+        return RabbitBus(url, state_dir=state_dir)
+    raise ConfigurationError(
+        f"bus url {redact_url(url)!r}: expected memory://, sqlite:///PATH or amqp://..."
+    )

@@ -1,0 +1,183 @@
+"""An agent's own durable memory: which events it handled, what it emitted, where each saga is.
+
+Every handled event is recorded in one SQLite transaction together with the messages it
+produced (an outbox) and the saga's new local state. So:
+
+- a redelivered event is recognised by its id, and the agent publishes the recorded messages
+  again instead of running the step again (readers drop the duplicates by id);
+- a compensation that arrived before its forward event leaves the saga ``blocked`` here, and
+  the late forward event is refused for good;
+- an agent that crashed after its commit but before the broker heard its ack does not redo
+  the work when the event comes back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal, cast
+
+from sagagraph.agents.protocol import StepRecord
+from sagagraph.agents.view import now
+from sagagraph.choreography.messages import SagaMessage
+
+LocalState = Literal["committed", "halted", "compensated", "blocked", "compensation_failed"]
+"""Where a saga stands for one agent: its step committed, halted the saga, was undone, was
+refused because its compensation came first, or could not be undone."""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS agent_inbox (
+    consumer TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    saga_id TEXT NOT NULL,
+    handled_at TEXT NOT NULL,
+    outgoing TEXT NOT NULL,
+    PRIMARY KEY (consumer, event_id)
+);
+CREATE TABLE IF NOT EXISTS agent_sagas (
+    consumer TEXT NOT NULL,
+    saga_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    record TEXT,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (consumer, saga_id)
+);
+"""
+
+
+def connect_sqlite(path: str | Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, patient with locks."""
+    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=30000")
+    if str(path) != ":memory:":
+        # Switching to WAL may fail at once with "database is locked" while other processes
+        # open the same new file (SQLite skips the busy handler there): try again, briefly.
+        for attempt in range(100):
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError:
+                if attempt == 99:
+                    conn.close()
+                    raise
+                time.sleep(0.05)
+    conn.execute("PRAGMA synchronous=FULL")
+    return conn
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def create_schema(conn: sqlite3.Connection, schema: str) -> None:
+    """Run ``CREATE ... IF NOT EXISTS`` statements in one write transaction.
+
+    The write lock is taken up front (``BEGIN IMMEDIATE`` waits for it) so that several
+    processes creating the same tables cannot deadlock into an immediate "database is locked".
+    """
+    with write_transaction(conn):
+        for statement in schema.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+
+
+class AgentLedger:
+    """The inbox, outbox and per-saga state of one agent (``consumer``), in SQLite."""
+
+    def __init__(self, path: str | Path, consumer: str) -> None:
+        self.path = str(path)
+        self.consumer = consumer
+        self._conn = connect_sqlite(path)
+        # One connection shared by the agent's threads; the lock keeps its use serial.
+        self._lock = threading.Lock()
+        with self._lock:
+            create_schema(self._conn, SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> AgentLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def handled(self, event_id: str) -> list[SagaMessage] | None:
+        """The messages recorded for ``event_id`` if this agent already handled it, else None."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT outgoing FROM agent_inbox WHERE consumer = ? AND event_id = ?",
+                (self.consumer, event_id),
+            ).fetchone()
+        if row is None:
+            return None
+        return cast(list[SagaMessage], json.loads(row[0]))
+
+    def state(self, saga_id: str) -> tuple[LocalState | None, StepRecord | None]:
+        """This agent's state for a saga, and its committed result if any."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT state, record FROM agent_sagas WHERE consumer = ? AND saga_id = ?",
+                (self.consumer, saga_id),
+            ).fetchone()
+        if row is None:
+            return None, None
+        record = cast(StepRecord, json.loads(row[1])) if row[1] else None
+        return cast(LocalState, row[0]), record
+
+    def record(
+        self,
+        event: SagaMessage,
+        outgoing: list[SagaMessage],
+        *,
+        state: LocalState | None = None,
+        result: StepRecord | None = None,
+    ) -> None:
+        """Mark ``event`` handled, keep what it emitted, and move the saga to ``state``.
+
+        All in one transaction: either the agent remembers the event with its effects, or it
+        remembers nothing and handles the event again.
+        """
+        stamp = now()
+        with self._lock, write_transaction(self._conn) as conn:
+            conn.execute(
+                "INSERT INTO agent_inbox (consumer, event_id, saga_id, handled_at, outgoing) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (self.consumer, event["id"], event["saga_id"], stamp, json.dumps(outgoing)),
+            )
+            if state is not None:
+                conn.execute(
+                    "INSERT INTO agent_sagas (consumer, saga_id, state, record, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (consumer, saga_id) DO UPDATE SET "
+                    "state = excluded.state, record = excluded.record, "
+                    "updated_at = excluded.updated_at",
+                    (
+                        self.consumer,
+                        event["saga_id"],
+                        state,
+                        json.dumps(result) if result is not None else None,
+                        stamp,
+                    ),
+                )
+
+    def handled_count(self) -> int:
+        """How many events this agent has handled (for tests and diagnostics)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COUNT(*) FROM agent_inbox WHERE consumer = ?", (self.consumer,)
+            ).fetchone()
+        return int(row[0])

@@ -1,0 +1,198 @@
+"""``sqlite:///path``: a durable append-only event log in one SQLite file (the default bus).
+
+The same file holds the log, each agent's cursor and inbox, and the dead letters, so agents
+may run as separate processes on one machine and any process can read a saga's history.
+Writes are WAL transactions with ``synchronous=FULL``: an event is on disk when ``publish``
+returns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from sagagraph.agents.view import now
+from sagagraph.checkpoints.factory import sqlite_path
+from sagagraph.choreography.bus import Consumer, DeadLetter
+from sagagraph.choreography.ledger import (
+    AgentLedger,
+    connect_sqlite,
+    create_schema,
+    write_transaction,
+)
+from sagagraph.choreography.log_bus import Entry, LogBus
+from sagagraph.choreography.messages import SagaMessage
+from sagagraph.errors import BusError, ConfigurationError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bus_events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    saga TEXT NOT NULL,
+    saga_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    body BLOB NOT NULL,
+    published_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bus_events_by_saga_id ON bus_events (saga_id, position);
+CREATE INDEX IF NOT EXISTS bus_events_by_type ON bus_events (saga, type, position);
+CREATE TABLE IF NOT EXISTS bus_cursors (
+    consumer TEXT PRIMARY KEY,
+    position INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bus_failures (
+    consumer TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    failures INTEGER NOT NULL,
+    PRIMARY KEY (consumer, position)
+);
+CREATE TABLE IF NOT EXISTS bus_dead_letters (
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
+    consumer TEXT NOT NULL,
+    event_id TEXT,
+    error TEXT NOT NULL,
+    body TEXT NOT NULL,
+    dead_at TEXT NOT NULL
+);
+"""
+
+
+class SqliteBus(LogBus):
+    """The event log in a SQLite file; ``create=False`` reads without creating the file."""
+
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        self.url = url
+        self.path: Path = sqlite_path(url)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        if not self.path.exists():
+            if not create:
+                return
+            if not self.path.parent.exists():
+                raise ConfigurationError(f"bus url {url!r}: folder {self.path.parent} is missing")
+        try:
+            conn = connect_sqlite(self.path)
+        except sqlite3.DatabaseError as error:
+            raise BusError(f"bus url {url!r}: not a usable SQLite event log ({error})") from None
+        try:
+            create_schema(conn, SCHEMA)
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise BusError(f"bus url {url!r}: not a usable SQLite event log ({error})") from None
+        self._conn = conn
+
+    @property
+    def exists(self) -> bool:
+        """False when the file was missing and ``create=False``."""
+        return self._conn is not None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise BusError(f"bus url {self.url!r}: no event log at {self.path}")
+        return self._conn
+
+    def _append(self, messages: Sequence[tuple[SagaMessage, bytes]]) -> None:
+        stamp = now()
+        rows = [(m["id"], m["saga"], m["saga_id"], m["type"], b, stamp) for m, b in messages]
+        with self._lock, write_transaction(self._db()) as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO bus_events (id, saga, saga_id, type, body, published_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def _fetch(self, consumer: Consumer, after: int, limit: int) -> list[Entry]:
+        marks = ", ".join("?" for _ in consumer.topics)
+        with self._lock:
+            rows = (
+                self._db()
+                .execute(
+                    f"SELECT position, body FROM bus_events WHERE saga = ? AND type IN ({marks}) "
+                    "AND position > ? ORDER BY position LIMIT ?",
+                    (consumer.saga, *consumer.topics, after, limit),
+                )
+                .fetchall()
+            )
+        return [(int(p), bytes(b)) for p, b in rows]
+
+    def _entries(self, saga_ids: Collection[str] | None) -> list[bytes]:
+        if self._conn is None:
+            return []
+        with self._lock:
+            if saga_ids is None:
+                rows = self._conn.execute("SELECT body FROM bus_events ORDER BY position")
+                return [bytes(b) for (b,) in rows.fetchall()]
+            bodies: list[tuple[int, bytes]] = []
+            for saga_id in set(saga_ids):
+                rows = self._conn.execute(
+                    "SELECT position, body FROM bus_events WHERE saga_id = ? ORDER BY position",
+                    (saga_id,),
+                )
+                bodies += [(int(p), bytes(b)) for p, b in rows.fetchall()]
+        return [b for _, b in sorted(bodies)]
+
+    def cursor(self, consumer: str) -> int:
+        with self._lock:
+            row = (
+                self._db()
+                .execute("SELECT position FROM bus_cursors WHERE consumer = ?", (consumer,))
+                .fetchone()
+            )
+        return int(row[0]) if row else 0
+
+    def _set_cursor(self, consumer: str, position: int) -> None:
+        with self._lock, write_transaction(self._db()) as conn:
+            conn.execute(
+                "INSERT INTO bus_cursors (consumer, position) VALUES (?, ?) "
+                "ON CONFLICT (consumer) DO UPDATE SET position = excluded.position",
+                (consumer, position),
+            )
+
+    def _count_failure(self, consumer: str, position: int) -> int:
+        with self._lock, write_transaction(self._db()) as conn:
+            conn.execute(
+                "INSERT INTO bus_failures (consumer, position, failures) VALUES (?, ?, 1) "
+                "ON CONFLICT (consumer, position) DO UPDATE SET failures = failures + 1",
+                (consumer, position),
+            )
+            row = conn.execute(
+                "SELECT failures FROM bus_failures WHERE consumer = ? AND position = ?",
+                (consumer, position),
+            ).fetchone()
+        return int(row[0])
+
+    def _dead_letter(self, letter: DeadLetter) -> None:
+        with self._lock, write_transaction(self._db()) as conn:
+            conn.execute(
+                "INSERT INTO bus_dead_letters (consumer, event_id, error, body, dead_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (letter["consumer"], letter["event_id"], letter["error"], letter["body"], now()),
+            )
+
+    def dead_letters(self) -> list[DeadLetter]:
+        if self._conn is None:
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT consumer, event_id, error, body FROM bus_dead_letters ORDER BY n"
+            ).fetchall()
+        return [{"consumer": c, "event_id": e, "error": r, "body": b} for c, e, r, b in rows]
+
+    def _wait_for_news(self, stop: threading.Event, timeout: float) -> None:
+        # Other processes append too, and SQLite cannot notify them: poll.
+        stop.wait(timeout)
+
+    @contextmanager
+    def ledger(self, consumer: str) -> Iterator[AgentLedger]:
+        self._db()
+        with AgentLedger(self.path, consumer) as ledger:
+            yield ledger
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,106 @@
+"""Small file-writing participants for choreography tests, importable by agent subprocesses.
+
+Each step writes ``<root>/<saga_id>/<step>.txt`` and, once that write is done, appends
+``<saga_id> <step>`` to ``<root>/executions.log``; its compensation deletes the file and
+appends ``<saga_id> <step>`` to ``<root>/compensations.log``. The saga's input steers them:
+
+- ``{"halt_at": STEP}``: that step decides the saga must stop (like an invalid paper);
+- ``{"flaky": {STEP: N}}``: that step raises on its first N attempts (retries absorb it);
+- ``{"broken": STEP}``: that step always raises (the saga compensates).
+
+``SAGAGRAPH_TEST_CRASH=STEP:SAGA_ID`` kills the process with ``os._exit`` in the middle of
+that step's execute (after its file is half-written), once: a marker file remembers it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sagagraph import Retry, SagaDefinition, Step, StepContext, StepResult
+
+CRASH_ENV = "SAGAGRAPH_TEST_CRASH"
+CRASH_EXIT_CODE = 86
+
+
+def _append(path: Path, line: str) -> None:
+    # O_APPEND writes of one short line are atomic, even across processes.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+class FileStep:
+    """A participant whose committed work is one file."""
+
+    def __init__(self, name: str, root: Path) -> None:
+        self.name = name
+        self.root = root
+
+    def path(self, saga_id: str) -> Path:
+        return self.root / saga_id / f"{self.name}.txt"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        if ctx.input.get("broken") == self.name:
+            raise RuntimeError(f"{self.name} is broken for this saga")
+        flaky = ctx.input.get("flaky") or {}
+        if ctx.attempt <= int(flaky.get(self.name, 0)):
+            raise ConnectionError(f"{self.name}: transient failure on attempt {ctx.attempt}")
+        if ctx.input.get("halt_at") == self.name:
+            return StepResult(halt=True, reason=f"{self.name} refused the input", data={"ok": 0})
+        path = self.path(ctx.saga_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        seen = sorted(ctx.results)
+        text = f"{self.name} for {ctx.saga_id} after {','.join(seen) or 'nothing'}\n"
+        path.write_text(text[: len(text) // 2])
+        if os.environ.get(CRASH_ENV) == f"{self.name}:{ctx.saga_id}":
+            marker = self.root / f"crashed-{self.name}-{ctx.saga_id}"
+            if not marker.exists():
+                marker.write_text("")
+                os._exit(CRASH_EXIT_CODE)
+        path.write_text(text)
+        _append(self.root / "executions.log", f"{ctx.saga_id} {self.name}")
+        return StepResult(data={"step": self.name, "saw": seen}, output=str(path))
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        self.path(ctx.saga_id).unlink(missing_ok=True)
+        _append(self.root / "compensations.log", f"{ctx.saga_id} {self.name}")
+
+
+PAPER_STEPS = ("validator", "reviewer", "summarizer")
+
+
+def file_saga(
+    root: Path,
+    *,
+    name: str = "paper_review",
+    steps: tuple[str, ...] = PAPER_STEPS,
+    retries: int = 3,
+) -> SagaDefinition:
+    """A saga of FileSteps; named ``paper_review`` by default, so it uses the paper's events."""
+    root.mkdir(parents=True, exist_ok=True)
+    return SagaDefinition.of(
+        name,
+        [
+            Step(
+                FileStep(s, root),
+                retry=Retry(max_attempts=retries, retry_on=(ConnectionError,)),
+                compensation_retry=Retry(max_attempts=3),
+                can_halt=True,
+            )
+            for s in steps
+        ],
+    )
+
+
+def log_lines(root: Path, log: str) -> list[str]:
+    path = root / log
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def outputs_of(root: Path, saga_id: str) -> list[str]:
+    """Names of the files a saga left behind."""
+    folder = root / saga_id
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
