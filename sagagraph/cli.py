@@ -258,6 +258,10 @@ def run_choreography(
         bus_url=settings.bus,
         fail_at=args.fail_at,
     )
+    if not args.json:
+        # Agents ran in threads; show the trail they left, in the order it was written.
+        for event in view.get("events") or []:
+            print(format_event(event), file=sys.stderr)
     return emit(view, args.json)
 
 
@@ -449,8 +453,11 @@ def cmd_events(args: argparse.Namespace) -> int:
         json.dump(events, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
-        for e in events:
-            print(json.dumps(e, default=str))
+        for message in events:
+            step = message.get("step") or "-"
+            details = [e["detail"] for e in message.get("events") or [] if e.get("detail")]
+            detail = f"  {details[-1]}" if details else ""
+            print(f"{message['ts']}  {message['type']:<24} {step:<12}{detail}")
     return EXIT_COMPLETED
 
 
