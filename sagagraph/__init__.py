@@ -52,6 +52,7 @@ from sagagraph.errors import (
     MalformedModelOutput,
     ModelCallError,
     PaperLoadError,
+    SagaBusyError,
     SagaGraphError,
     SagaNotFoundError,
     StepError,
@@ -62,6 +63,7 @@ from sagagraph.graph.guard import FINISH, Accepted, Rejected, guard
 from sagagraph.graph.llm_router import RouterOptions
 from sagagraph.graph.runner import (
     list_sagas,
+    recover_saga,
     recover_sagas,
     resolve_saga,
     resume_saga,
@@ -129,6 +131,7 @@ __all__ = [
     "Review",
     "RouterOptions",
     "RouterRun",
+    "SagaBusyError",
     "SagaDefinition",
     "SagaGraphError",
     "SagaNotFoundError",
@@ -164,6 +167,7 @@ __all__ = [
     "plot_saga_timeline",
     "plot_saga_timelines",
     "records_table",
+    "recover_saga",
     "recover_sagas",
     "register_event_names",
     "render_comparison",

@@ -68,6 +68,12 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
         print(f"  compensated: {', '.join(view['compensated'])}", file=out)
     for step, path in (view.get("outputs") or {}).items():
         print(f"  output {step}: {path}", file=out)
+    for skipped in view.get("skipped") or []:
+        left = skipped.get("left_behind") or "nothing recorded"
+        print(
+            f"  skipped by an operator: {skipped['step']} ({skipped['note']}); left behind: {left}",
+            file=out,
+        )
     usage = view.get("usage") or {}
     if usage.get("input_tokens") or usage.get("output_tokens"):
         print(f"  tokens: {usage['input_tokens']} in, {usage['output_tokens']} out", file=out)
@@ -171,20 +177,6 @@ def paper_app(
         yield graph.compile(checkpointer=checkpointer)
 
 
-def stream_saga(app: Any, payload: Any, saga_id: str, on_event: Callable[[Event], None]) -> None:
-    """Run (or resume) a saga, calling ``on_event`` for each event as its step finishes."""
-    from sagagraph.graph.runner import DEFAULT_DURABILITY, saga_config
-
-    for chunk in app.stream(
-        payload, saga_config(saga_id), durability=DEFAULT_DURABILITY, stream_mode="updates"
-    ):
-        for node, update in chunk.items():
-            if node.startswith("__") or not isinstance(update, dict):
-                continue
-            for event in update.get("events") or []:
-                on_event(event)
-
-
 def progress_printer(enabled: bool) -> Callable[[Event], None]:
     def show(event: Event) -> None:
         if enabled:
@@ -200,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sagagraph.agents.ids import new_saga_id, validate_saga_id
     from sagagraph.agents.paper import check_paper
     from sagagraph.agents.paper_loader import PaperLoader
-    from sagagraph.graph.runner import initial_state, saga_status
+    from sagagraph.graph.runner import run_saga
 
     settings = settings_from(args)
     if args.fail_at and args.fail_at not in PAPER_STEPS:
@@ -222,13 +214,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
         if not args.json:
             print(f"saga {saga_id}: {args.paper} ({args.router} routing)", file=sys.stderr)
-        payload = initial_state(
-            saga_id,
-            {"paper": str(args.paper), "settings": settings.recorded() | {"router": args.router}},
-            fail_at=args.fail_at,
-        )
-        stream_saga(app, payload, saga_id, show)
-        return emit(saga_status(app, saga_id), args.json)
+        saga_input = {
+            "paper": str(args.paper),
+            "settings": settings.recorded() | {"router": args.router},
+        }
+        # run_saga holds the saga's lease while it runs, so `recover` elsewhere leaves it alone.
+        view = run_saga(app, saga_input, saga_id=saga_id, fail_at=args.fail_at, on_event=show)
+        return emit(view, args.json)
 
 
 def saga_status_or_none(app: Any, saga_id: str) -> dict[str, Any] | None:
@@ -347,20 +339,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from sagagraph.graph.runner import saga_status
+    from sagagraph.graph.runner import resume_saga
 
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
     with paper_app(settings, router, password=args.password) as app:
-        if view["waiting_for_operator"]:
-            return emit(view, args.json)
-        if view["next"]:
-            stream_saga(app, None, args.saga_id, progress_printer(not args.json))
-        return emit(saga_status(app, args.saga_id), args.json)
+        view = resume_saga(app, args.saga_id, on_event=progress_printer(not args.json))
+        return emit(view, args.json)
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from sagagraph.graph.runner import saga_status, unfinished_sagas
+    from sagagraph.errors import SagaBusyError
+    from sagagraph.graph.runner import recover_saga, unfinished_sagas
 
     base = settings_from(args)
     with paper_app(base, "deterministic") as app:
@@ -374,12 +364,17 @@ def cmd_recover(args: argparse.Namespace) -> int:
         settings, router = recorded_settings(view, args)
         with paper_app(settings, router, password=args.password) as app:
             print(f"recovering {saga_id} ({view['status']})", file=sys.stderr)
-            if args.compensate:
-                from sagagraph.checkpoints.recovery import force_compensation
-
-                force_compensation(app, saga_id, reason="operator: recover --compensate")
-            stream_saga(app, None, saga_id, progress_printer(not args.json))
-            final = saga_status(app, saga_id)
+            try:
+                final = recover_saga(
+                    app,
+                    saga_id,
+                    compensate=args.compensate,
+                    on_event=progress_printer(not args.json),
+                )
+            except SagaBusyError as busy:
+                # A live process is running it (it holds the saga's lease): not ours to touch.
+                print(f"skipped {saga_id}: {busy}", file=sys.stderr)
+                continue
         if not args.json:
             print_view(final, sys.stdout)
         else:
@@ -395,7 +390,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     settings, router = recorded_settings(view, args)
     with paper_app(settings, router) as app:
         view = resolve_saga(
-            app, args.saga_id, "retry" if args.retry else "skip", note=args.note or ""
+            app,
+            args.saga_id,
+            "retry" if args.retry else "skip",
+            note=args.note or "",
+            on_event=progress_printer(not args.json),
         )
         return emit(view, args.json)
 

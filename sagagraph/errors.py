@@ -39,6 +39,10 @@ class SagaNotFoundError(InputError):
     """No checkpoint or event exists for this saga id."""
 
 
+class SagaBusyError(InputError):
+    """Another process or thread holds the saga's lease: it is running right now."""
+
+
 class StepError(SagaGraphError):
     """A step failed after its retries; the saga compensates."""
 

@@ -6,13 +6,20 @@ idempotency key: applying it twice, or undoing it twice, changes nothing the sec
 and a forward write after the key was compensated is refused, as DESIGN asks of stores.
 
 A :class:`Plan` scripts how steps misbehave: transient failures, permanent failures, halts,
-hangs, failing compensations, and crashes (a ``BaseException`` in-process, or ``os._exit``
-in a worker process) before or after the effect is written.
+hangs, failing compensations, and crashes (a ``BaseException`` in-process, or ``os._exit`` /
+``SIGKILL`` in a worker process) before or after the effect is written. The saga input can
+script one saga's misbehaviour too (``fail``, ``transient``, ``undo_transient``,
+``broken_undo``), so many sagas with different faults share one definition.
+
+With ``outputs``, each step also writes ``<outputs>/<saga_id>/<step>.txt`` through the paper
+agents' :class:`~sagagraph.agents.store.OutputStore` (and its compensation deletes it), so
+tests can check that no orphan file is left behind.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -33,12 +40,16 @@ from sagagraph import (
     build_saga_graph,
     open_checkpointer,
 )
+from sagagraph.agents.store import OutputStore
 
 CRASH_EXIT_CODE = 17
 """Exit status of a worker killed on purpose with ``os._exit``."""
+HOLDING = "HOLDING"
+"""What a worker prints when it stops at its boundary to be killed from outside."""
 
 Action = Literal["execute", "compensate"]
-Moment = Literal["before", "after"]
+Moment = Literal["before", "after", "during"]
+"""``during`` exists only for the paper store's writes (see ``tests.crash_worker``)."""
 
 
 class TransientError(ConnectionError):
@@ -63,6 +74,8 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         with closing(sqlite3.connect(self.path, timeout=30)) as conn:
+            # WAL lets the threads of the concurrency tests read while one writes.
+            conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(
                 """
                 CREATE TABLE IF NOT EXISTS calls (
@@ -79,6 +92,8 @@ class Journal:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
+            # Tests kill processes, not machines: what the OS has is safe, so skip the fsyncs.
+            conn.execute("PRAGMA synchronous=OFF")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -167,9 +182,26 @@ class Crash:
     action: Action = "execute"
     moment: Moment = "after"
     hard: bool = False
-    """True: ``os._exit`` (a worker process); False: raise SimulatedCrash (in-process)."""
+    """True: the process dies (a worker process); False: raise SimulatedCrash (in-process)."""
+    sigkill: bool = False
+    """With ``hard``: die by ``SIGKILL`` instead of ``os._exit``."""
+    hold: bool = False
+    """With ``hard``: print ``HOLDING`` and stay alive (at most a minute) until killed, so a
+    test can act while this process still holds the saga."""
     remaining: int = 1
     """How many more times to crash; the in-process crash fires once, like a real one."""
+
+
+def die(crash: Crash) -> None:
+    """Stop here as ``crash`` says: the process dies, or SimulatedCrash unwinds the graph."""
+    if crash.hard and crash.hold:
+        print(HOLDING, flush=True)
+        threading.Event().wait(60)
+    if crash.hard and crash.sigkill:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if crash.hard:
+        os._exit(CRASH_EXIT_CODE)
+    raise SimulatedCrash(f"crash in {crash.step}.{crash.action} ({crash.moment} the effect)")
 
 
 @dataclass
@@ -187,6 +219,9 @@ class Plan:
     """Step -> how many first compensate attempts raise TransientError."""
     broken_compensations: set[str] = field(default_factory=set)
     """Steps whose compensate raises until the test removes them from this set."""
+    flaky_compensations: dict[str, int] = field(default_factory=dict)
+    """Step -> how many compensate calls raise TransientError, counted across attempts and
+    across operator retries (the count goes down with each failure)."""
     crash: Crash | None = None
     hang: dict[str, threading.Event] = field(default_factory=dict)
     """Step -> event its execute waits for (at most 10 s) before doing anything."""
@@ -195,13 +230,25 @@ class Plan:
     barrier_step: str = "s2"
 
 
+def _scripted(ctx: StepContext, field_name: str) -> int:
+    """First attempts the saga input asks this step to fail: ``{"transient": {"s2": 1}}``."""
+    script = ctx.input.get(field_name) or {}
+    return int(script.get(ctx.step, 0)) if isinstance(script, dict) else 0
+
+
 @dataclass
 class ToyStep:
-    """A participant that journals its calls and applies one keyed effect."""
+    """A participant that journals its calls and applies one keyed effect (and file)."""
 
     name: str
     journal: Journal
     plan: Plan
+    store: OutputStore | None = None
+    """Where the step writes ``<step>.txt``; None: the journal is the only effect."""
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}.txt"
 
     def _maybe_crash(self, action: Action, moment: Moment) -> None:
         crash = self.plan.crash
@@ -210,15 +257,14 @@ class ToyStep:
         if (crash.step, crash.action, crash.moment) != (self.name, action, moment):
             return
         crash.remaining -= 1
-        if crash.hard:
-            os._exit(CRASH_EXIT_CODE)
-        raise SimulatedCrash(f"crash in {self.name}.{action} ({moment} the effect)")
+        die(crash)
 
     def execute(self, ctx: StepContext) -> StepResult:
         self.journal.record_call(ctx, "execute")
         if self.name in self.plan.hang:
             self.plan.hang[self.name].wait(10)
-        if ctx.attempt <= self.plan.transient_failures.get(self.name, 0):
+        transient = self.plan.transient_failures.get(self.name, 0) + _scripted(ctx, "transient")
+        if ctx.attempt <= transient:
             raise TransientError(f"{self.name}: service busy (attempt {ctx.attempt})")
         if self.name in self.plan.failing or ctx.input.get("fail") == self.name:
             raise PermanentError(f"{self.name}: refused")
@@ -228,17 +274,28 @@ class ToyStep:
             return StepResult(data={"why": "not worth it"}, halt=True, reason="nothing to do")
         self._maybe_crash("execute", "before")
         self.journal.apply(ctx)
+        output = ctx.step
+        if self.store is not None:
+            written = self.store.write(ctx.idempotency_key, self.file_name, f"{ctx.saga_id}\n")
+            output = str(written)
         self._maybe_crash("execute", "after")
-        return StepResult(data={"step": self.name, "seen": sorted(ctx.results)}, output=ctx.step)
+        return StepResult(data={"step": self.name, "seen": sorted(ctx.results)}, output=output)
 
     def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
         self.journal.record_call(ctx, "compensate", has_result=result is not None)
-        if ctx.attempt <= self.plan.compensation_failures.get(self.name, 0):
+        failures = self.plan.compensation_failures.get(self.name, 0)
+        if ctx.attempt <= failures + _scripted(ctx, "undo_transient"):
             raise TransientError(f"{self.name}: undo busy (attempt {ctx.attempt})")
-        if self.name in self.plan.broken_compensations:
+        if self.plan.flaky_compensations.get(self.name, 0) > 0:
+            self.plan.flaky_compensations[self.name] -= 1
+            raise TransientError(f"{self.name}: undo failed (attempt {ctx.attempt})")
+        broken = ctx.input.get("broken_undo") or ()
+        if self.name in self.plan.broken_compensations or self.name in broken:
             raise PermanentError(f"{self.name}: undo refused")
         self._maybe_crash("compensate", "before")
         self.journal.undo(ctx)
+        if self.store is not None:
+            self.store.compensate(ctx.idempotency_key, names=(self.file_name,))
         self._maybe_crash("compensate", "after")
 
 
@@ -253,12 +310,17 @@ def toy_saga(
     retry: Retry | None = None,
     compensation_retry: Retry = FAST_RETRY,
     timeout: float | None = None,
+    outputs: Path | None = None,
 ) -> SagaDefinition:
-    """Steps ``s1..sn`` sharing ``plan``; no backoff so tests stay fast."""
+    """Steps ``s1..sn`` sharing ``plan``; no backoff so tests stay fast.
+
+    With ``outputs``, each step also writes a file under ``<outputs>/<saga_id>/``.
+    """
     plan = plan or Plan()
+    store = OutputStore(outputs) if outputs is not None else None
     steps = tuple(
         Step(
-            ToyStep(name, journal, plan),
+            ToyStep(name, journal, plan, store),
             retry=retry or Retry(),
             compensation_retry=compensation_retry,
             timeout=timeout,

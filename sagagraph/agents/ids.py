@@ -23,7 +23,7 @@ def validate_saga_id(saga_id: object) -> str:
         raise InvalidSagaIdError(
             f"saga id {saga_id[:20]!r}...: longer than {MAX_SAGA_ID_LENGTH} characters"
         )
-    if not _SAGA_ID.match(saga_id) or ".." in saga_id:
+    if not _SAGA_ID.fullmatch(saga_id) or ".." in saga_id:
         raise InvalidSagaIdError(
             f"saga id {saga_id!r}: use letters, digits, '_', '-' and '.', starting with a "
             "letter or digit (no path separators, no '..')"

@@ -130,6 +130,8 @@ class OutputStore:
                 "INSERT OR IGNORE INTO writes (key, path) VALUES (?, ?)",
                 (key, target.relative_to(self.root).as_posix()),
             )
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+            self._delete(leftover)  # a write of this key that died before its rename
         self._atomic_write(target, text)
         if self.is_compensated(key):
             # Compensated between the first check and the rename: undo the write ourselves.

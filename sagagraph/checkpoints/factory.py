@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -127,6 +129,32 @@ def _open_sqlite(url: str) -> Iterator[BaseCheckpointSaver[str]]:
         conn.close()
 
 
+_SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtextextended('sagagraph:setup', 0)) AS ok"
+_SETUP_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('sagagraph:setup', 0))"
+SETUP_WAIT = 60.0
+"""Seconds to wait for another process that is creating the tables."""
+
+
+def _setup_once(saver: Any) -> None:
+    """``saver.setup()``, one process at a time.
+
+    Concurrent first-time setups on a fresh database race (duplicate key in
+    checkpoint_migrations or pg_type). The lock is polled, not awaited: a session blocked in
+    pg_advisory_lock deadlocks with the migrations' CREATE INDEX CONCURRENTLY.
+    """
+    deadline = time.monotonic() + SETUP_WAIT
+    while not saver.conn.execute(_SETUP_LOCK).fetchone()["ok"]:
+        if time.monotonic() > deadline:
+            raise ConfigurationError(
+                "postgres checkpointer: another process is still creating the tables"
+            )
+        time.sleep(0.05)
+    try:
+        saver.setup()
+    finally:
+        saver.conn.execute(_SETUP_UNLOCK)
+
+
 @contextmanager
 def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     try:
@@ -139,7 +167,7 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     with ExitStack() as stack:
         try:
             saver = stack.enter_context(PostgresSaver.from_conn_string(url))
-            saver.setup()
+            _setup_once(saver)
         except PsycopgError as error:
             cause = _redact_text(_first_line(error), url)
             raise ConfigurationError(

@@ -3,13 +3,18 @@
 Each saga is one LangGraph thread whose id is the saga id. Runs use ``durability="sync"``:
 a step's completion is on disk before the next step starts, so a crash re-runs at most the
 step that was running.
+
+Every function that drives a saga holds the saga's lease while it does
+(:mod:`sagagraph.checkpoints.leases`): a saga still running in another process or thread is
+refused with SagaBusyError, and ``recover`` skips it instead of running it twice. Each takes
+an optional ``on_event`` callback that sees every event as its step finishes (progress).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, Protocol, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -17,15 +22,19 @@ from langgraph.types import Command, Durability, StateSnapshot
 
 from sagagraph.agents.ids import new_saga_id, validate_saga_id
 from sagagraph.agents.protocol import RESERVED_NAMES
-from sagagraph.agents.view import TERMINAL_STATUSES, describe_error, saga_view
+from sagagraph.agents.view import TERMINAL_STATUSES, Event, describe_error, saga_view
 from sagagraph.checkpoints import recovery
-from sagagraph.errors import ConfigurationError, InputError, SagaNotFoundError
+from sagagraph.checkpoints.leases import saga_lease
+from sagagraph.errors import ConfigurationError, InputError, SagaBusyError, SagaNotFoundError
 
 log = logging.getLogger("sagagraph")
 
 DEFAULT_DURABILITY: Durability = "sync"
 RECURSION_LIMIT = 1_000
 """Supersteps one invocation may take; a saga of n steps needs about 2n + 2."""
+
+EventCallback = Callable[[Event], None]
+"""Called with each event as the step that recorded it finishes."""
 
 
 class SagaApp(Protocol):
@@ -51,6 +60,28 @@ def initial_state(
 
 def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
     return app.get_state(saga_config(validate_saga_id(saga_id)))
+
+
+def _drive(
+    app: SagaApp,
+    payload: Any,
+    saga_id: str,
+    durability: Durability,
+    on_event: EventCallback | None,
+) -> None:
+    """Run the saga's graph until it ends or pauses; the caller holds the saga's lease."""
+    config = saga_config(saga_id)
+    if on_event is None:
+        app.invoke(payload, config, durability=durability)
+        return
+    # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
+    stream = cast(Any, app).stream
+    for chunk in stream(payload, config, durability=durability, stream_mode="updates"):
+        for node, update in chunk.items():
+            if node.startswith("__") or not isinstance(update, dict):
+                continue  # __interrupt__ and friends carry no events
+            for event in update.get("events") or []:
+                on_event(event)
 
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
@@ -87,19 +118,17 @@ def run_saga(
     saga_id: str | None = None,
     fail_at: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
 ) -> dict[str, Any]:
     """Start a new saga and run it until it ends or waits for an operator; return its view."""
     # An explicit empty id is refused, not silently replaced by a fresh one.
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)
-    if _snapshot(app, saga_id).values:
-        raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
-    app.invoke(
-        initial_state(saga_id, input, fail_at=fail_at),
-        saga_config(saga_id),
-        durability=durability,
-    )
-    return saga_status(app, saga_id)
+    with saga_lease(app.checkpointer, saga_id):
+        if _snapshot(app, saga_id).values:
+            raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
+        _drive(app, initial_state(saga_id, input, fail_at=fail_at), saga_id, durability, on_event)
+        return saga_status(app, saga_id)
 
 
 def resume_saga(
@@ -107,15 +136,24 @@ def resume_saga(
     saga_id: str,
     *,
     durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
 ) -> dict[str, Any]:
     """Continue an unfinished saga from its last checkpoint; steps that committed do not re-run.
 
-    A saga waiting for an operator is left as it is: use :func:`resolve_saga`.
+    A saga waiting for an operator is left as it is: use :func:`resolve_saga`. SagaBusyError
+    when another process or thread is running the saga now.
     """
+    with saga_lease(app.checkpointer, saga_id):
+        return _resume_leased(app, saga_id, durability, on_event)
+
+
+def _resume_leased(
+    app: SagaApp, saga_id: str, durability: Durability, on_event: EventCallback | None
+) -> dict[str, Any]:
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    app.invoke(None, saga_config(saga_id), durability=durability)
+    _drive(app, None, saga_id, durability, on_event)
     return saga_status(app, saga_id)
 
 
@@ -126,25 +164,27 @@ def resolve_saga(
     *,
     note: str = "",
     durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
 ) -> dict[str, Any]:
     """Answer a saga waiting for an operator: ``retry`` the failed compensation, or ``skip`` it.
 
-    ``skip`` records that an operator took responsibility (with ``note``) and lists what could
-    not be undone; the saga then ends ``resolved_by_operator``.
+    ``skip`` records that an operator took responsibility (with ``note``) and what could not
+    be undone (``skipped[].left_behind``); once the other compensations ran, the saga ends
+    ``resolved_by_operator``. A retry that fails again pauses the saga again.
     """
-    view = saga_status(app, saga_id)
-    if not view["waiting_for_operator"]:
-        raise InputError(f"saga {saga_id!r}: not waiting for an operator (status {view['status']})")
     if action not in ("retry", "skip"):
         raise ConfigurationError(f"resolve: action must be 'retry' or 'skip', got {action!r}")
     if action == "skip" and not note.strip():
         raise InputError("resolve --skip: --note is required (who decided, and why)")
-    app.invoke(
-        Command(resume={"action": action, "note": note}),
-        saga_config(saga_id),
-        durability=durability,
-    )
-    return saga_status(app, saga_id)
+    with saga_lease(app.checkpointer, saga_id):
+        view = saga_status(app, saga_id)
+        if not view["waiting_for_operator"]:
+            raise InputError(
+                f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
+            )
+        resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
+        _drive(app, resume, saga_id, durability, on_event)
+        return saga_status(app, saga_id)
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:
@@ -165,13 +205,21 @@ def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any
     return views
 
 
+def _unfinished(view: Mapping[str, Any]) -> bool:
+    return (
+        view["status"] not in TERMINAL_STATUSES
+        and not view["waiting_for_operator"]
+        and bool(view["next"])
+    )
+
+
 def unfinished_sagas(app: SagaApp) -> list[str]:
-    """Sagas left ``running`` or ``compensating``: what ``recover`` resumes."""
-    return [
-        v["saga_id"]
-        for v in list_sagas(app)
-        if v["status"] not in TERMINAL_STATUSES and not v["waiting_for_operator"] and v["next"]
-    ]
+    """Sagas left ``running`` or ``compensating``: what ``recover`` resumes.
+
+    A saga that another process is running right now is listed too (it is unfinished);
+    ``recover`` then finds its lease taken and leaves it alone.
+    """
+    return [v["saga_id"] for v in list_sagas(app) if _unfinished(v)]
 
 
 def rollback_saga(
@@ -180,6 +228,7 @@ def rollback_saga(
     *,
     reason: str = "rollback requested by an operator",
     durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
 ) -> dict[str, Any]:
     """Compensate an unfinished saga instead of finishing it; return its view.
 
@@ -187,9 +236,49 @@ def rollback_saga(
     ``result=None``), then the committed steps in reverse order. A saga already compensating
     just continues. Finished sagas and sagas waiting for an operator raise InputError.
     """
+    with saga_lease(app.checkpointer, saga_id):
+        return _rollback_leased(app, saga_id, reason, durability, on_event)
+
+
+def _rollback_leased(
+    app: SagaApp,
+    saga_id: str,
+    reason: str,
+    durability: Durability,
+    on_event: EventCallback | None,
+) -> dict[str, Any]:
     recovery.force_compensation(app, saga_id, reason=reason)
-    app.invoke(None, saga_config(saga_id), durability=durability)
+    _drive(app, None, saga_id, durability, on_event)
     return saga_status(app, saga_id)
+
+
+RECOVER_COMPENSATE_REASON = "recover --compensate"
+"""The ``reason`` a saga rolled back by ``recover_sagas(compensate=True)`` records."""
+
+
+def recover_saga(
+    app: SagaApp,
+    saga_id: str,
+    *,
+    compensate: bool = False,
+    durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
+) -> dict[str, Any]:
+    """Recover one saga left unfinished by a stopped process; return its view.
+
+    Forward by default (the interrupted step runs again, then the rest); ``compensate=True``
+    rolls it back instead. The saga is checked again once its lease is held, so a saga that
+    another process finished in the meantime is only reported. SagaBusyError when a live
+    process holds the saga.
+    """
+    with saga_lease(app.checkpointer, saga_id):
+        view = saga_status(app, saga_id)
+        if not _unfinished(view):
+            return view
+        if compensate:
+            # A saga already on its way back just carries on (force_compensation sees it).
+            return _rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, on_event)
+        return _resume_leased(app, saga_id, durability, on_event)
 
 
 def recover_sagas(
@@ -197,21 +286,25 @@ def recover_sagas(
     *,
     compensate: bool = False,
     durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
 ) -> list[dict[str, Any]]:
-    """Resume every saga left ``running`` or ``compensating``; return their views.
+    """Recover every saga left ``running`` or ``compensating``; return their views.
 
-    Forward by default; ``compensate=True`` rolls them back instead. A saga that cannot be
-    recovered does not stop the others: its view carries ``recover_error`` (one line).
+    Forward by default; ``compensate=True`` rolls them back instead (a saga already
+    compensating just finishes its rollback). A saga that a live process holds is skipped:
+    its view carries ``recover_skipped`` (one line). A saga that cannot be recovered does not
+    stop the others: its view carries ``recover_error`` (one line).
     """
     views = []
     for saga_id in unfinished_sagas(app):
         try:
-            if compensate:
-                view = rollback_saga(
-                    app, saga_id, reason="recover --compensate", durability=durability
-                )
-            else:
-                view = resume_saga(app, saga_id, durability=durability)
+            view = recover_saga(
+                app, saga_id, compensate=compensate, durability=durability, on_event=on_event
+            )
+        except SagaBusyError as busy:
+            log.info("saga %s: not recovered: %s", saga_id, busy)
+            view = saga_status(app, saga_id)
+            view["recover_skipped"] = str(busy)
         except Exception as error:
             log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
             view = saga_status(app, saga_id)

@@ -1,0 +1,210 @@
+"""Saga leases: at most one process (and one thread) drives a saga at a time.
+
+A process holds a saga's lease while it runs, resumes, resolves or rolls back that saga, so
+``recover`` in another process skips a saga that is still alive instead of running it twice.
+The lease dies with the process that holds it: a crash releases it at once, and there is no
+expiry to tune.
+
+- PostgreSQL: a session advisory lock on the saver's own connection
+  (``pg_try_advisory_lock(hashtextextended('sagagraph:<id>', 0))``); the server drops it
+  when the connection closes, which a killed process's connection does.
+- SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
+  the saga id; the kernel drops it when the process exits. SQLite is one machine's store,
+  and so is this lock (it needs a local file system).
+- Memory, a saver on a connection pool, any other saver: threads of this process only,
+  unless the saver names a lease file in its ``lease_file`` attribute (see
+  :data:`LEASE_FILE_ATTRIBUTE`); then it gets the SQLite kind of lease.
+
+Threads of one process are told apart by an in-process registry, because the locks above
+belong to a process (SQLite) or a connection (PostgreSQL), not to a thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from sagagraph.agents.ids import validate_saga_id
+from sagagraph.errors import SagaBusyError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: SQLite leases fall back to this process
+    fcntl = None  # type: ignore[assignment]
+
+LEASE_FILE_SUFFIX = ".leases"
+"""The SQLite lease file sits beside the database: ``sagas.sqlite`` -> ``sagas.sqlite.leases``."""
+
+
+_held: set[tuple[str, str]] = set()
+_held_lock = threading.Lock()
+_lease_files: dict[str, int] = {}
+_lease_files_lock = threading.Lock()
+
+Release = Callable[[], None]
+
+
+@contextmanager
+def saga_lease(checkpointer: Any, saga_id: str) -> Iterator[None]:
+    """Hold ``saga_id``'s lease for the block; SagaBusyError at once when someone else has it.
+
+    ``checkpointer`` is the saver the saga lives in (``app.checkpointer``). Never blocks:
+    a saga that is busy is reported, not waited for.
+    """
+    saga_id = validate_saga_id(saga_id)
+    scope, acquire = _backend(checkpointer)
+    key = (scope, saga_id)
+    with _held_lock:
+        if key in _held:
+            raise _busy(saga_id, "this process")
+        _held.add(key)
+    try:
+        release = acquire(saga_id)
+        if release is None:
+            raise _busy(saga_id, "another process")
+        try:
+            yield
+        finally:
+            release()
+    finally:
+        with _held_lock:
+            _held.discard(key)
+
+
+def _busy(saga_id: str, where: str) -> SagaBusyError:
+    return SagaBusyError(
+        f"saga {saga_id!r}: in use by {where} (it is still running); try again when it stops"
+    )
+
+
+Acquire = Callable[[str], Release | None]
+
+
+def _backend(checkpointer: Any) -> tuple[str, Acquire]:
+    """The registry scope of ``checkpointer`` and how to take a cross-process lock on it."""
+    lease_file = _lease_file(checkpointer)
+    if lease_file is not None and fcntl is not None:
+        return f"file:{lease_file}", lambda saga_id: _lock_byte(lease_file, saga_id)
+    if _has_own_postgres_connection(checkpointer):
+        return f"postgres:{id(checkpointer)}", lambda saga_id: _advisory_lock(checkpointer, saga_id)
+    return f"process:{id(checkpointer)}", _no_lock
+
+
+def _no_lock(saga_id: str) -> Release:
+    return lambda: None
+
+
+# --- SQLite: a byte-range lock in a file beside the database ---------------------------------
+
+
+LEASE_FILE_ATTRIBUTE = "lease_file"
+"""A saver of a SQLite file that is not a ``SqliteSaver`` (an async one, say) names the file
+to lock in this attribute (``<database>.leases``) to get cross-process leases too."""
+
+
+def _lease_file(checkpointer: Any) -> str | None:
+    """The file whose byte locks hold this checkpointer's leases; None: no such file."""
+    named = getattr(checkpointer, LEASE_FILE_ATTRIBUTE, None)
+    if isinstance(named, str) and named:
+        return str(Path(named).resolve())
+    if isinstance(checkpointer, SqliteSaver):
+        database = _sqlite_file(checkpointer)
+        if database is not None:
+            return f"{database}{LEASE_FILE_SUFFIX}"
+    return None
+
+
+def _sqlite_file(saver: SqliteSaver) -> str | None:
+    """The database file of a SQLite saver, resolved; None for an in-memory database."""
+    with saver.cursor(transaction=False) as cur:
+        rows = cur.execute("PRAGMA database_list").fetchall()
+    for _, name, file in rows:
+        if name == "main" and file:
+            return str(Path(file).resolve())
+    return None
+
+
+def _lease_fd(path: str) -> int:
+    """One descriptor per lease file for the life of the process.
+
+    POSIX drops every lock a process holds on a file when it closes *any* descriptor of that
+    file, so the descriptor is opened once and never closed.
+    """
+    with _lease_files_lock:
+        fd = _lease_files.get(path)
+        if fd is None:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            _lease_files[path] = fd
+        return fd
+
+
+def _offset(saga_id: str) -> int:
+    """A byte offset for the saga's lock: 62 bits of a hash, so two ids practically never meet."""
+    digest = hashlib.blake2b(saga_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 2
+
+
+def _lock_byte(path: str, saga_id: str) -> Release | None:
+    assert fcntl is not None
+    fd = _lease_fd(path)
+    offset = _offset(saga_id)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+    except OSError:
+        return None
+
+    def release() -> None:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, offset)
+
+    return release
+
+
+# --- PostgreSQL: a session advisory lock on the saver's connection ---------------------------
+
+
+def _has_own_postgres_connection(checkpointer: Any) -> bool:
+    """True for a PostgresSaver on one psycopg connection (not a pool, not a pipeline).
+
+    A pool hands out a different connection for each call, and a session lock taken on one
+    would stay with that connection after it went back to the pool.
+    """
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Connection
+    except ImportError:  # pragma: no cover - the postgres extra is not installed
+        return False
+    return (
+        isinstance(checkpointer, PostgresSaver)
+        and isinstance(checkpointer.conn, Connection)
+        and checkpointer.pipe is None
+    )
+
+
+_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok"
+_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0)) AS ok"
+
+
+def _advisory_lock(saver: Any, saga_id: str) -> Release | None:
+    key = f"sagagraph:{saga_id}"
+    # _cursor() is how the saver itself serialises use of its one connection.
+    with saver._cursor() as cur:
+        cur.execute(_LOCK_SQL, (key,))
+        row = cur.fetchone()
+    if not row or not row["ok"]:
+        return None
+
+    def release() -> None:
+        try:
+            with saver._cursor() as cur:
+                cur.execute(_UNLOCK_SQL, (key,))
+        except Exception:  # a lost connection has released the lock already
+            pass
+
+    return release
