@@ -26,6 +26,7 @@ from sagagraph.agents.protocol import (
 from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.view import Event, Status, saga_view
+from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.choreography import (
     EventBus,
@@ -58,6 +59,7 @@ from sagagraph.errors import (
     StepError,
     StepTimeoutError,
 )
+from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.guard import FINISH, Accepted, Rejected, guard
 from sagagraph.graph.llm_router import RouterOptions
@@ -147,6 +149,9 @@ __all__ = [
     "Usage",
     "ValidationReport",
     "__version__",
+    "aresume_saga",
+    "arun_saga",
+    "asaga_status",
     "build_saga_graph",
     "check_paper",
     "choreography_status",
@@ -160,6 +165,7 @@ __all__ = [
     "make_chat_model",
     "make_engine",
     "new_saga_id",
+    "open_async_checkpointer",
     "open_bus",
     "open_checkpointer",
     "paper_saga_definition",

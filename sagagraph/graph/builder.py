@@ -4,22 +4,29 @@ Deterministic mode wires the steps in order with one pure routing function after
 on success it names the next step, on failure or an intended halt it names ``compensate``.
 LLM-router mode puts a ``supervisor`` node between steps (see :mod:`sagagraph.graph.llm_router`).
 The graph is returned uncompiled, so the caller (or LangGraph Server) picks the checkpointer.
+
+The same graph runs under ``invoke`` and ``ainvoke``: each step node has a sync body and an
+async one (:class:`~sagagraph.graph.dual_node.DualNode`), and the edges after steps run
+inline in both, so that under ``ainvoke`` nothing waits for a thread of asyncio's small
+default executor.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, cast
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from sagagraph.agents.execution import execute_step
-from sagagraph.agents.protocol import SagaDefinition, Step
+from sagagraph.agents.async_execution import aexecute_step
+from sagagraph.agents.execution import Outcome, execute_step
+from sagagraph.agents.protocol import SagaDefinition, Step, StepContext
 from sagagraph.agents.view import FailureRecord, describe_error
 from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
+from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
 
 log = logging.getLogger("sagagraph")
@@ -28,61 +35,121 @@ RouterKind = Literal["deterministic", "llm"]
 AlertHook = Callable[[dict[str, Any]], None]
 
 
+StepNode = DualNode[SagaState, dict[str, Any]]
+"""A step node: sync body under ``invoke``, async body under ``ainvoke``."""
+
+
 def make_step_node(
     definition: SagaDefinition, step: Step, *, is_last: bool, router: str
-) -> Callable[[SagaState, RunnableConfig], dict[str, Any]]:
-    """A node that runs one step's execute (with its retries) and records what happened."""
+) -> StepNode:
+    """A node that runs one step's execute (with its retries) and records what happened.
+
+    The node has a sync body for ``invoke`` and an async one for ``ainvoke``; both record the
+    same events and state. The async body awaits the participant's ``aexecute`` when it has
+    one, else runs ``execute`` on the step pool (:mod:`sagagraph.agents.async_execution`).
+    """
+
+    def start(state: SagaState, config: RunnableConfig) -> tuple[str, dict[str, Any], StepContext]:
+        saga_id, update = saga_identity(definition, state, config, router)
+        return saga_id, update, context_for(definition, state, step.name, saga_id)
 
     def run_step(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
-        saga_id, update = saga_identity(definition, state, config, router)
-        ctx = context_for(definition, state, step.name, saga_id)
-        outcome = execute_step(step, ctx, inject_failure=state.get("fail_at") == step.name)
-        update["events"] = outcome.events
-        result = outcome.result
-        if result is not None and result.usage:
-            update["usage"] = {step.name: result.usage}
-        if result is None:
-            error = outcome.error
-            assert error is not None
-            failure: FailureRecord = {
-                "step": step.name,
-                "phase": "execute",
-                "error": describe_error(error),
-                "attempts": outcome.attempts,
-            }
-            log.warning("saga %s: step %s failed: %s", saga_id, step.name, failure["error"])
-            update |= {
-                "status": "compensating",
-                "failure": failure,
-                "reason": f"step {step.name!r} failed after {outcome.attempts} "
-                f"attempt(s): {failure['error']}",
-            }
-        elif result.halt:
-            update |= {
-                "halted": {"step": step.name, "reason": result.reason, "data": dict(result.data)},
-                "reason": result.reason or f"step {step.name!r} halted the saga",
-            }
-        else:
-            update["results"] = {step.name: result.record()}
-            if is_last and router == "deterministic":
-                update["status"] = "completed"
-        return update
+        saga_id, update, ctx = start(state, config)
+        inject = state.get("fail_at") == step.name
+        outcome = execute_step(step, ctx, inject_failure=inject)
+        return _record_outcome(update, outcome, step, saga_id, is_last=is_last, router=router)
 
-    run_step.__name__ = f"run_{step.name}"
-    return run_step
+    async def arun_step(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
+        saga_id, update, ctx = start(state, config)
+        inject = state.get("fail_at") == step.name
+        outcome = await aexecute_step(step, ctx, inject_failure=inject)
+        return _record_outcome(update, outcome, step, saga_id, is_last=is_last, router=router)
+
+    return StepNode(f"run_{step.name}", run_step, arun_step)
 
 
-def needs_compensation(state: SagaState) -> bool:
+def _record_outcome(
+    update: dict[str, Any],
+    outcome: Outcome,
+    step: Step,
+    saga_id: str,
+    *,
+    is_last: bool,
+    router: str,
+) -> dict[str, Any]:
+    """The state update of a step node, from what its execute did."""
+    update["events"] = outcome.events
+    result = outcome.result
+    if result is not None and result.usage:
+        update["usage"] = {step.name: result.usage}
+    if result is None:
+        error = outcome.error
+        assert error is not None
+        failure: FailureRecord = {
+            "step": step.name,
+            "phase": "execute",
+            "error": describe_error(error),
+            "attempts": outcome.attempts,
+        }
+        log.warning("saga %s: step %s failed: %s", saga_id, step.name, failure["error"])
+        update |= {
+            "status": "compensating",
+            "failure": failure,
+            "reason": f"step {step.name!r} failed after {outcome.attempts} "
+            f"attempt(s): {failure['error']}",
+        }
+    elif result.halt:
+        update |= {
+            "halted": {"step": step.name, "reason": result.reason, "data": dict(result.data)},
+            "reason": result.reason or f"step {step.name!r} halted the saga",
+        }
+    else:
+        update["results"] = {step.name: result.record()}
+        if is_last and router == "deterministic":
+            update["status"] = "completed"
+    return update
+
+
+class RouteState(TypedDict, total=False):
+    """What the edge after a step reads: LangGraph then copies two fields, not the state."""
+
+    failure: FailureRecord | None
+    halted: dict[str, Any] | None
+
+
+def needs_compensation(state: SagaState | RouteState) -> bool:
     """True when the saga must stop going forward: a step failed or halted it."""
     return bool(state.get("failure") or state.get("halted"))
 
 
-def _route_after(step_name: str, next_node: str) -> Callable[[SagaState], str]:
-    def route(state: SagaState) -> str:
+class _Route(RunnableLambda[RouteState, str]):
+    """The edge after a step, run inline under both ``invoke`` and ``ainvoke``.
+
+    LangGraph runs a plain sync function given as an edge on asyncio's default executor
+    under ``ainvoke``: a thread hop per step, and a queue behind that executor's few
+    threads when hundreds of sagas run at once. A ``RunnableLambda`` (so that LangGraph still
+    reads the narrow :class:`RouteState` from its type hints) without the callback run.
+    """
+
+    def __init__(self, route: Callable[[RouteState], str]) -> None:
+        super().__init__(route, name=route.__name__)
+        self._route = route
+
+    def invoke(self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any) -> str:
+        return self._route(input)
+
+    async def ainvoke(
+        self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> str:
+        return self._route(input)
+
+
+def _route_after(step_name: str, next_node: str) -> _Route:
+    def route(state: RouteState) -> str:
         return "compensate" if needs_compensation(state) else next_node
 
     route.__name__ = f"after_{step_name}"
-    return route
+    return _Route(route)
 
 
 def build_saga_graph(

@@ -1,0 +1,173 @@
+"""``open_async_checkpointer(url)``: the checkpointers of async sagas (``ainvoke``), by URL.
+
+The same URLs as :func:`~sagagraph.checkpoints.factory.open_checkpointer`, and the same
+one-line ConfigurationError naming the URL (password hidden) when one cannot be used:
+
+- ``memory://``: LangGraph's ``InMemorySaver`` (it has async methods);
+- ``sqlite:///path``: :class:`~sagagraph.checkpoints.group_commit.GroupCommitSqliteSaver`,
+  whose concurrent writes share commits;
+- ``postgresql://...``: LangGraph's ``AsyncPostgresSaver`` on a connection pool, with its
+  lock lifted: each statement takes its own pooled connection, so sagas do not queue behind
+  one another's round trips.
+
+The databases these open are the ones the sync factory opens: a saga started async can be
+inspected, resumed or recovered by the CLI, and the other way round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, cast
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from sagagraph.checkpoints.factory import (
+    _SETUP_LOCK,
+    _SETUP_UNLOCK,
+    SETUP_WAIT,
+    SQLITE_BUSY_TIMEOUT,
+    _first_line,
+    _redact_text,
+    default_db_url,
+    redact_url,
+    sqlite_path,
+)
+from sagagraph.checkpoints.group_commit import GroupCommitSqliteSaver
+from sagagraph.errors import ConfigurationError
+
+POSTGRES_POOL_SIZE = 16
+"""Connections an async PostgreSQL checkpointer keeps open at most."""
+
+
+@asynccontextmanager
+async def open_async_checkpointer(
+    url: str | None = None,
+) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    """Open the async checkpointer a URL names (default: ``SAGAGRAPH_DB``, else a SQLite file).
+
+    Use it with ``ainvoke`` and :func:`sagagraph.graph.async_runner.arun_saga`; tables are
+    created when missing; everything is closed on exit, after the last write is committed.
+    """
+    url = url or default_db_url()
+    scheme = url.split(":", 1)[0].lower()
+    if url in ("memory", "memory://"):
+        yield InMemorySaver()
+    elif url.startswith("sqlite:///"):
+        async with _open_sqlite(url) as sqlite_saver:
+            yield sqlite_saver
+    elif scheme in ("postgresql", "postgres"):
+        async with _open_postgres(url) as postgres_saver:
+            yield postgres_saver
+    else:
+        raise ConfigurationError(
+            f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, memory:// "
+            "or postgresql://..."
+        )
+
+
+@asynccontextmanager
+async def _open_sqlite(url: str) -> AsyncIterator[GroupCommitSqliteSaver]:
+    import aiosqlite
+
+    path = sqlite_path(url)
+    if not path.parent.is_dir():
+        raise ConfigurationError(f"checkpointer url {url!r}: folder {path.parent} is missing")
+    if path.is_dir():
+        raise ConfigurationError(f"checkpointer url {url!r}: {path} is a folder, not a file")
+    async with AsyncExitStack() as stack:
+        try:
+            conn = await aiosqlite.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT)
+            stack.push_async_callback(conn.close)
+            # Readers for aget_tuple (see group_commit): one on the event loop that never
+            # waits for a lock, one on the read thread for when SQLite is busy.
+            read_conn = sqlite3.connect(str(path), timeout=0)
+            stack.callback(read_conn.close)
+            patient_conn = sqlite3.connect(
+                str(path), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT
+            )
+            stack.callback(patient_conn.close)
+        except sqlite3.Error as error:
+            raise ConfigurationError(
+                f"checkpointer url {url!r}: cannot open: {_first_line(error)}"
+            ) from None
+        saver = GroupCommitSqliteSaver(conn, read_conn, patient_conn, database=str(path.resolve()))
+        stack.callback(saver.close_reader)
+        try:
+            await saver.setup()
+        except sqlite3.Error as error:
+            raise ConfigurationError(
+                f"checkpointer url {url!r}: not a usable SQLite database: {_first_line(error)}"
+            ) from None
+        try:
+            yield saver
+        finally:
+            await saver.drain()
+
+
+async def _setup_once(conn: Any, saver: Any) -> None:
+    """``saver.setup()`` one process at a time, under the sync factory's advisory lock.
+
+    Concurrent first-time setups on a fresh database race; the lock is polled, as in
+    :mod:`sagagraph.checkpoints.factory`, which explains why.
+    """
+    deadline = time.monotonic() + SETUP_WAIT
+    while not (await (await conn.execute(_SETUP_LOCK)).fetchone())["ok"]:
+        if time.monotonic() > deadline:
+            raise ConfigurationError(
+                "postgres checkpointer: another process is still creating the tables"
+            )
+        await asyncio.sleep(0.05)
+    try:
+        await saver.setup()
+    finally:
+        await conn.execute(_SETUP_UNLOCK)
+
+
+class _NoLock:
+    """Stands in for the saver's lock: with a pool, each cursor has its own connection."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+@asynccontextmanager
+async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg import AsyncConnection
+        from psycopg import Error as PsycopgError
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool, PoolTimeout
+    except ImportError:  # pragma: no cover - depends on installed extras
+        raise ConfigurationError(
+            "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
+        ) from None
+    # The settings AsyncPostgresSaver.from_conn_string gives its own connection.
+    kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncExitStack() as stack:
+        try:
+            # One plain connection first: a wrong URL fails at once (a pool would keep
+            # retrying until its timeout), and it creates the tables.
+            async with await AsyncConnection.connect(url, **kwargs) as conn:
+                await _setup_once(conn, AsyncPostgresSaver(conn))
+            pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+                url, min_size=1, max_size=POSTGRES_POOL_SIZE, kwargs=kwargs, open=False
+            )
+            await pool.open(wait=True, timeout=30.0)
+            stack.push_async_callback(pool.close)
+        except (PsycopgError, PoolTimeout) as error:
+            cause = _redact_text(_first_line(error), url)
+            raise ConfigurationError(
+                f"checkpointer url {redact_url(url)!r}: cannot connect: {cause}"
+            ) from None
+        saver = AsyncPostgresSaver(pool)
+        saver.lock = cast(asyncio.Lock, _NoLock())
+        yield saver
