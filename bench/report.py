@@ -178,7 +178,7 @@ NOTES = {
     "saga's view before and after) against `invoke` on a plain graph with the same three "
     'nodes, one compensation node and the same checkpointer, `durability="sync"` on both; '
     "median of the per-round ratios. On the failure path sagagraph checkpoints each "
-    "compensation on its own, so a crash re-runs at most one of them: 9 checkpoints a saga "
+    "compensation on its own, so a crash re-runs at most one of them: 8 checkpoints a saga "
     "where the plain graph, undoing everything in one node, writes 6.",
     "concurrency": "2: `arun_saga` on `open_async_checkpointer` (SQLite with group commit) "
     "against `ainvoke` on LangGraph's `AsyncSqliteSaver` with async nodes and edges; a fresh "

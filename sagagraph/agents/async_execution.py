@@ -24,11 +24,19 @@ from typing import Any, TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
-from sagagraph.agents.execution import Outcome, _with_attempt
+from sagagraph.agents.execution import (
+    Outcome,
+    checked_result,
+    injected_failure,
+    record_compensate_error,
+    record_compensate_ok,
+    record_execute_error,
+    record_execute_result,
+    with_attempt,
+)
 from sagagraph.agents.loop_gate import waiting_for_io
 from sagagraph.agents.protocol import Step, StepContext, StepResult
-from sagagraph.agents.view import describe_error, make_event
-from sagagraph.errors import InjectedFailure, StepTimeoutError
+from sagagraph.errors import StepTimeoutError
 
 T = TypeVar("T")
 
@@ -99,74 +107,6 @@ async def _compensate_once(step: Step, ctx: StepContext, result: StepResult | No
         await run_in_step_thread(lambda: step.participant.compensate(ctx, result))
 
 
-# -- what one attempt records: the same events as sagagraph.agents.execution ----------------
-
-
-def injected_failure(step: Step) -> InjectedFailure:
-    """The error ``fail_at`` (``--fail-at``) raises in a step."""
-    return InjectedFailure(f"failure injected into step {step.name!r} (--fail-at)")
-
-
-def checked_result(step: Step, result: object) -> StepResult:
-    """``result`` when it is a StepResult; TypeError (a step failure) when it is not."""
-    if not isinstance(result, StepResult):
-        raise TypeError(f"step {step.name!r} returned {type(result).__name__}, expected StepResult")
-    return result
-
-
-def record_execute_error(
-    outcome: Outcome, step: Step, error: Exception, attempt: int, *, injected: bool
-) -> float | None:
-    """Record a failed execute attempt.
-
-    Returns the seconds to wait before the next attempt, or None when the step has failed for
-    good (``outcome.error`` is then set). An injected failure is never retried.
-    """
-    retry = not injected and step.retry.should_retry(error, attempt)
-    kind = "timeout" if isinstance(error, StepTimeoutError) else "error"
-    outcome.events.append(
-        make_event(step.name, "execute", "retry" if retry else kind, attempt, describe_error(error))
-    )
-    if retry:
-        return step.retry.delay(attempt)
-    outcome.error = error
-    return None
-
-
-def record_execute_result(outcome: Outcome, step: Step, result: StepResult, attempt: int) -> None:
-    """Record a finished execute: ``ok``, or ``halted`` when the step stopped the saga."""
-    if result.halt:
-        detail = result.reason or "halted"
-        outcome.events.append(make_event(step.name, "execute", "halted", attempt, detail))
-    else:
-        outcome.events.append(make_event(step.name, "execute", "ok", attempt, result.output or ""))
-    outcome.result = result
-
-
-def record_compensate_error(
-    outcome: Outcome, step: Step, error: Exception, attempt: int
-) -> float | None:
-    """Record a failed compensate attempt; the wait before retrying, or None when giving up."""
-    policy = step.compensation_retry
-    retry = policy.should_retry(error, attempt)
-    outcome.events.append(
-        make_event(
-            step.name, "compensate", "retry" if retry else "error", attempt, describe_error(error)
-        )
-    )
-    if retry:
-        return policy.delay(attempt)
-    outcome.error = error
-    return None
-
-
-def record_compensate_ok(
-    outcome: Outcome, step: Step, result: StepResult | None, attempt: int
-) -> None:
-    detail = "nothing to undo (step did not finish)" if result is None else ""
-    outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
-
-
 # -- the async twins ---------------------------------------------------------------------------
 
 
@@ -187,7 +127,7 @@ async def aexecute_step(
     what = f"step {step.name!r}"
     for attempt in range(1, step.retry.max_attempts + 1):
         outcome.attempts = attempt
-        attempt_ctx = _with_attempt(ctx, attempt)
+        attempt_ctx = with_attempt(ctx, attempt)
         try:
             if inject_failure:
                 raise injected_failure(step)
@@ -227,7 +167,7 @@ async def acompensate_step(
         outcome.attempts = attempt
         try:
             async with waiting_for_io():
-                await _compensate_once(step, _with_attempt(ctx, attempt), result)
+                await _compensate_once(step, with_attempt(ctx, attempt), result)
         except GraphBubbleUp:
             raise
         except Exception as error:

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 from langgraph.errors import GraphBubbleUp
@@ -69,8 +70,87 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> 
     return box["value"]  # type: ignore[return-value]
 
 
-def _with_attempt(ctx: StepContext, attempt: int) -> StepContext:
+def with_attempt(ctx: StepContext, attempt: int) -> StepContext:
+    """``ctx`` for attempt number ``attempt`` (the idempotency key stays the same)."""
     return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.services)
+
+
+# -- what one attempt records: shared by the sync path here and the async one ----------------
+# (sagagraph.agents.async_execution), so a step records the same events under both.
+
+
+def injected_failure(step: Step) -> InjectedFailure:
+    """The error ``fail_at`` (``--fail-at``) raises in a step."""
+    return InjectedFailure(f"failure injected into step {step.name!r} (--fail-at)")
+
+
+def checked_result(step: Step, result: object) -> StepResult:
+    """``result`` when it is a StepResult; TypeError (a step failure) when it is not."""
+    if not isinstance(result, StepResult):
+        raise TypeError(f"step {step.name!r} returned {type(result).__name__}, expected StepResult")
+    return result
+
+
+def record_execute_error(
+    outcome: Outcome, step: Step, error: Exception, attempt: int, *, injected: bool
+) -> float | None:
+    """Record a failed execute attempt.
+
+    Returns the seconds to wait before the next attempt, or None when the step has failed for
+    good (``outcome.error`` is then set). An injected failure is never retried.
+    """
+    retry = not injected and step.retry.should_retry(error, attempt)
+    kind = "timeout" if isinstance(error, StepTimeoutError) else "error"
+    outcome.events.append(
+        make_event(step.name, "execute", "retry" if retry else kind, attempt, describe_error(error))
+    )
+    if retry:
+        return step.retry.delay(attempt)
+    outcome.error = error
+    return None
+
+
+def record_execute_result(outcome: Outcome, step: Step, result: StepResult, attempt: int) -> None:
+    """Record a finished execute: ``ok``, or ``halted`` when the step stopped the saga."""
+    if result.halt:
+        detail = result.reason or "halted"
+        outcome.events.append(make_event(step.name, "execute", "halted", attempt, detail))
+    else:
+        outcome.events.append(make_event(step.name, "execute", "ok", attempt, result.output or ""))
+    outcome.result = result
+
+
+def record_compensate_error(
+    outcome: Outcome, step: Step, error: Exception, attempt: int
+) -> float | None:
+    """Record a failed compensate attempt; the wait before retrying, or None when giving up."""
+    policy = step.compensation_retry
+    retry = policy.should_retry(error, attempt)
+    outcome.events.append(
+        make_event(
+            step.name, "compensate", "retry" if retry else "error", attempt, describe_error(error)
+        )
+    )
+    if retry:
+        return policy.delay(attempt)
+    outcome.error = error
+    return None
+
+
+UNFINISHED_COMPENSATED = "step had not finished: cleaned up by its idempotency key"
+"""Detail of the ``compensate ok`` event of a step that failed or crashed before it finished:
+its compensation ran anyway and removed whatever partial work carried the step's key."""
+
+
+def record_compensate_ok(
+    outcome: Outcome, step: Step, result: StepResult | None, attempt: int
+) -> None:
+    """Record a finished compensate (a step without a result says how it was cleaned up)."""
+    detail = UNFINISHED_COMPENSATED if result is None else ""
+    outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
+
+
+# -- the sync path -----------------------------------------------------------------------------
 
 
 def execute_step(
@@ -87,45 +167,28 @@ def execute_step(
     through: the graph then stops with the step unfinished, and resuming runs it again.
     """
     outcome = Outcome()
+    what = f"step {step.name!r}"
     for attempt in range(1, step.retry.max_attempts + 1):
         outcome.attempts = attempt
+        attempt_ctx = with_attempt(ctx, attempt)
         try:
             if inject_failure:
-                raise InjectedFailure(f"failure injected into step {step.name!r} (--fail-at)")
-            result = call_with_timeout(
-                lambda a=attempt: step.participant.execute(_with_attempt(ctx, a)),  # type: ignore[misc]
-                step.timeout,
-                f"step {step.name!r}",
+                raise injected_failure(step)
+            returned = call_with_timeout(
+                partial(step.participant.execute, attempt_ctx), step.timeout, what
             )
-            if not isinstance(result, StepResult):
-                raise TypeError(
-                    f"step {step.name!r} returned {type(result).__name__}, expected StepResult"
-                )
+            result = checked_result(step, returned)
         except GraphBubbleUp:
             # interrupt() or Command(graph=PARENT) inside a step: LangGraph's control flow,
             # not a failure; let it reach the graph.
             raise
         except Exception as error:
-            retry = not inject_failure and step.retry.should_retry(error, attempt)
-            kind = "timeout" if isinstance(error, StepTimeoutError) else "error"
-            outcome.events.append(
-                make_event(
-                    step.name, "execute", "retry" if retry else kind, attempt, describe_error(error)
-                )
-            )
-            if retry:
-                sleep(step.retry.delay(attempt))
-                continue
-            outcome.error = error
-            return outcome
-        if result.halt:
-            detail = result.reason or "halted"
-            outcome.events.append(make_event(step.name, "execute", "halted", attempt, detail))
-        else:
-            outcome.events.append(
-                make_event(step.name, "execute", "ok", attempt, result.output or "")
-            )
-        outcome.result = result
+            delay = record_execute_error(outcome, step, error, attempt, injected=inject_failure)
+            if delay is None:
+                return outcome
+            sleep(delay)
+            continue
+        record_execute_result(outcome, step, result, attempt)
         return outcome
     raise AssertionError("unreachable: Retry.max_attempts >= 1")
 
@@ -143,30 +206,18 @@ def compensate_step(
     and LangGraph's control flow pass through.
     """
     outcome = Outcome()
-    policy = step.compensation_retry
-    for attempt in range(1, policy.max_attempts + 1):
+    for attempt in range(1, step.compensation_retry.max_attempts + 1):
         outcome.attempts = attempt
         try:
-            step.participant.compensate(_with_attempt(ctx, attempt), result)
+            step.participant.compensate(with_attempt(ctx, attempt), result)
         except GraphBubbleUp:
             raise
         except Exception as error:
-            retry = policy.should_retry(error, attempt)
-            outcome.events.append(
-                make_event(
-                    step.name,
-                    "compensate",
-                    "retry" if retry else "error",
-                    attempt,
-                    describe_error(error),
-                )
-            )
-            if retry:
-                sleep(policy.delay(attempt))
-                continue
-            outcome.error = error
-            return outcome
-        detail = "nothing to undo (step did not finish)" if result is None else ""
-        outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
+            delay = record_compensate_error(outcome, step, error, attempt)
+            if delay is None:
+                return outcome
+            sleep(delay)
+            continue
+        record_compensate_ok(outcome, step, result, attempt)
         return outcome
     raise AssertionError("unreachable: Retry.max_attempts >= 1")

@@ -10,8 +10,11 @@ expiry to tune.
   when the connection closes, which a killed process's connection does.
 - SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
   the saga id; the kernel drops it when the process exits. SQLite is one machine's store,
-  and so is this lock (it needs a local file system).
-- Memory, a saver on a connection pool, any other saver: threads of this process only,
+  and so is this lock (it needs a local file system). Sync (``SqliteSaver``) and async
+  (``AsyncSqliteSaver`` with a ``database`` attribute, as the async factory opens it) savers
+  of one database lock the same file, so each refuses a saga the other drives.
+- Memory, a saver on a connection pool (the async PostgreSQL one), LangGraph's own
+  ``AsyncSqliteSaver`` (which does not say its file), any other saver: this process only,
   unless the saver names a lease file in its ``lease_file`` attribute (see
   :data:`LEASE_FILE_ATTRIBUTE`); then it gets the SQLite kind of lease.
 
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.agents.ids import validate_saga_id
 from sagagraph.errors import SagaBusyError
@@ -118,6 +122,12 @@ def _lease_file(checkpointer: Any) -> str | None:
         database = _sqlite_file(checkpointer)
         if database is not None:
             return f"{database}{LEASE_FILE_SUFFIX}"
+    if isinstance(checkpointer, AsyncSqliteSaver):
+        # Its connection is async, so PRAGMA database_list cannot be asked here; the async
+        # factory records the resolved file instead (GroupCommitSqliteSaver.database).
+        database = getattr(checkpointer, "database", None)
+        if isinstance(database, str) and database:
+            return f"{Path(database).resolve()}{LEASE_FILE_SUFFIX}"
     return None
 
 

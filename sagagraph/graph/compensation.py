@@ -2,26 +2,39 @@
 
 ``compensate`` undoes one step and loops back to itself, so each compensation is checkpointed
 on its own: after a crash the saga resumes at the next step still to undo, and the one that was
-running when the process died runs again (compensations are idempotent). When a compensation
-still fails after its retries, ``escalate`` alerts once (log, ``on_escalation`` hook, an
-``escalate`` event), then pauses the saga with an interrupt until an operator answers
-``retry`` or ``skip``; the saga never claims ``rolled_back`` while something was not undone.
+running when the process died runs again (compensations are idempotent). The last compensation
+also records the saga's final status, in the same superstep. Under ``ainvoke`` the node awaits
+a participant's ``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
+
+When a compensation still fails after its retries, ``escalate`` alerts once (log,
+``on_escalation`` hook, an ``escalate`` event), then pauses the saga with an interrupt until
+an operator answers ``retry`` or ``skip``; the saga never claims ``rolled_back`` while
+something was not undone.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
-from sagagraph.agents.execution import compensate_step
-from sagagraph.agents.protocol import SagaDefinition, StepResult
-from sagagraph.agents.view import FailureRecord, committed_order, describe_error, make_event
+from sagagraph.agents.async_execution import acompensate_step
+from sagagraph.agents.execution import Outcome, compensate_step
+from sagagraph.agents.protocol import SagaDefinition, Step, StepContext, StepResult
+from sagagraph.agents.view import (
+    Event,
+    FailureRecord,
+    committed_order,
+    describe_error,
+    make_event,
+)
 from sagagraph.graph.context import context_for
+from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
 
 log = logging.getLogger("sagagraph")
@@ -47,58 +60,117 @@ def pending_compensations(state: SagaState, steps: Collection[str] | None = None
     return pending
 
 
-def make_compensate_node(
-    definition: SagaDefinition,
-) -> Callable[[SagaState, RunnableConfig], Command[Any]]:
-    def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        saga_id = state["saga_id"]
-        pending = pending_compensations(state, definition.step_names)
-        if not pending:
-            skipped = state.get("skipped") or []
-            status = "resolved_by_operator" if skipped else "rolled_back"
-            detail = f"{len(state.get('compensated') or [])} compensation(s) ran"
-            if skipped:
-                detail += f"; {len(skipped)} skipped by an operator"
-            return Command(
-                update={
-                    "status": status,
-                    "events": [make_event("saga", "finish", "ok", 1, detail)],
-                },
-                goto=END,
-            )
-        name = pending[0]
-        step = definition.step(name)
-        results = state.get("results") or {}
-        result = StepResult.from_record(results[name]) if name in results else None
-        ctx = context_for(definition, state, name, saga_id)
-        outcome = compensate_step(step, ctx, result)
-        if outcome.ok:
-            return Command(
-                update={
-                    "status": "compensating",
-                    "results": {name: None},
-                    "compensated": [name],
-                    "events": outcome.events,
-                },
-                goto="compensate",
-            )
-        assert outcome.error is not None
-        failure: FailureRecord = {
-            "step": name,
-            "phase": "compensate",
-            "error": describe_error(outcome.error),
-            "attempts": outcome.attempts,
-        }
+@dataclass(frozen=True)
+class _Compensation:
+    """The compensation a ``compensate`` superstep is about to run."""
+
+    step: Step
+    ctx: StepContext
+    result: StepResult | None
+    """The step's committed result; None when it failed or crashed before committing."""
+    last: bool
+    """True when nothing else is pending after this one: the saga finishes with it."""
+
+
+def _finish(
+    state: SagaState, ran: int, events: list[Event], update: dict[str, Any] | None = None
+) -> Command[Any]:
+    """End the saga: ``rolled_back``, or ``resolved_by_operator`` when something was skipped.
+
+    ``events`` go before the ``finish`` event; ``update`` adds to the state update.
+    """
+    skipped = state.get("skipped") or []
+    status = "resolved_by_operator" if skipped else "rolled_back"
+    detail = f"{ran} compensation(s) ran"
+    if skipped:
+        detail += f"; {len(skipped)} skipped by an operator"
+    finish = make_event("saga", "finish", "ok", 1, detail)
+    return Command(
+        update={**(update or {}), "status": status, "events": [*events, finish]}, goto=END
+    )
+
+
+def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Command[Any]:
+    """The next compensation to run, or the finishing Command when nothing is pending."""
+    pending = pending_compensations(state, definition.step_names)
+    if not pending:
+        return _finish(state, len(state.get("compensated") or []), [])
+    name = pending[0]
+    results = state.get("results") or {}
+    return _Compensation(
+        step=definition.step(name),
+        ctx=context_for(definition, state, name, state["saga_id"]),
+        result=StepResult.from_record(results[name]) if name in results else None,
+        last=len(pending) == 1,
+    )
+
+
+def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Command[Any]:
+    """The Command recording a compensation's outcome.
+
+    Each compensation is its own superstep, so a crash mid-rollback resumes at the next one.
+    The last one also finishes the saga in its superstep (one checkpoint fewer per rollback):
+    once it is checkpointed there is nothing left that a resume could run.
+    """
+    name = planned.step.name
+    if outcome.ok:
+        if planned.last:
+            ran = len(state.get("compensated") or []) + 1
+            undone = {"results": {name: None}, "compensated": [name]}
+            return _finish(state, ran, outcome.events, undone)
         return Command(
             update={
-                "status": "compensation_failed",
-                "compensation_failure": failure,
+                "status": "compensating",
+                "results": {name: None},
+                "compensated": [name],
                 "events": outcome.events,
             },
-            goto="escalate",
+            goto="compensate",
         )
+    assert outcome.error is not None
+    failure: FailureRecord = {
+        "step": name,
+        "phase": "compensate",
+        "error": describe_error(outcome.error),
+        "attempts": outcome.attempts,
+    }
+    return Command(
+        update={
+            "status": "compensation_failed",
+            "compensation_failure": failure,
+            "events": outcome.events,
+        },
+        goto="escalate",
+    )
 
-    return compensate
+
+CompensateNode = DualNode[SagaState, Command[Any]]
+"""The ``compensate`` node: sync body under ``invoke``, async body under ``ainvoke``."""
+
+
+def make_compensate_node(definition: SagaDefinition) -> CompensateNode:
+    """A node that runs the next pending compensation (with its retries) and records it.
+
+    Under ``ainvoke`` it awaits the participant's ``acompensate`` when it has one, else runs
+    ``compensate`` on the step pool (:mod:`sagagraph.agents.async_execution`), not on
+    asyncio's small default executor.
+    """
+
+    def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        planned = _plan(definition, state)
+        if isinstance(planned, Command):
+            return planned
+        outcome = compensate_step(planned.step, planned.ctx, planned.result)
+        return _apply(state, planned, outcome)
+
+    async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        planned = _plan(definition, state)
+        if isinstance(planned, Command):
+            return planned
+        outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
+        return _apply(state, planned, outcome)
+
+    return CompensateNode("compensate", compensate, acompensate)
 
 
 ESCALATION = "escalate"

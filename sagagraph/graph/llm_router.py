@@ -26,6 +26,9 @@ proposals per decision. Then the fallback decides: ``"deterministic"`` (default)
 next step in definition order; ``"abort"`` records a failure against ``supervisor`` and routes
 to ``compensate``, so the committed steps are undone and the saga ends ``rolled_back``.
 
+Under ``ainvoke`` the supervisor asks with the model's ``ainvoke`` (same guard, events and
+fallback), so LLM-routed sagas wait for their router on the event loop, not for a thread.
+
 Routing tokens are recorded under ``usage["supervisor"]``; counters (decisions, model calls,
 rejected proposals, failed calls, fallbacks) and the last choice under the state's ``route``
 key.
@@ -36,9 +39,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -52,6 +55,7 @@ from sagagraph.agents.protocol import SagaDefinition, Usage
 from sagagraph.agents.view import Event, FailureRecord, committed_order, describe_error, make_event
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
+from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.guard import FINISH, Accepted, Rejected, allowed_now, guard
 from sagagraph.graph.state import SagaState
 from sagagraph.prompts import render_prompt
@@ -279,6 +283,24 @@ def ask_router(
         raise
     except Exception as error:
         return ProposalReply("", error=describe_error(error))
+    return _reply_of(out, method)
+
+
+async def aask_router(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], method: RouterMethod
+) -> ProposalReply:
+    """:func:`ask_router` with ``runnable.ainvoke``: the call does not hold a thread."""
+    try:
+        out = await runnable.ainvoke(messages)
+    except GraphBubbleUp:
+        raise
+    except Exception as error:
+        return ProposalReply("", error=describe_error(error))
+    return _reply_of(out, method)
+
+
+def _reply_of(out: Any, method: RouterMethod) -> ProposalReply:
+    """The reply in what the runnable returned (a message, or ``{"raw": message, ...}``)."""
     message = out.get("raw") if isinstance(out, dict) else out
     reply = read_reply(message, method)
     usage = _usage_of(message)
@@ -311,20 +333,23 @@ class Decision:
     last_problem: str = "no proposal"
 
 
-def decide_next(
-    runnable: Runnable[Any, Any],
+Deciding = Generator[list[BaseMessage], ProposalReply, Decision]
+"""A routing decision in progress: yields each request, is sent each reply, returns the
+:class:`Decision`. Model calls happen outside it, so the sync and async supervisors share it."""
+
+
+def deciding(
     system: str,
     definition: SagaDefinition,
     committed: Sequence[str],
     options: RouterOptions,
-) -> Decision:
+) -> Deciding:
     """Ask for proposals until the guard accepts one or the attempts run out, then fall back."""
     steps = definition.step_names
     decision = Decision()
     shown_to_model: list[dict[str, str]] = []
     for attempt in range(1, options.max_attempts + 1):
-        messages = router_messages(system, compact_view(definition, committed, shown_to_model))
-        reply = ask_router(runnable, messages, options.method)
+        reply = yield router_messages(system, compact_view(definition, committed, shown_to_model))
         decision.calls += 1
         decision.usage = _add(decision.usage, reply.usage)
         if reply.error is not None:
@@ -358,9 +383,48 @@ def decide_next(
     return decision
 
 
+def decide_next(
+    runnable: Runnable[Any, Any],
+    system: str,
+    definition: SagaDefinition,
+    committed: Sequence[str],
+    options: RouterOptions,
+) -> Decision:
+    """One routing decision, asking the model with ``invoke``."""
+    steps = deciding(system, definition, committed, options)
+    try:
+        messages = next(steps)
+        while True:
+            messages = steps.send(ask_router(runnable, messages, options.method))
+    except StopIteration as done:
+        return cast(Decision, done.value)
+
+
+async def adecide_next(
+    runnable: Runnable[Any, Any],
+    system: str,
+    definition: SagaDefinition,
+    committed: Sequence[str],
+    options: RouterOptions,
+) -> Decision:
+    """One routing decision, asking the model with ``ainvoke``."""
+    steps = deciding(system, definition, committed, options)
+    try:
+        messages = next(steps)
+        while True:
+            messages = steps.send(await aask_router(runnable, messages, options.method))
+    except StopIteration as done:
+        return cast(Decision, done.value)
+
+
+SupervisorNode = DualNode[SagaState, Command[Any]]
+"""The ``supervisor`` node: ``invoke`` asks the model with ``invoke``, ``ainvoke`` with
+``ainvoke`` (no thread of asyncio's small default executor held while the model thinks)."""
+
+
 def make_supervisor(
     definition: SagaDefinition, router_model: BaseChatModel, options: RouterOptions
-) -> Callable[[SagaState, RunnableConfig], Command[Any]]:
+) -> SupervisorNode:
     """The ``supervisor`` node: ask, guard, ask again, fall back; return a ``Command``.
 
     A router model that cannot be bound (a stand-in used only to draw the graph, a chat model
@@ -374,7 +438,10 @@ def make_supervisor(
         unusable = error
     system = render_prompt("router", finish=FINISH)
 
-    def supervisor(state: SagaState, config: RunnableConfig) -> Command[Any]:
+    def start(
+        state: SagaState, config: RunnableConfig
+    ) -> tuple[Runnable[Any, Any], str, dict[str, Any], list[str]] | Command[Any]:
+        """What the model is asked about, or the Command when it must not be asked."""
         if runnable is None:
             assert unusable is not None
             raise unusable
@@ -384,47 +451,73 @@ def make_supervisor(
             # resume ever lands here, nothing may run, whatever a model would say.
             return Command(update=update, goto="compensate")
         committed = committed_order(state.get("events") or [], state.get("results") or {})
-        decision = decide_next(runnable, system, definition, committed, options)
-        for event in decision.events:
-            if event["outcome"] != "ok":
-                log.info("saga %s: router: %s", saga_id, event["detail"])
-        counters = {"decisions": 0, "calls": 0, "rejected": 0, "errors": 0, "fallbacks": 0}
-        counters |= {k: v for k, v in (state.get("route") or {}).items() if k in counters}
-        counters["decisions"] += 1
-        counters["calls"] += decision.calls
-        counters["rejected"] += decision.rejected
-        counters["errors"] += decision.errors
-        counters["fallbacks"] += int(decision.fallback)
-        update |= {
-            "usage": {SUPERVISOR: decision.usage},
-            "route": counters | {"last": decision.step or "compensate"},
-            "events": decision.events,
-        }
-        if decision.step is None:
-            error = (
-                f"RouterAborted: no acceptable next step after {options.max_attempts} "
-                f"proposal(s); last: {decision.last_problem}"
-            )
-            failure: FailureRecord = {
-                "step": SUPERVISOR,
-                "phase": "execute",
-                "error": error,
-                "attempts": options.max_attempts,
-            }
-            update["events"] = [
-                *decision.events,
-                make_event(SUPERVISOR, "route", "error", options.max_attempts, error),
-            ]
-            log.warning("saga %s: %s; compensating", saga_id, error)
-            update |= {
-                "status": "compensating",
-                "failure": failure,
-                "reason": f"LLM router aborted: {error}",
-            }
-            return Command(update=update, goto="compensate")
-        if decision.step == FINISH:
-            update["status"] = "completed"
-            return Command(update=update, goto=END)
-        return Command(update=update, goto=decision.step)
+        return runnable, saga_id, update, committed
 
-    return supervisor
+    def supervisor(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        started = start(state, config)
+        if isinstance(started, Command):
+            return started
+        model, saga_id, update, committed = started
+        decision = decide_next(model, system, definition, committed, options)
+        return _routed(state, saga_id, update, decision, options)
+
+    async def asupervisor(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        started = start(state, config)
+        if isinstance(started, Command):
+            return started
+        model, saga_id, update, committed = started
+        decision = await adecide_next(model, system, definition, committed, options)
+        return _routed(state, saga_id, update, decision, options)
+
+    return SupervisorNode(SUPERVISOR, supervisor, asupervisor)
+
+
+def _routed(
+    state: SagaState,
+    saga_id: str,
+    update: dict[str, Any],
+    decision: Decision,
+    options: RouterOptions,
+) -> Command[Any]:
+    """The supervisor's Command for a decision: the step chosen, ``END``, or ``compensate``."""
+    for event in decision.events:
+        if event["outcome"] != "ok":
+            log.info("saga %s: router: %s", saga_id, event["detail"])
+    counters = {"decisions": 0, "calls": 0, "rejected": 0, "errors": 0, "fallbacks": 0}
+    counters |= {k: v for k, v in (state.get("route") or {}).items() if k in counters}
+    counters["decisions"] += 1
+    counters["calls"] += decision.calls
+    counters["rejected"] += decision.rejected
+    counters["errors"] += decision.errors
+    counters["fallbacks"] += int(decision.fallback)
+    update |= {
+        "usage": {SUPERVISOR: decision.usage},
+        "route": counters | {"last": decision.step or "compensate"},
+        "events": decision.events,
+    }
+    if decision.step is None:
+        error = (
+            f"RouterAborted: no acceptable next step after {options.max_attempts} "
+            f"proposal(s); last: {decision.last_problem}"
+        )
+        failure: FailureRecord = {
+            "step": SUPERVISOR,
+            "phase": "execute",
+            "error": error,
+            "attempts": options.max_attempts,
+        }
+        update["events"] = [
+            *decision.events,
+            make_event(SUPERVISOR, "route", "error", options.max_attempts, error),
+        ]
+        log.warning("saga %s: %s; compensating", saga_id, error)
+        update |= {
+            "status": "compensating",
+            "failure": failure,
+            "reason": f"LLM router aborted: {error}",
+        }
+        return Command(update=update, goto="compensate")
+    if decision.step == FINISH:
+        update["status"] = "completed"
+        return Command(update=update, goto=END)
+    return Command(update=update, goto=decision.step)
