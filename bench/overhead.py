@@ -24,10 +24,16 @@ from bench.fake_saga import (
     plain_input,
     thread,
 )
-from sagagraph import build_saga_graph, open_checkpointer, run_saga
+from sagagraph import CompensationMode, build_saga_graph, open_checkpointer, run_saga
 
 TARGET = 1.25
-PATHS = {"success": None, "failure": "summarizer"}
+PATHS: dict[str, tuple[str | None, CompensationMode]] = {
+    "success": (None, "stepwise"),
+    "failure": ("summarizer", "stepwise"),
+    "failure, batch compensation": ("summarizer", "batch"),
+}
+"""Path name -> (failing step, compensation mode). Stepwise (the default) checkpoints each
+compensation; batch undoes everything in one superstep, like the plain graph's one node."""
 
 
 def _time_sagagraph(app: Any, tag: str, n: int, fail_at: str | None) -> float:
@@ -47,13 +53,21 @@ def _time_plain(app: Any, tag: str, n: int, fail_at: str | None) -> float:
     return (time.perf_counter() - start) / n
 
 
-def measure(url: str, fail_at: str | None, rounds: int, per_round: int) -> dict[str, Any]:
+def measure(
+    url: str,
+    fail_at: str | None,
+    rounds: int,
+    per_round: int,
+    compensation: CompensationMode = "stepwise",
+) -> dict[str, Any]:
     """Median seconds per saga of each side, and the median of the per-round ratios."""
     agents = fake_agents()
     with open_checkpointer(url) as checkpointer:
-        sagagraph = build_saga_graph(fake_definition(agents)).compile(checkpointer=checkpointer)
+        graph = build_saga_graph(fake_definition(agents), compensation=compensation)
+        sagagraph = graph.compile(checkpointer=checkpointer)
         plain = plain_graph(agents).compile(checkpointer=checkpointer)
-        prefix = fail_at or "ok"  # one database holds both paths: keep their ids apart
+        # One database holds every path: keep their ids apart.
+        prefix = f"{fail_at or 'ok'}-{compensation}"
         _time_sagagraph(sagagraph, f"{prefix}-warmup", 5, fail_at)
         _time_plain(plain, f"{prefix}-warmup", 5, fail_at)
         ours: list[float] = []
@@ -88,11 +102,11 @@ def run(*, rounds: int = 7, quick: bool = False) -> list[dict[str, Any]]:
             "postgres": pg_url,
         }
         for backend, url in urls.items():
-            for path, fail_at in PATHS.items():
+            for path, (fail_at, compensation) in PATHS.items():
                 row: dict[str, Any] = {"backend": backend, "path": path, "target": TARGET}
                 if url is None:
                     row["skipped"] = "PostgreSQL unreachable at 127.0.0.1:5432"
                 else:
-                    row |= measure(url, fail_at, rounds, per_round[backend])
+                    row |= measure(url, fail_at, rounds, per_round[backend], compensation)
                 rows.append(row)
     return rows

@@ -177,9 +177,10 @@ NOTES = {
     "overhead": "1: sagas run one after another through `run_saga` (which also reads the "
     "saga's view before and after) against `invoke` on a plain graph with the same three "
     'nodes, one compensation node and the same checkpointer, `durability="sync"` on both; '
-    "median of the per-round ratios. On the failure path sagagraph checkpoints each "
-    "compensation on its own, so a crash re-runs at most one of them: 8 checkpoints a saga "
-    "where the plain graph, undoing everything in one node, writes 6.",
+    "median of the per-round ratios. On the failure path sagagraph by default checkpoints "
+    "each compensation on its own, so a crash re-runs at most one of them: 8 checkpoints a "
+    "saga where the plain graph, undoing everything in one node, writes 6. "
+    '`compensation="batch"` undoes everything in one superstep too: the like-for-like row.',
     "concurrency": "2: `arun_saga` on `open_async_checkpointer` (SQLite with group commit) "
     "against `ainvoke` on LangGraph's `AsyncSqliteSaver` with async nodes and edges; a fresh "
     "process and database per run, median of the runs.",

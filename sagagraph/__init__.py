@@ -61,6 +61,7 @@ from sagagraph.errors import (
 )
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
 from sagagraph.graph.builder import build_saga_graph
+from sagagraph.graph.compensation import CompensationMode
 from sagagraph.graph.guard import FINISH, Accepted, Rejected, guard
 from sagagraph.graph.llm_router import RouterOptions
 from sagagraph.graph.runner import (
@@ -109,6 +110,7 @@ __all__ = [
     "BusError",
     "CompensatedKeyError",
     "CompensationFailedError",
+    "CompensationMode",
     "ConfigurationError",
     "Event",
     "EventBus",

@@ -24,7 +24,7 @@ from sagagraph.agents.async_execution import aexecute_step
 from sagagraph.agents.execution import Outcome, execute_step
 from sagagraph.agents.protocol import SagaDefinition, Step, StepContext
 from sagagraph.agents.view import FailureRecord, describe_error
-from sagagraph.graph.compensation import add_compensation_nodes
+from sagagraph.graph.compensation import CompensationMode, add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
@@ -159,6 +159,7 @@ def build_saga_graph(
     router_model: Any = None,
     router_options: Any = None,
     on_escalation: AlertHook | None = None,
+    compensation: CompensationMode = "stepwise",
 ) -> StateGraph[SagaState, None, SagaState, SagaState]:
     """Build the uncompiled saga graph; compile it with a checkpointer to run it.
 
@@ -166,13 +167,17 @@ def build_saga_graph(
     model call to route. ``router="llm"`` asks ``router_model`` (a LangChain chat model) for each
     next step, behind a guard that rejects undefined or out-of-order steps.
     ``on_escalation`` is called with the failure record when a compensation exhausts its retries.
+    ``compensation="stepwise"`` (default) checkpoints each compensation on its own, so a crash
+    mid-rollback resumes at the next one; ``"batch"`` runs them all in one superstep (fewer
+    checkpoints on the failure path; after a crash the whole batch runs again, which
+    idempotent compensations make harmless).
     """
     graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
     names = definition.step_names
     for i, step in enumerate(definition.steps):
         node = make_step_node(definition, step, is_last=i == len(names) - 1, router=router)
         graph.add_node(step.name, cast(Any, node))  # see compensation.add_compensation_nodes
-    add_compensation_nodes(graph, definition, on_escalation=on_escalation)
+    add_compensation_nodes(graph, definition, on_escalation=on_escalation, mode=compensation)
 
     if router == "deterministic":
         graph.add_edge(START, names[0])

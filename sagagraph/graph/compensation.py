@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, StateGraph
@@ -33,6 +33,7 @@ from sagagraph.agents.view import (
     describe_error,
     make_event,
 )
+from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
@@ -147,28 +148,72 @@ def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Comman
 CompensateNode = DualNode[SagaState, Command[Any]]
 """The ``compensate`` node: sync body under ``invoke``, async body under ``ainvoke``."""
 
+CompensationMode = Literal["stepwise", "batch"]
+"""``stepwise``: one checkpointed superstep per compensation (a crash mid-rollback resumes at
+the next one). ``batch``: every pending compensation in one superstep (fewer checkpoints; a
+crash mid-rollback runs the batch again, which idempotent compensations make harmless)."""
 
-def make_compensate_node(definition: SagaDefinition) -> CompensateNode:
+
+def _advance(state: SagaState, name: str, events: list[Event]) -> SagaState:
+    """``state`` as it will be once compensating ``name`` is recorded (for the next plan)."""
+    results = dict(state.get("results") or {})
+    results.pop(name, None)
+    advanced = dict(state)
+    advanced["results"] = results
+    advanced["compensated"] = [*(state.get("compensated") or []), name]
+    advanced["events"] = [*(state.get("events") or []), *events]
+    return cast(SagaState, advanced)
+
+
+def _merge(done: list[tuple[str, list[Event]]], command: Command[Any]) -> Command[Any]:
+    """``command`` with the compensations already run in this superstep recorded first."""
+    if not done:
+        return command
+    update = dict(cast(dict[str, Any], command.update))
+    results = {name: None for name, _ in done} | dict(update.get("results") or {})
+    update["results"] = results
+    update["compensated"] = [name for name, _ in done] + list(update.get("compensated") or [])
+    earlier = [e for _, events in done for e in events]
+    update["events"] = earlier + list(update.get("events") or [])
+    return Command(update=update, goto=command.goto)
+
+
+def make_compensate_node(
+    definition: SagaDefinition, mode: CompensationMode = "stepwise"
+) -> CompensateNode:
     """A node that runs the next pending compensation (with its retries) and records it.
 
-    Under ``ainvoke`` it awaits the participant's ``acompensate`` when it has one, else runs
-    ``compensate`` on the step pool (:mod:`sagagraph.agents.async_execution`), not on
-    asyncio's small default executor.
+    With ``mode="batch"`` it runs every pending compensation, in order, before it records
+    them; it stops at the first one that gives up. Under ``ainvoke`` it awaits the
+    participant's ``acompensate`` when it has one, else runs ``compensate`` on the step pool
+    (:mod:`sagagraph.agents.async_execution`), not on asyncio's small default executor.
     """
+    if mode not in ("stepwise", "batch"):
+        raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")
 
     def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        planned = _plan(definition, state)
-        if isinstance(planned, Command):
-            return planned
-        outcome = compensate_step(planned.step, planned.ctx, planned.result)
-        return _apply(state, planned, outcome)
+        done: list[tuple[str, list[Event]]] = []
+        while True:
+            planned = _plan(definition, state)
+            if isinstance(planned, Command):
+                return _merge(done, planned)
+            outcome = compensate_step(planned.step, planned.ctx, planned.result)
+            if mode == "stepwise" or planned.last or not outcome.ok:
+                return _merge(done, _apply(state, planned, outcome))
+            done.append((planned.step.name, outcome.events))
+            state = _advance(state, planned.step.name, outcome.events)
 
     async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        planned = _plan(definition, state)
-        if isinstance(planned, Command):
-            return planned
-        outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
-        return _apply(state, planned, outcome)
+        done: list[tuple[str, list[Event]]] = []
+        while True:
+            planned = _plan(definition, state)
+            if isinstance(planned, Command):
+                return _merge(done, planned)
+            outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
+            if mode == "stepwise" or planned.last or not outcome.ok:
+                return _merge(done, _apply(state, planned, outcome))
+            done.append((planned.step.name, outcome.events))
+            state = _advance(state, planned.step.name, outcome.events)
 
     return CompensateNode("compensate", compensate, acompensate)
 
@@ -261,12 +306,13 @@ def add_compensation_nodes(
     definition: SagaDefinition,
     *,
     on_escalation: Callable[[dict[str, Any]], None] | None = None,
+    mode: CompensationMode = "stepwise",
 ) -> None:
     """Add ``compensate`` and ``escalate`` to ``graph``."""
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
     graph.add_node(
         "compensate",
-        cast(Any, make_compensate_node(definition)),
+        cast(Any, make_compensate_node(definition, mode)),
         destinations=("compensate", "escalate", END),
     )
     graph.add_node(
