@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sagagraph.agents.view import Event, describe_error
-from sagagraph.config import Settings
+from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
 
 EXIT_COMPLETED = 0
@@ -155,9 +155,13 @@ def paper_graph(
                 f"--router llm needs a chat model: {error} (or use --router deterministic)"
             ) from None
         return build_saga_graph(
-            definition, router="llm", router_model=model, router_options=router_options(args)
+            definition,
+            router="llm",
+            router_model=model,
+            router_options=router_options(args),
+            on_escalation=load_alert_hook(),
         )
-    return build_saga_graph(definition)
+    return build_saga_graph(definition, on_escalation=load_alert_hook())
 
 
 @contextmanager

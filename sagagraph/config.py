@@ -6,11 +6,14 @@ read by the model factory when a client is made: it never enters a saga's state 
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sagagraph.checkpoints.factory import default_db_url
+from sagagraph.errors import ConfigurationError
 
 DEFAULT_OUTPUTS = "outputs"
 DEFAULT_BUS_URL = "sqlite:///sagagraph-events.sqlite"
@@ -53,3 +56,27 @@ class Settings:
     def recorded(self) -> dict[str, Any]:
         """What a saga records of its settings, so any process can resume it the same way."""
         return {"outputs": self.outputs, "llm": self.llm, "model": self.model}
+
+
+AlertHook = Callable[[dict[str, Any]], None]
+
+
+def load_alert_hook(spec: str | None = None) -> AlertHook | None:
+    """The callable ``SAGAGRAPH_ALERT_HOOK`` names (``package.module:function``), or None.
+
+    It is called with the failure record (saga id, step, error, attempts) the moment a
+    compensation exhausts its retries, beside the CRITICAL log record.
+    """
+    spec = spec if spec is not None else os.environ.get("SAGAGRAPH_ALERT_HOOK", "")
+    if not spec.strip():
+        return None
+    module_name, _, attr = spec.strip().partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"SAGAGRAPH_ALERT_HOOK={spec!r}: expected package.module:function")
+    try:
+        hook = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ConfigurationError(f"SAGAGRAPH_ALERT_HOOK={spec!r}: {error}") from None
+    if not callable(hook):
+        raise ConfigurationError(f"SAGAGRAPH_ALERT_HOOK={spec!r}: {attr} is not callable")
+    return hook  # type: ignore[no-any-return]

@@ -167,7 +167,11 @@ async def acompensate_step(
         outcome.attempts = attempt
         try:
             async with waiting_for_io():
-                await _compensate_once(step, with_attempt(ctx, attempt), result)
+                await await_with_timeout(
+                    partial(_compensate_once, step, with_attempt(ctx, attempt), result),
+                    step.compensation_timeout,
+                    f"compensation of step {step.name!r}",
+                )
         except GraphBubbleUp:
             raise
         except Exception as error:

@@ -208,8 +208,13 @@ def compensate_step(
     outcome = Outcome()
     for attempt in range(1, step.compensation_retry.max_attempts + 1):
         outcome.attempts = attempt
+        attempt_ctx = with_attempt(ctx, attempt)
         try:
-            step.participant.compensate(with_attempt(ctx, attempt), result)
+            call_with_timeout(
+                partial(step.participant.compensate, attempt_ctx, result),
+                step.compensation_timeout,
+                f"compensation of step {step.name!r}",
+            )
         except GraphBubbleUp:
             raise
         except Exception as error:

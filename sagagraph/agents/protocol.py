@@ -197,6 +197,10 @@ class Step:
     """Retry policy for ``compensate``; compensations deserve more patience than steps."""
     timeout: float | None = None
     """Seconds ``execute`` may take before it fails with StepTimeoutError (None: no limit)."""
+    compensation_timeout: float | None = None
+    """Seconds one ``compensate`` attempt may take before it counts as failed (None: no limit).
+    A hung undo then goes through ``compensation_retry`` and, if still failing, escalates to an
+    operator instead of blocking its saga for ever."""
     can_halt: bool = False
     """True when ``execute`` may return ``halt=True`` to end the saga early on purpose."""
 
