@@ -292,17 +292,28 @@ def cmd_status(args: argparse.Namespace) -> int:
     from sagagraph.errors import SagaNotFoundError
     from sagagraph.graph.runner import saga_status
 
-    with paper_app(settings_from(args), "deterministic") as app:
-        try:
-            view = saga_status(app, args.saga_id)
-        except SagaNotFoundError:
-            view = None
+    settings = settings_from(args)
+    view = None
+    # A choreographed saga has no checkpoints: do not create an empty database to find out.
+    if checkpoints_may_exist(settings.db):
+        with paper_app(settings, "deterministic") as app:
+            try:
+                view = saga_status(app, args.saga_id)
+            except SagaNotFoundError:
+                view = None
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
             raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
     emit(view, args.json)
     return EXIT_COMPLETED
+
+
+def checkpoints_may_exist(db_url: str) -> bool:
+    """False only for a SQLite checkpointer whose file does not exist yet."""
+    from sagagraph.checkpoints.factory import sqlite_path
+
+    return not db_url.startswith("sqlite:///") or sqlite_path(db_url).exists()
 
 
 def choreography_view_or_none(args: argparse.Namespace) -> dict[str, Any] | None:
