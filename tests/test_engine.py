@@ -460,3 +460,32 @@ def test_concurrent_sagas_never_touch_each_others_records(
     }
     assert journal.effects(ids["right"]) == {f"s{i}": ("done", 1, 0) for i in range(1, 5)}
     assert journal.calls(ids["right"], "compensate") == []
+
+
+def test_a_halt_from_a_step_not_declared_can_halt_fails_it_and_compensates() -> None:
+    undone: list[str] = []
+
+    def book(ctx: StepContext) -> StepResult:
+        return StepResult(output="booked")
+
+    def surprise(ctx: StepContext) -> StepResult:
+        return StepResult(halt=True, reason="changed my mind")
+
+    saga = SagaDefinition.of(
+        "surprise",
+        [
+            participant("book", book, lambda ctx, result: undone.append(ctx.step)),
+            participant("decide", surprise),
+        ],
+    )
+    with saga_app(saga) as app:
+        view = run_saga(app, {}, saga_id="surprise")
+
+    assert view["status"] == "rolled_back"
+    assert view["halted"] is None
+    assert view["failure"]["error"] == (
+        "ConfigurationError: step 'decide' returned halt=True but is not declared "
+        "Step(..., can_halt=True)"
+    )
+    assert view["failure"]["attempts"] == 1
+    assert undone == ["book"]

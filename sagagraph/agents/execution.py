@@ -18,7 +18,7 @@ from langgraph.errors import GraphBubbleUp
 
 from sagagraph.agents.protocol import Step, StepContext, StepResult
 from sagagraph.agents.view import Event, describe_error, make_event
-from sagagraph.errors import InjectedFailure, StepTimeoutError
+from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutError
 
 T = TypeVar("T")
 
@@ -85,9 +85,18 @@ def injected_failure(step: Step) -> InjectedFailure:
 
 
 def checked_result(step: Step, result: object) -> StepResult:
-    """``result`` when it is a StepResult; TypeError (a step failure) when it is not."""
+    """``result`` when it is a StepResult the step may return; else a step failure.
+
+    TypeError for anything but a StepResult; ConfigurationError (never retried) for a halt
+    from a step not declared ``Step(..., can_halt=True)``: ending a saga early is part of the
+    saga's design, so it is declared where the saga is defined, not decided by surprise.
+    """
     if not isinstance(result, StepResult):
         raise TypeError(f"step {step.name!r} returned {type(result).__name__}, expected StepResult")
+    if result.halt and not step.can_halt:
+        raise ConfigurationError(
+            f"step {step.name!r} returned halt=True but is not declared Step(..., can_halt=True)"
+        )
     return result
 
 

@@ -202,7 +202,8 @@ class Step:
     A hung undo then goes through ``compensation_retry`` and, if still failing, escalates to an
     operator instead of blocking its saga for ever."""
     can_halt: bool = False
-    """True when ``execute`` may return ``halt=True`` to end the saga early on purpose."""
+    """True when ``execute`` may return ``halt=True`` to end the saga early on purpose; a halt
+    from a step not declared so fails the step (ConfigurationError) and the saga compensates."""
 
     @property
     def name(self) -> str:
