@@ -16,7 +16,6 @@ A bus is named by URL (``memory://``, ``sqlite:///path``, ``amqp://...``) or pas
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -34,11 +33,11 @@ from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage, encode, new_message
 from sagagraph.choreography.projection import choreography_view, is_finished
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
+from sagagraph.config import Settings
 from sagagraph.errors import BusError, ConfigurationError, InputError
 
 log = logging.getLogger("sagagraph")
 
-DEFAULT_BUS_URL = "sqlite:///sagagraph-events.sqlite"
 DEFAULT_TIMEOUT = 600.0
 """Seconds :func:`run_choreographed_saga` waits for a saga to end."""
 AGENT_START_TIMEOUT = 30.0
@@ -50,8 +49,8 @@ CommitHook = Callable[[SagaMessage, list[SagaMessage]], None]
 
 
 def default_bus_url() -> str:
-    env = os.environ
-    return env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL
+    """``SAGAGRAPH_BUS``, else ``SAGAGRAPH_AMQP_URL``, else the SQLite log in this folder."""
+    return Settings.resolve().bus
 
 
 @contextmanager
