@@ -32,6 +32,7 @@ def paper_saga_definition(
     summary_words: int = 300,
     step_timeout: float | None = None,
     retry: Retry | None = None,
+    parallel: bool = False,
 ) -> SagaDefinition:
     """The ``paper_review`` saga definition.
 
@@ -40,6 +41,8 @@ def paper_saga_definition(
     either here or to your own ``loader``, not both. ``step_timeout`` bounds each step.
     ``retry`` is each step's retry policy; by default a model engine retries once on a
     transient error (unreachable server, HTTP error, timeout), the offline engine never.
+    ``parallel=True`` runs reviewer and summarizer side by side once the paper is validated
+    (both need only the validated paper); deterministic orchestration only.
     """
     if loader is not None and password is not None:
         raise ConfigurationError("paper saga: pass the password to the PaperLoader, not both")
@@ -62,6 +65,11 @@ def paper_saga_definition(
     steps = (
         Step(ValidatorAgent(), retry=retry, timeout=step_timeout, can_halt=True),
         Step(ReviewerAgent(), retry=retry, timeout=step_timeout),
-        Step(SummarizerAgent(summary_words), retry=retry, timeout=step_timeout),
+        Step(
+            SummarizerAgent(summary_words),
+            retry=retry,
+            timeout=step_timeout,
+            after=("validator",) if parallel else None,
+        ),
     )
     return SagaDefinition(PAPER_SAGA, steps, services)

@@ -204,6 +204,10 @@ class Step:
     can_halt: bool = False
     """True when ``execute`` may return ``halt=True`` to end the saga early on purpose; a halt
     from a step not declared so fails the step (ConfigurationError) and the saga compensates."""
+    after: tuple[str, ...] | None = None
+    """The steps this one needs, all defined before it; None: the previous step (a chain).
+    Steps that do not need each other may run in parallel under deterministic orchestration;
+    ``()`` is allowed only for the first step (a saga has one start)."""
 
     @property
     def name(self) -> str:
@@ -236,10 +240,55 @@ class SagaDefinition:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ConfigurationError(f"saga {self.name!r} defines steps twice: {duplicates}")
+        for i, step in enumerate(self.steps):
+            self._check_after(step, names[:i])
+
+    def _check_after(self, step: Step, earlier: list[str]) -> None:
+        """One-line error unless ``step.after`` names earlier steps only (a topological order)."""
+        if step.after is None:
+            return
+        where = f"saga {self.name!r}: step {step.name!r} after="
+        if not isinstance(step.after, tuple) or not all(isinstance(a, str) for a in step.after):
+            raise ConfigurationError(f"{where}{step.after!r}: expected a tuple of step names")
+        if not step.after and earlier:
+            raise ConfigurationError(f"{where}(): only the first step may need no other step")
+        if len(set(step.after)) != len(step.after):
+            raise ConfigurationError(f"{where}{step.after!r}: names a step twice")
+        for dep in step.after:
+            if dep == step.name:
+                raise ConfigurationError(f"{where}{step.after!r}: a step cannot need itself")
+            if dep not in earlier:
+                known = "defined later" if dep in self.step_names else "not defined"
+                raise ConfigurationError(
+                    f"{where}{step.after!r}: {dep!r} is {known}; "
+                    "a step may only need steps defined before it"
+                )
 
     @property
     def step_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.steps)
+
+    def dependencies(self, name: str) -> tuple[str, ...]:
+        """The steps ``name`` needs: its ``after``, else the step defined before it."""
+        names = self.step_names
+        index = names.index(self.step(name).name)
+        after = self.steps[index].after
+        if after is not None:
+            return after
+        return names[index - 1 : index] if index else ()
+
+    def dependants(self, name: str) -> tuple[str, ...]:
+        """The steps that need ``name``, in definition order."""
+        return tuple(s for s in self.step_names if name in self.dependencies(s))
+
+    @property
+    def is_chain(self) -> bool:
+        """True when every step needs exactly the one before it (the default, no parallelism)."""
+        names = self.step_names
+        return all(
+            self.dependencies(n) == names[i - 1 : i] if i else not self.dependencies(n)
+            for i, n in enumerate(names)
+        )
 
     def step(self, name: str) -> Step:
         for s in self.steps:

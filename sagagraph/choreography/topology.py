@@ -187,6 +187,11 @@ def derive_choreography(
     definition: SagaDefinition, names: EventNames | None = None
 ) -> Choreography:
     """The subscription map of ``definition``; ConfigurationError when two events share a name."""
+    if not definition.is_chain:
+        raise ConfigurationError(
+            f"saga {definition.name!r}: choreography runs steps as a chain; "
+            "parallel steps (Step.after) need orchestration"
+        )
     names = names if names is not None else event_names_for(definition)
     steps = definition.steps
     roles: list[AgentRole] = []

@@ -14,7 +14,7 @@ default executor.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypedDict, cast
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -47,23 +47,41 @@ def make_step_node(
     The node has a sync body for ``invoke`` and an async one for ``ainvoke``; both record the
     same events and state. The async body awaits the participant's ``aexecute`` when it has
     one, else runs ``execute`` on the step pool (:mod:`sagagraph.agents.async_execution`).
+
+    In a parallel definition (``Step.after``) a step reached after a sibling branch failed
+    does nothing (the saga is compensating), and the saga completes only once every step
+    committed: ``is_last`` then means "complete if that makes every step committed".
     """
+    parallel = not definition.is_chain
 
     def start(state: SagaState, config: RunnableConfig) -> tuple[str, dict[str, Any], StepContext]:
         saga_id, update = saga_identity(definition, state, config, router)
         return saga_id, update, context_for(definition, state, step.name, saga_id)
 
+    def record(
+        state: SagaState, update: dict[str, Any], outcome: Outcome, saga_id: str
+    ) -> dict[str, Any]:
+        last = is_last
+        if parallel:
+            committed = set(state.get("results") or {}) | {step.name}
+            last = is_last and committed >= set(definition.step_names)
+        return _record_outcome(update, outcome, step, saga_id, is_last=last, router=router)
+
     def run_step(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
+        if parallel and needs_compensation(state):
+            return {}
         saga_id, update, ctx = start(state, config)
         inject = state.get("fail_at") == step.name
         outcome = execute_step(step, ctx, inject_failure=inject)
-        return _record_outcome(update, outcome, step, saga_id, is_last=is_last, router=router)
+        return record(state, update, outcome, saga_id)
 
     async def arun_step(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
+        if parallel and needs_compensation(state):
+            return {}
         saga_id, update, ctx = start(state, config)
         inject = state.get("fail_at") == step.name
         outcome = await aexecute_step(step, ctx, inject_failure=inject)
-        return _record_outcome(update, outcome, step, saga_id, is_last=is_last, router=router)
+        return record(state, update, outcome, saga_id)
 
     return StepNode(f"run_{step.name}", run_step, arun_step)
 
@@ -152,6 +170,76 @@ def _route_after(step_name: str, next_node: str) -> _Route:
     return _Route(route)
 
 
+def _route_parallel(definition: SagaDefinition, step_name: str, following: list[str]) -> _Route:
+    """The edge after a step of a parallel definition.
+
+    It sends the saga to ``compensate`` only for a failure or halt of this step (or of the saga
+    itself, as a forced rollback records it); a step that did nothing because a sibling
+    branch already failed ends its branch, so ``compensate`` is not started a second time.
+    """
+    steps = set(definition.step_names)
+
+    def owns(record: Mapping[str, object] | None) -> bool:
+        return record is not None and (
+            record.get("step") == step_name or record.get("step") not in steps
+        )
+
+    def route(state: RouteState) -> Any:
+        if owns(state.get("failure")) or owns(state.get("halted")):
+            return "compensate"
+        if needs_compensation(state):
+            return END
+        return following or END
+
+    route.__name__ = f"after_{step_name}"
+    return _Route(route)
+
+
+COMPLETE = "complete"
+"""The node that joins a parallel definition's last branches and marks the saga completed."""
+
+
+def _complete(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
+    """Mark the saga completed once every branch committed (nothing, while compensating)."""
+    if needs_compensation(state):
+        return {}
+    return {"status": "completed"}
+
+
+async def _acomplete(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
+    return _complete(state, config)
+
+
+def _wire_parallel(
+    graph: StateGraph[SagaState, None, SagaState, SagaState], definition: SagaDefinition
+) -> None:
+    """Edges of a deterministic parallel definition: each step after the steps it needs.
+
+    A step with one dependency follows it through that step's routing edge; a step with
+    several waits for all of them (a LangGraph join, which fires however they ended: the step
+    then does nothing when one of them failed). Steps nobody needs end the saga; when there
+    are several, ``complete`` joins them so that only the last to finish can complete it.
+    """
+    names = definition.step_names
+    graph.add_edge(START, names[0])
+    leaves = [n for n in names if not definition.dependants(n)]
+    for name in names:
+        following = [d for d in definition.dependants(name) if len(definition.dependencies(d)) == 1]
+        targets = {n: n for n in following} | {"compensate": "compensate", END: END}
+        graph.add_conditional_edges(
+            name, _route_parallel(definition, name, following), cast(Any, targets)
+        )
+    for name in names:
+        needs = definition.dependencies(name)
+        if len(needs) > 1:
+            graph.add_edge(list(needs), name)
+    if len(leaves) > 1:
+        # A DualNode, like the steps: no executor thread hop under ``ainvoke``.
+        graph.add_node(COMPLETE, cast(Any, StepNode(COMPLETE, _complete, _acomplete)))
+        graph.add_edge(leaves, COMPLETE)
+        graph.add_edge(COMPLETE, END)
+
+
 def build_saga_graph(
     definition: SagaDefinition,
     router: RouterKind = "deterministic",
@@ -175,11 +263,25 @@ def build_saga_graph(
     graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
     names = definition.step_names
     for i, step in enumerate(definition.steps):
-        node = make_step_node(definition, step, is_last=i == len(names) - 1, router=router)
+        is_last = i == len(names) - 1
+        if not definition.is_chain:
+            # A parallel definition's only last step may complete the saga; with several,
+            # the ``complete`` join does.
+            leaves = [n for n in names if not definition.dependants(n)]
+            is_last = leaves == [step.name]
+        node = make_step_node(definition, step, is_last=is_last, router=router)
         graph.add_node(step.name, cast(Any, node))  # see compensation.add_compensation_nodes
     add_compensation_nodes(graph, definition, on_escalation=on_escalation, mode=compensation)
 
-    if router == "deterministic":
+    if router == "llm" and not definition.is_chain:
+        from sagagraph.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"saga {definition.name!r}: parallel steps (Step.after) need router='deterministic'"
+        )
+    if router == "deterministic" and not definition.is_chain:
+        _wire_parallel(graph, definition)
+    elif router == "deterministic":
         graph.add_edge(START, names[0])
         for i, name in enumerate(names):
             nxt = names[i + 1] if i + 1 < len(names) else END

@@ -45,7 +45,9 @@ def pending_compensations(state: SagaState, steps: Collection[str] | None = None
     """Steps still to compensate, in the order they must run.
 
     The step that failed comes first (it cleans up its own partial work, which may be
-    nothing), then every committed step in reverse commit order. With ``steps`` (the defined
+    nothing), then any sibling that failed in the same parallel superstep, then every
+    committed step in reverse commit order (a sibling that committed alongside the failure
+    included; one that never ran is not). With ``steps`` (the defined
     step names), a failure recorded against something that is not a step (a router) adds
     nothing to undo.
     """
@@ -56,6 +58,18 @@ def pending_compensations(state: SagaState, steps: Collection[str] | None = None
     if failure and failure["step"] not in done and (steps is None or failure["step"] in steps):
         pending.append(failure["step"])
     results = state.get("results") or {}
+    # Parallel siblings can fail in one superstep; ``failure`` keeps one, the events show all.
+    for event in state.get("events") or []:
+        name = event["step"]
+        if (
+            event["action"] == "execute"
+            and event["outcome"] in ("error", "timeout")
+            and (steps is None or name in steps)
+            and name not in done
+            and name not in pending
+            and name not in results
+        ):
+            pending.append(name)
     committed = committed_order(state.get("events") or [], results)
     pending += [s for s in reversed(committed) if s not in done and s not in pending]
     return pending

@@ -3,12 +3,20 @@
 Reducers make the state append-only where the audit trail needs it (``events``,
 ``compensated``) and let a compensation remove its step's result (``results``).
 Derived fields (``completed``, ``outputs``) are not stored: :func:`saga_view` computes them.
+
+Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
+the same superstep; a plain LangGraph field refuses two writes at once, so these use
+:class:`OneOf`: a later superstep still replaces the value as usual, and writes that arrive
+together are settled by a fixed rule.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Self, TypedDict, TypeVar
+
+from langgraph.channels import LastValue
 
 from sagagraph.agents.protocol import StepRecord, Usage
 from sagagraph.agents.view import Event, FailureRecord, Status
@@ -39,6 +47,71 @@ def add_usage(left: dict[str, Usage] | None, right: dict[str, Usage] | None) -> 
     return merged
 
 
+T = TypeVar("T")
+
+
+class OneOf(LastValue[T]):
+    """A last-value field that accepts several writes in one superstep and keeps ``pick`` of them.
+
+    One write per superstep behaves exactly like a plain field. Writes that arrive together
+    (sibling steps) come in LangGraph's task order (sorted by task path: for step nodes, by
+    step name), so the pick is the same on every run and every resume, and ``failure`` and
+    ``reason`` picked with :func:`_first` come from the same step.
+    """
+
+    __slots__ = ("pick",)
+
+    def __init__(
+        self, typ: Any, key: str = "", pick: Callable[[Sequence[T]], T] | None = None
+    ) -> None:
+        super().__init__(typ, key)
+        self.pick: Callable[[Sequence[T]], T] = pick if pick is not None else _first
+
+    def __eq__(self, value: object) -> bool:
+        return isinstance(value, OneOf) and value.pick is self.pick
+
+    def __hash__(self) -> int:
+        return hash(self.pick)
+
+    def copy(self) -> Self:
+        empty = super().copy()
+        empty.pick = self.pick
+        return empty
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        empty = super().from_checkpoint(checkpoint)
+        empty.pick = self.pick
+        return empty
+
+    def update(self, values: Sequence[T]) -> bool:
+        if not values:
+            return False
+        self.value = values[0] if len(values) == 1 else self.pick(values)
+        return True
+
+
+def _first(values: Sequence[T]) -> T:
+    """The first of writes that arrive together (by step name): one failure or halt is shown;
+    compensation still cleans up every step that failed (see ``pending_compensations``)."""
+    return values[0]
+
+
+STATUS_PRECEDENCE: dict[str, int] = {
+    "running": 0,
+    "completed": 1,
+    "compensating": 2,
+    "rolled_back": 3,
+    "resolved_by_operator": 3,
+    "compensation_failed": 4,
+}
+"""Which status wins when siblings write at once: a failure (compensating) beats a sibling's
+success, and needing an operator beats everything."""
+
+
+def _strongest_status(values: Sequence[Status]) -> Status:
+    return max(values, key=lambda s: STATUS_PRECEDENCE.get(s, 0))
+
+
 class SagaState(TypedDict, total=False):
     """State of one saga run by the orchestration graph."""
 
@@ -52,17 +125,17 @@ class SagaState(TypedDict, total=False):
     """``orchestration``."""
     router: str
     """``deterministic`` or ``llm``."""
-    status: Status
+    status: Annotated[Status, OneOf(str, pick=_strongest_status)]
     """Where the saga is in its lifecycle."""
-    reason: str | None
+    reason: Annotated[str | None, OneOf(str)]
     """Why the saga did not complete, in one line."""
     fail_at: str | None
     """Step into which a failure is injected (``--fail-at``), for demos and tests."""
     results: Annotated[dict[str, StepRecord], merge_results]
     """Results of the steps that are committed now, by step name."""
-    halted: dict[str, Any] | None
+    halted: Annotated[dict[str, Any] | None, OneOf(dict)]
     """The step that halted the saga on purpose, its reason and data."""
-    failure: FailureRecord | None
+    failure: Annotated[FailureRecord | None, OneOf(dict)]
     """The step that failed after its retries, with its error and attempts."""
     compensation_failure: FailureRecord | None
     """The compensation that still fails after its retries, waiting for an operator."""
