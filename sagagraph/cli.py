@@ -106,6 +106,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         llm=getattr(args, "llm", None),
         model=getattr(args, "model", None),
         bus=getattr(args, "bus", None),
+        parallel=getattr(args, "parallel", None),
     )
 
 
@@ -119,6 +120,7 @@ def paper_definition(settings: Settings, *, password: str | None = None, loader:
         engine=engine,
         outputs_dir=settings.outputs,
         loader=loader if loader is not None else PaperLoader(password),
+        parallel=settings.parallel,
     )
 
 
@@ -269,6 +271,7 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
         outputs=getattr(args, "outputs", None) or recorded.get("outputs"),
         llm=getattr(args, "llm", None) or recorded.get("llm"),
         model=getattr(args, "model", None) or recorded.get("model"),
+        parallel=bool(recorded.get("parallel")),
     )
     return settings, str(recorded.get("router") or view.get("router") or "deterministic")
 
@@ -419,7 +422,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from sagagraph.agents.paper_saga import paper_saga_definition
     from sagagraph.graph.builder import build_saga_graph
 
-    definition = paper_saga_definition(outputs_dir=settings.outputs)
+    definition = paper_saga_definition(outputs_dir=settings.outputs, parallel=args.parallel)
     router_model = None
     if args.router == "llm":
         # Drawing never calls the model; a named stand-in keeps `graph` free of API keys.
@@ -529,6 +532,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mode", choices=("orchestration", "choreography"), default="orchestration")
     run.add_argument("--fail-at", metavar="STEP", help="make STEP fail (demo the compensation)")
     run.add_argument("--password", help="password of an encrypted PDF")
+    run.add_argument(
+        "--parallel",
+        action="store_true",
+        help="run the reviewer and the summarizer side by side (deterministic orchestration)",
+    )
     router_flags(run)
     common(run)
     run.set_defaults(func=cmd_run)
@@ -566,6 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     graph = sub.add_parser("graph", help="print the saga graph as Mermaid")
     graph.add_argument("--router", choices=("deterministic", "llm"), default="deterministic")
+    graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
     graph.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )

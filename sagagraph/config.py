@@ -33,6 +33,8 @@ class Settings:
     """Chat model name (``SAGAGRAPH_MODEL``)."""
     bus: str
     """Event bus URL for choreography (``SAGAGRAPH_AMQP_URL`` or ``SAGAGRAPH_BUS``)."""
+    parallel: bool = False
+    """Run the reviewer and the summarizer side by side after the validator (``--parallel``)."""
 
     @classmethod
     def resolve(
@@ -43,6 +45,7 @@ class Settings:
         llm: str | None = None,
         model: str | None = None,
         bus: str | None = None,
+        parallel: bool | None = None,
     ) -> Settings:
         env = os.environ
         return cls(
@@ -51,11 +54,17 @@ class Settings:
             llm=llm or env.get("SAGAGRAPH_LLM") or None,
             model=model or env.get("SAGAGRAPH_MODEL") or None,
             bus=bus or env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL,
+            parallel=bool(parallel),
         )
 
     def recorded(self) -> dict[str, Any]:
         """What a saga records of its settings, so any process can resume it the same way."""
-        return {"outputs": self.outputs, "llm": self.llm, "model": self.model}
+        return {
+            "outputs": self.outputs,
+            "llm": self.llm,
+            "model": self.model,
+            "parallel": self.parallel,
+        }
 
 
 AlertHook = Callable[[dict[str, Any]], None]

@@ -41,3 +41,25 @@ def test_status_of_an_orchestrated_saga_and_of_an_unknown_one(
     assert main(["status", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "sagagraph: error: saga 'nope': not found (checkpointer and event log)"
+
+
+def test_run_parallel_completes_and_rolls_back_like_the_chain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", str(PAPER), "--parallel", "--saga-id", "p1", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert sorted(done["completed"]) == ["reviewer", "summarizer", "validator"]
+    assert sorted(done["outputs"]) == ["reviewer", "summarizer", "validator"]
+
+    args = ["run", str(PAPER), "--parallel", "--saga-id", "p2", "--fail-at", "summarizer"]
+    assert main([*args, "--json"]) == 3
+    undone = json.loads(capsys.readouterr().out)
+    assert undone["compensated"] == ["summarizer", "reviewer", "validator"]
+    assert not (tmp_path / "outputs" / "p2").exists()
+
+
+def test_parallel_is_refused_where_it_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(PAPER), "--parallel", "--mode", "choreography"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sagagraph: error: ") and "\n" not in err
+    assert "parallel" in err
