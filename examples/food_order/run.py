@@ -18,6 +18,7 @@ from typing import Any
 
 from examples.food_order.saga import food_order_saga
 from examples.food_order.stores import KitchenStores
+from examples.shared import print_saga
 from sagagraph import build_saga_graph, new_saga_id, open_checkpointer, run_saga
 
 MENU = {"margherita": (20, 1_150), "tiramisu": (10, 650)}
@@ -44,24 +45,6 @@ def open_demo_stores(folder: Path) -> KitchenStores:
     stores.payments.add_card("carol-visa", limit_cents=10_000)
     stores.payments.add_card("dan-visa", limit_cents=1_000)
     return stores
-
-
-def print_saga(view: dict[str, Any]) -> None:
-    """The saga's events, one line each, then its outcome."""
-    print(f"saga {view['saga_id']} ({view['saga']})")
-    for number, event in enumerate(view["events"], start=1):
-        # Record keys start with the saga id, printed once above.
-        text = event["detail"].replace(f"{view['saga_id']}:", "")
-        detail = f"  {text}" if text else ""
-        print(
-            f"  {number:>2}. {event['step']:<17} {event['action']:<10} {event['outcome']:<7}"
-            f" attempt {event['attempt']}{detail}"
-        )
-    print(f"status: {view['status']}")
-    if view["reason"]:
-        print(f"reason: {view['reason']}")
-    if view["compensated"]:
-        print(f"compensated, in this order: {', '.join(view['compensated'])}")
 
 
 def print_stores(stores: KitchenStores, saga_id: str, card: str) -> None:

@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from examples.shared import print_saga
 from examples.travel_booking.saga import travel_booking_saga
 from examples.travel_booking.stores import TravelStores
 from sagagraph import build_saga_graph, new_saga_id, open_checkpointer, run_saga
@@ -48,24 +49,6 @@ def open_demo_stores(folder: Path) -> TravelStores:
 
 def money(cents: int) -> str:
     return f"{cents / 100:,.2f}"
-
-
-def print_saga(view: dict[str, Any]) -> None:
-    """The saga's events, one line each, then its outcome."""
-    print(f"saga {view['saga_id']} ({view['saga']})")
-    for number, event in enumerate(view["events"], start=1):
-        # Record keys start with the saga id, printed once above.
-        text = event["detail"].replace(f"{view['saga_id']}:", "")
-        detail = f"  {text}" if text else ""
-        print(
-            f"  {number:>2}. {event['step']:<14} {event['action']:<10} {event['outcome']:<7}"
-            f" attempt {event['attempt']}{detail}"
-        )
-    print(f"status: {view['status']}")
-    if view["reason"]:
-        print(f"reason: {view['reason']}")
-    if view["compensated"]:
-        print(f"compensated, in this order: {', '.join(view['compensated'])}")
 
 
 def print_stores(stores: TravelStores, saga_id: str, traveller: str) -> None:

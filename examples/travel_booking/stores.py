@@ -10,13 +10,11 @@ that timed out, then landed) is refused with ``CompensatedKeyError``.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from examples.shared import SqliteStore
 from sagagraph import CompensatedKeyError
 
 
@@ -30,43 +28,6 @@ class InsufficientFunds(Exception):
 
 class ServiceUnavailable(ConnectionError):
     """A service hiccup worth retrying."""
-
-
-class SqliteStore:
-    """One SQLite file; each ``transaction()`` is short, serialised and committed at once."""
-
-    schema = ""
-    """SQL that creates the store's tables when missing."""
-    records_table = ""
-    """The table whose rows belong to sagas (each carries ``saga_id``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        with closing(sqlite3.connect(path, timeout=30)) as conn:
-            conn.executescript(self.schema)
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        # BEGIN IMMEDIATE takes the write lock up front: two sagas checking the same seat
-        # count or balance cannot both read "enough" and both write.
-        with closing(sqlite3.connect(self.path, timeout=30, isolation_level=None)) as conn:
-            conn.row_factory = sqlite3.Row
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def records(self, saga_id: str) -> list[dict[str, Any]]:
-        """This saga's records (bookings, holds or charges), oldest first."""
-        with self.transaction() as conn:
-            rows = conn.execute(
-                f"SELECT * FROM {self.records_table} WHERE saga_id = ? ORDER BY rowid",
-                (saga_id,),
-            ).fetchall()
-        return [dict(row) for row in rows]
 
 
 class Airline(SqliteStore):
