@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -328,6 +328,10 @@ class RabbitBus:
                 return int(result.consumer_count or 0) if result is not None else 0
 
         return self._sync("cannot inspect the agent queues", count)
+
+    def presence(self, consumer: str) -> AbstractContextManager[None]:
+        """Nothing to do: the broker counts each queue's consumers itself."""
+        return nullcontext()
 
     @contextmanager
     def ledger(self, consumer: str) -> Iterator[AgentLedger]:
