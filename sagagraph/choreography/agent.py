@@ -318,6 +318,12 @@ class ChoreographyAgent:
             usage=dict(usage or {}),
         )
 
+    def abort(self, cause: SagaMessage, reason: str) -> SagaMessage:
+        """This step's compensation event without running it: the saga is to roll back from
+        here (``recover --compensate``); ``cause`` is the step's forward trigger."""
+        event = make_event(self.name, "compensate", "skipped", 1, reason)
+        return self._compensated(cause, [event], ran=False, reason=reason)
+
     # --- helpers ------------------------------------------------------------------------
 
     def _definition(self, message: SagaMessage) -> SagaDefinition:

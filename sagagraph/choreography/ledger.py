@@ -208,6 +208,16 @@ class AgentLedger:
                     ),
                 )
 
+    def emitted_for(self, saga_id: str) -> list[SagaMessage]:
+        """Everything this agent emitted for a saga, in the order it handled the events."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT outgoing FROM agent_inbox WHERE consumer = ? AND saga_id = ? "
+                "ORDER BY handled_at, rowid",
+                (self.consumer, saga_id),
+            ).fetchall()
+        return [m for (outgoing,) in rows for m in cast(list[SagaMessage], json.loads(outgoing))]
+
     def handled_count(self) -> int:
         """How many events this agent has handled (for tests and diagnostics)."""
         with self._lock:
