@@ -23,7 +23,7 @@ from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.config import Settings
-from sagagraph.errors import BusError
+from sagagraph.errors import BusError, SagaGraphError
 
 log = logging.getLogger("sagagraph")
 
@@ -211,7 +211,7 @@ class AgentFailures:
     def raise_if_any(self) -> None:
         if self.errors:
             error = self.errors[0]
-            if isinstance(error, BusError):
+            if isinstance(error, SagaGraphError):
                 raise error
             raise BusError(f"an agent stopped: {describe_error(error)}") from error
 

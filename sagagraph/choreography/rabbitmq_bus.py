@@ -47,7 +47,11 @@ try:
         AbstractIncomingMessage,
         AbstractQueue,
     )
-    from aio_pika.exceptions import CONNECTION_EXCEPTIONS, ChannelNotFoundEntity
+    from aio_pika.exceptions import (
+        CONNECTION_EXCEPTIONS,
+        ChannelNotFoundEntity,
+        ProbableAuthenticationError,
+    )
 except ImportError:  # pragma: no cover - depends on installed extras
     raise ConfigurationError(
         "the RabbitMQ bus needs the extra: pip install 'sagagraph[rabbitmq]'"
@@ -62,6 +66,7 @@ PROBE_TYPE = "_probe"
 """Marks a message a reader writes to the log to know where the log ends."""
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
+_USERINFO_PASSWORD = re.compile(r"(//[^/@:]*:)[^@]*@")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
@@ -82,6 +87,28 @@ def split_namespace(url: str) -> tuple[str, str]:
             "'_' and '-' (at most 64)"
         )
     return namespace, urlunsplit(parts._replace(query=urlencode(kept)))
+
+
+def check_amqp_url(url: str) -> None:
+    """ConfigurationError (password hidden) when ``url`` is not a usable ``amqp://`` URL."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is the check
+        host = parts.hostname
+    except ValueError as error:
+        raise ConfigurationError(f"bus url {hide_password(url)!r}: malformed ({error})") from None
+    if not host:
+        raise ConfigurationError(
+            f"bus url {hide_password(url)!r}: no host (amqp://user:pass@host:5672/)"
+        )
+
+
+def hide_password(url: str) -> str:
+    """The URL with its password hidden, even when it does not parse."""
+    redacted = redact_url(url)
+    if redacted != "<unparsable url>":
+        return redacted
+    return _USERINFO_PASSWORD.sub(r"\1***@", url)
 
 
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
@@ -118,6 +145,7 @@ class RabbitBus:
     """Seconds before a failed delivery goes back to its queue (slows a poison loop down)."""
 
     def __init__(self, url: str, *, state_dir: str | Path | None = None) -> None:
+        check_amqp_url(url)
         self.namespace, self._connect_url = split_namespace(url)
         self._password = urlsplit(url).password
         self.url = redact_url(url)
@@ -160,6 +188,11 @@ class RabbitBus:
         connect = aio_pika.connect_robust if robust else aio_pika.connect
         try:
             return await connect(self._connect_url, timeout=CONNECT_TIMEOUT)
+        except ProbableAuthenticationError:
+            # Bad usage, not an outage: retrying cannot help, and the user must fix the URL.
+            raise ConfigurationError(
+                f"bus {self.url!r}: the broker refused the user name or password"
+            ) from None
         except (*CONNECTION_EXCEPTIONS, TimeoutError) as error:
             raise self._error("cannot connect", error) from None
 
