@@ -212,10 +212,11 @@ def test_passwords_never_reach_errors(tmp_path: Path) -> None:
 
 @pytest.mark.rabbitmq
 def test_a_wrong_broker_password_is_reported_without_it(amqp_url: str) -> None:
-    from sagagraph import BusError
+    from sagagraph import ConfigurationError
 
     wrong = amqp_url.replace("guest:guest@", "guest:not-the-password@")
-    with pytest.raises(BusError, match="cannot connect") as caught:
+    # Bad usage (exit 2), not an outage: no retry can fix it.
+    with pytest.raises(ConfigurationError, match="refused the user name or password") as caught:
         choreography_status(wrong, "x")
     assert "not-the-password" not in str(caught.value)
 

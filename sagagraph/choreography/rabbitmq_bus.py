@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -66,6 +66,8 @@ PROBE_TYPE = "_probe"
 """Marks a message a reader writes to the log to know where the log ends."""
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
+RECONNECT_DELAY = 1.0
+"""Seconds between two attempts to reach the broker again while waiting for a saga."""
 _USERINFO_PASSWORD = re.compile(r"(//[^/@:]*:)[^@]*@")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
@@ -138,6 +140,10 @@ async def _as_coroutine(make: Callable[[], Awaitable[T]]) -> T:
     return await make()
 
 
+class BrokerUnreachable(BusError):
+    """The broker could not be reached, or the connection to it was lost (worth retrying)."""
+
+
 class RabbitBus:
     """The event bus on a RabbitMQ broker."""
 
@@ -174,7 +180,7 @@ class RabbitBus:
         text = describe_error(error)
         if self._password:
             text = text.replace(self._password, "***")
-        return BusError(f"bus {self.url!r}: {what}: {text}")
+        return BrokerUnreachable(f"bus {self.url!r}: {what}: {text}")
 
     def _sync(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
         try:
@@ -183,6 +189,23 @@ class RabbitBus:
             raise
         except (*CONNECTION_EXCEPTIONS, TimeoutError) as error:
             raise self._error(what, error) from None
+
+    def _patiently(
+        self, what: str, make: Callable[[float], Awaitable[T]], timeout: float,
+        interrupt: threading.Event | None,
+    ) -> T:  # fmt: skip
+        """``make(seconds left)`` until it succeeds, reconnecting after a lost or refused
+        connection (as the agents' robust connections do) until ``timeout`` runs out."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self._sync(what, lambda: make(max(0.0, deadline - time.monotonic())))
+            except BrokerUnreachable as error:
+                stopped = interrupt is not None and interrupt.is_set()
+                if stopped or time.monotonic() + RECONNECT_DELAY >= deadline:
+                    raise
+                log.warning("%s; reconnecting in %gs", error, RECONNECT_DELAY)
+                time.sleep(RECONNECT_DELAY)
 
     async def _connect(self, *, robust: bool = False) -> aio_pika.abc.AbstractConnection:
         connect = aio_pika.connect_robust if robust else aio_pika.connect
@@ -391,9 +414,11 @@ class RabbitBus:
         timeout: float,
         interrupt: threading.Event | None = None,
     ) -> list[SagaMessage]:
-        return self._sync(
+        return self._patiently(
             "cannot read the event log",
-            lambda: self._read(saga_ids, until, timeout, interrupt, must_reach_end=False),
+            lambda left: self._read(saga_ids, until, left, interrupt, must_reach_end=False),
+            timeout,
+            interrupt,
         )
 
     async def _read(
@@ -431,6 +456,9 @@ class RabbitBus:
                 while True:
                     if at_end and (until is None or until(messages)):
                         return messages
+                    if not connection.connected.is_set():
+                        # Nothing raises while we only wait for deliveries: look.
+                        raise ConnectionError("the connection to the broker was lost")
                     remaining = deadline - time.monotonic()
                     if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
                         if must_reach_end and not at_end:
@@ -449,7 +477,9 @@ class RabbitBus:
                     elif incoming.type != PROBE_TYPE:
                         self._collect(incoming, wanted, seen, messages)
             finally:
-                await stream.cancel(tag)
+                if connection.connected.is_set():
+                    with suppress(*CONNECTION_EXCEPTIONS):
+                        await stream.cancel(tag)
 
     @staticmethod
     def _collect(
