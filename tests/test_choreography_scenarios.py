@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ from sagagraph.choreography.runner import (
     saga_events,
 )
 from tests.choreo_buses import BACKENDS, bus_url_for, cleaned_up, fresh_bus
-from tests.choreo_saga import file_saga, log_lines, outputs_of
+from tests.choreo_saga import PAPER_STEPS, file_saga, log_lines, outputs_of
 
 SCENARIOS: dict[str, tuple[dict[str, Any], str | None]] = {
     "success": ({}, None),
@@ -209,44 +212,108 @@ def test_passwords_never_reach_errors(tmp_path: Path) -> None:
 
 @pytest.mark.rabbitmq
 def test_a_wrong_broker_password_is_reported_without_it(amqp_url: str) -> None:
-    from sagagraph import BusError
+    from sagagraph import ConfigurationError
 
     wrong = amqp_url.replace("guest:guest@", "guest:not-the-password@")
-    with pytest.raises(BusError, match="cannot connect") as caught:
+    # Bad usage (exit 2), not an outage: no retry can fix it.
+    with pytest.raises(ConfigurationError, match="refused the user name or password") as caught:
         choreography_status(wrong, "x")
     assert "not-the-password" not in str(caught.value)
 
 
-@pytest.mark.rabbitmq
-def test_run_uses_agents_already_listening_on_rabbitmq(tmp_path: Path) -> None:
-    """An agent running as its own process is not doubled by one run in-process."""
-    import threading
-
-    from sagagraph.choreography.ledger import AgentLedger
+@contextmanager
+def agents_outside(
+    definition: Any, url: str, state_dir: Path, steps: tuple[str, ...]
+) -> Iterator[None]:
+    """``steps``' agents serving on ``url`` as another process would (threads, own ledgers)."""
     from sagagraph.choreography.runner import run_agent
 
-    definition = file_saga(tmp_path)
-    url = bus_url_for("amqp", tmp_path)
-    with cleaned_up(url, tmp_path) as bus:
-        stop, ready = threading.Event(), threading.Event()
-        outside = threading.Thread(
+    stop = threading.Event()
+    threads = []
+    for step in steps:
+        ready = threading.Event()
+        thread = threading.Thread(
             target=run_agent,
-            args=(definition, "validator", url, stop),
-            kwargs={"state_dir": tmp_path / "outside", "ready": ready},
+            args=(definition, step, url, stop),
+            kwargs={"state_dir": state_dir, "ready": ready},
         )
-        outside.start()
-        try:
-            assert ready.wait(30)
-            assert bus.listeners("paper_review.validator") == 1
-            assert bus.listeners("paper_review.reviewer") == 0
+        thread.start()
+        threads.append(thread)
+        assert ready.wait(30)
+    try:
+        yield
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+
+
+PROCESS_BUSES = ["sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]
+
+
+@pytest.mark.parametrize("backend", PROCESS_BUSES)
+def test_run_uses_the_agents_serving_elsewhere_when_all_of_them_serve(
+    tmp_path: Path, backend: str
+) -> None:
+    """No agent is doubled in-process: the run only publishes and waits."""
+    from sagagraph.choreography.ledger import AgentLedger
+
+    definition = file_saga(tmp_path)
+    url = bus_url_for(backend, tmp_path)
+    with cleaned_up(url, tmp_path) as bus:
+        with agents_outside(definition, url, tmp_path / "outside", PAPER_STEPS):
+            assert bus.listeners("paper_review.reviewer") == 1
             view = run_choreographed_saga(definition, {}, "shared", bus, timeout=60)
-        finally:
-            stop.set()
-            outside.join()
+        assert bus.listeners("paper_review.reviewer") == 0  # they said goodbye
+        in_bus_ledger = None
+        if backend == "sqlite":  # log agents keep their ledger in the log file
+            with bus.ledger("paper_review.validator") as ledger:
+                in_bus_ledger = ledger.handled("shared:paper_submitted")
     assert view["status"] == "completed"
     assert log_lines(tmp_path, "executions.log").count("shared validator") == 1
-    namespace = bus.url.rsplit("namespace=", 1)[1]
-    ledger_file = tmp_path / "outside" / f"{namespace}.paper_review.validator.sqlite"
-    with AgentLedger(ledger_file, "paper_review.validator") as ledger:
-        assert ledger.handled("shared:paper_submitted") is not None
-    assert not (tmp_path / "agents" / f"{namespace}.paper_review.validator.sqlite").exists()
+    if backend == "amqp":
+        namespace = bus.url.rsplit("namespace=", 1)[1]
+        ledger_file = tmp_path / "outside" / f"{namespace}.paper_review.validator.sqlite"
+        with AgentLedger(ledger_file, "paper_review.validator") as ledger:
+            assert ledger.handled("shared:paper_submitted") is not None
+        assert not (tmp_path / "agents" / f"{namespace}.paper_review.validator.sqlite").exists()
+    else:
+        assert in_bus_ledger is not None
+
+
+@pytest.mark.parametrize("backend", PROCESS_BUSES)
+@pytest.mark.parametrize("placement", [None, "in-process", "external"])
+def test_run_refuses_a_mix_of_agents_serving_and_missing(
+    tmp_path: Path, backend: str, placement: Any
+) -> None:
+    """One agent process missing: the run does not quietly run that agent in-process."""
+    from sagagraph import ConfigurationError
+
+    definition = file_saga(tmp_path)
+    url = bus_url_for(backend, tmp_path)
+    with cleaned_up(url, tmp_path) as bus:
+        two = ("validator", "reviewer")
+        with (
+            agents_outside(definition, url, tmp_path / "outside", two),
+            pytest.raises(ConfigurationError) as caught,
+        ):
+            run_choreographed_saga(definition, {}, "mixed", bus, agents=placement, timeout=60)
+        assert saga_events(bus, "mixed") == []  # refused before the saga started
+    message = str(caught.value)
+    if placement == "in-process":
+        assert "validator, reviewer already serve" in message
+    else:
+        assert "summarizer" in message and "sagagraph agent" in message
+    assert log_lines(tmp_path, "executions.log") == []
+
+
+@pytest.mark.parametrize("backend", PROCESS_BUSES)
+def test_external_agents_must_all_serve(tmp_path: Path, backend: str) -> None:
+    from sagagraph import ConfigurationError
+
+    url = bus_url_for(backend, tmp_path)
+    with (
+        cleaned_up(url, tmp_path) as bus,
+        pytest.raises(ConfigurationError, match="no agent serves validator, reviewer, summ"),
+    ):
+        run_choreographed_saga(file_saga(tmp_path), {}, "x", bus, agents="external")

@@ -15,9 +15,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sagagraph.agents.escalation import AlertHook, alert_operator
 from sagagraph.agents.execution import compensate_step, execute_step
-from sagagraph.agents.protocol import StepContext, StepRecord, StepResult
+from sagagraph.agents.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
 from sagagraph.agents.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.choreography.admission import refusal
+from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
 from sagagraph.choreography.ledger import AgentLedger, LocalState
 from sagagraph.choreography.messages import SagaMessage, encode, new_message
 from sagagraph.choreography.topology import AgentRole, Choreography
@@ -26,6 +29,11 @@ log = logging.getLogger("sagagraph")
 
 Decision = tuple[list[SagaMessage], LocalState | None, StepRecord | None]
 """Messages to emit, the saga's new local state (None: unchanged) and the committed result."""
+
+History = Callable[[str], list[SagaMessage]]
+"""A saga's events on the bus log, by saga id (what :mod:`.admission` judges an event by)."""
+DefinitionFor = Callable[[Mapping[str, Any]], SagaDefinition]
+"""The definition to run one saga with, from its input (e.g. its recorded outputs folder)."""
 
 
 class ChoreographyAgent:
@@ -38,11 +46,23 @@ class ChoreographyAgent:
         ledger: AgentLedger,
         *,
         sleep: Callable[[float], None] = time.sleep,
+        history: History | None = None,
+        definition_for: DefinitionFor | None = None,
+        on_escalation: AlertHook | None = None,
+        max_deliveries: int = DEFAULT_MAX_DELIVERIES,
     ) -> None:
+        """``history`` reads the saga's bus log; without it (an agent handed events directly,
+        in unit tests) every event is taken as allowed. ``definition_for`` picks the definition
+        per saga (default: ``choreography.definition``). The ``max_deliveries``-th delivery of
+        an event that never got handled gives up on it: the step fails and compensates."""
         self.choreography = choreography
         self.role: AgentRole = choreography.role(step)
         self.ledger = ledger
         self._sleep = sleep
+        self._history = history
+        self._definition_for = definition_for
+        self._on_escalation = on_escalation
+        self._max_deliveries = max_deliveries
         # A broker that reconnects may redeliver an event still being handled: one at a time,
         # so the second delivery finds the first one's record.
         self._one_at_a_time = threading.Lock()
@@ -59,26 +79,75 @@ class ChoreographyAgent:
         harmless: readers drop duplicates by id).
         """
         with self._one_at_a_time:
-            return self._handle(message)
+            try:
+                return self._handle(message)
+            except Exception as error:
+                self.ledger.note_error(message["id"], describe_error(error))
+                raise
 
     def _handle(self, message: SagaMessage) -> list[SagaMessage]:
         emitted = self.ledger.handled(message["id"])
         if emitted is not None:
             log.debug("agent %s: event %s seen before; re-emitting", self.name, message["id"])
             return emitted
-        if message["saga"] != self.choreography.saga:
-            decision: Decision = ([], None, None)
+        refused = self._refusal(message)
+        if refused is not None:
+            # Quietly: a forged or stale event is not an incident; the ledger keeps the reason.
+            log.warning("agent %s: event %s refused: %s", self.name, message["id"], refused)
+            self.ledger.record(message, [], refusal=refused)
+            return []
+        deliveries, last_error = self.ledger.count_delivery(message["id"])
+        if deliveries >= self._max_deliveries:
+            decision = self._give_up(message, deliveries, last_error)
         elif message["type"] == self.role.forward_trigger:
             decision = self._forward(message)
-        elif message["type"] == self.role.compensation_trigger:
-            decision = self._compensate(message)
         else:
-            decision = ([], None, None)
+            decision = self._compensate(message)
         outgoing, state, result = decision
         for m in outgoing:
             encode(m)  # a result that is not plain data fails here, before anything is recorded
         self.ledger.record(message, outgoing, state=state, result=result)
         return outgoing
+
+    def _refusal(self, message: SagaMessage) -> str | None:
+        if message["saga"] != self.choreography.saga or message["type"] not in (
+            self.role.subscriptions
+        ):
+            return f"{self.name} does not react to {message['saga']}/{message['type']}"
+        if self._history is None:
+            return None
+        return refusal(self.choreography, self.role, message, self._history(message["saga_id"]))
+
+    def _give_up(self, message: SagaMessage, deliveries: int, last_error: str | None) -> Decision:
+        """The event kept failing (or killing the agent): fail the step so the saga moves on.
+
+        A forward event: the step cleans up and compensates, as when it fails. A compensation
+        event, or a forward event whose give-up already failed once: an operator decides.
+        """
+        why = last_error or "the agent stopped while handling it"
+        error = f"event {message['id']} set aside after {deliveries} deliveries: {why}"
+        log.error("agent %s: %s", self.name, error)
+        forward = message["type"] == self.role.forward_trigger
+        state, record = self.ledger.state(message["saga_id"])
+        failure: FailureRecord = {
+            "step": self.name,
+            "phase": "execute" if forward else "compensate",
+            "error": error,
+            "attempts": deliveries,
+        }
+        event = make_event(self.name, failure["phase"], "error", deliveries, error)
+        if forward and state is None and deliveries == self._max_deliveries:
+            reason = f"step {self.name!r} failed: {error}"
+            return self._undo(message, [event], None, reason=reason, failure=failure)
+        return self._escalate(
+            message,
+            [event],
+            record if state == "committed" else None,
+            failure,
+            reason=message["reason"] if not forward else f"step {self.name!r} failed: {error}",
+            halted=message["halted"],
+            failure=message["failure"] if not forward else failure,
+        )
 
     # --- forward ------------------------------------------------------------------------
 
@@ -92,7 +161,7 @@ class ChoreographyAgent:
                 "agent %s: saga %s is %s here; forward event ignored", self.name, saga_id, state
             )
             return [], None, None
-        step = self.role.step
+        step = self._step(message)
         ctx = self._context(message)
         outcome = execute_step(
             step, ctx, inject_failure=message["fail_at"] == step.name, sleep=self._sleep
@@ -166,7 +235,7 @@ class ChoreographyAgent:
         halted: dict[str, Any] | None = None,
         blocked: bool = False,
     ) -> Decision:
-        step = self.role.step
+        step = self._step(message)
         ctx = self._context(message)
         result = StepResult.from_record(record) if record is not None else None
         outcome = compensate_step(step, ctx, result, sleep=self._sleep)
@@ -183,18 +252,23 @@ class ChoreographyAgent:
             "error": describe_error(outcome.error),
             "attempts": outcome.attempts,
         }
-        log.critical(
-            "saga %s needs an operator: compensation of %s failed after %d attempt(s): %s",
-            message["saga_id"],
-            step.name,
-            gave_up["attempts"],
-            gave_up["error"],
+        return self._escalate(
+            message, events, record, gave_up, reason=reason, halted=halted, failure=failure
         )
-        detail = (
-            f"needs an operator: compensation failed after {gave_up['attempts']} "
-            f"attempt(s): {gave_up['error']}"
-        )
-        events = [*events, make_event(step.name, "escalate", "waiting", 1, detail)]
+
+    def _escalate(
+        self,
+        message: SagaMessage,
+        events: list[Event],
+        record: StepRecord | None,
+        gave_up: FailureRecord,
+        *,
+        reason: str | None,
+        halted: dict[str, Any] | None,
+        failure: FailureRecord | None,
+    ) -> Decision:
+        """The step cannot be undone: page an operator (as orchestration does) and stop."""
+        alerted = alert_operator(message["saga_id"], gave_up, self._on_escalation)
         stuck = self._message(
             message,
             type=self.role.compensation_failed_event,
@@ -202,7 +276,7 @@ class ChoreographyAgent:
             next_step=None,
             terminal="compensation_failed",
             results=message["results"],
-            events=events,
+            events=[*events, alerted],
             reason=reason,
             halted=halted,
             failure=failure,
@@ -244,7 +318,22 @@ class ChoreographyAgent:
             usage=dict(usage or {}),
         )
 
+    def abort(self, cause: SagaMessage, reason: str) -> SagaMessage:
+        """This step's compensation event without running it: the saga is to roll back from
+        here (``recover --compensate``); ``cause`` is the step's forward trigger."""
+        event = make_event(self.name, "compensate", "skipped", 1, reason)
+        return self._compensated(cause, [event], ran=False, reason=reason)
+
     # --- helpers ------------------------------------------------------------------------
+
+    def _definition(self, message: SagaMessage) -> SagaDefinition:
+        if self._definition_for is None:
+            return self.choreography.definition
+        return self._definition_for(message["input"])
+
+    def _step(self, message: SagaMessage) -> Step:
+        name = self.role.name
+        return next(s for s in self._definition(message).steps if s.name == name)
 
     def _context(self, message: SagaMessage) -> StepContext:
         results = {s: StepResult.from_record(r) for s, r in message["results"].items()}
@@ -254,7 +343,7 @@ class ChoreographyAgent:
             input=message["input"],
             results=results,
             attempt=1,
-            services=self.choreography.definition.services,
+            services=self._definition(message).services,
         )
 
     def _message(self, cause: SagaMessage, **fields: Any) -> SagaMessage:

@@ -81,7 +81,12 @@ class EventBus(Protocol):
         ...
 
     def listeners(self, consumer: str) -> int:
-        """How many agents consume as ``consumer`` right now (0 when the bus cannot tell)."""
+        """How many agent processes (``sagagraph agent``) consume as ``consumer`` right now."""
+        ...
+
+    def presence(self, consumer: str) -> AbstractContextManager[None]:
+        """While open, this process counts as a listener of ``consumer`` (where the bus
+        cannot count its consumers itself: the log backends)."""
         ...
 
     def ledger(self, consumer: str) -> AbstractContextManager[AgentLedger]:

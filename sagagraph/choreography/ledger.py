@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, TypedDict, cast
 
 from sagagraph.agents.protocol import StepRecord
 from sagagraph.agents.view import now
@@ -47,7 +47,33 @@ CREATE TABLE IF NOT EXISTS agent_sagas (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (consumer, saga_id)
 );
+CREATE TABLE IF NOT EXISTS agent_deliveries (
+    consumer TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    deliveries INTEGER NOT NULL,
+    last_error TEXT,
+    PRIMARY KEY (consumer, event_id)
+);
+CREATE TABLE IF NOT EXISTS agent_refusals (
+    consumer TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    saga_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    refused_at TEXT NOT NULL,
+    PRIMARY KEY (consumer, event_id)
+);
 """
+
+
+class Refusal(TypedDict):
+    """An event an agent did not obey because the saga's history does not allow it."""
+
+    consumer: str
+    event_id: str
+    saga_id: str
+    type: str
+    reason: str
 
 
 def connect_sqlite(path: str | Path) -> sqlite3.Connection:
@@ -146,11 +172,13 @@ class AgentLedger:
         *,
         state: LocalState | None = None,
         result: StepRecord | None = None,
+        refusal: str | None = None,
     ) -> None:
         """Mark ``event`` handled, keep what it emitted, and move the saga to ``state``.
 
         All in one transaction: either the agent remembers the event with its effects, or it
-        remembers nothing and handles the event again.
+        remembers nothing and handles the event again. ``refusal`` records why the event was
+        not obeyed.
         """
         stamp = now()
         with self._lock, write_transaction(self._conn) as conn:
@@ -159,6 +187,12 @@ class AgentLedger:
                 "VALUES (?, ?, ?, ?, ?)",
                 (self.consumer, event["id"], event["saga_id"], stamp, json.dumps(outgoing)),
             )
+            if refusal is not None:
+                conn.execute(
+                    "INSERT INTO agent_refusals (consumer, event_id, saga_id, type, reason, "
+                    "refused_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (self.consumer, event["id"], event["saga_id"], event["type"], refusal, stamp),
+                )
             if state is not None:
                 conn.execute(
                     "INSERT INTO agent_sagas (consumer, saga_id, state, record, updated_at) "
@@ -174,6 +208,16 @@ class AgentLedger:
                     ),
                 )
 
+    def emitted_for(self, saga_id: str) -> list[SagaMessage]:
+        """Everything this agent emitted for a saga, in the order it handled the events."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT outgoing FROM agent_inbox WHERE consumer = ? AND saga_id = ? "
+                "ORDER BY handled_at, rowid",
+                (self.consumer, saga_id),
+            ).fetchall()
+        return [m for (outgoing,) in rows for m in cast(list[SagaMessage], json.loads(outgoing))]
+
     def handled_count(self) -> int:
         """How many events this agent has handled (for tests and diagnostics)."""
         with self._lock:
@@ -181,3 +225,40 @@ class AgentLedger:
                 "SELECT COUNT(*) FROM agent_inbox WHERE consumer = ?", (self.consumer,)
             ).fetchone()
         return int(row[0])
+
+    def count_delivery(self, event_id: str) -> tuple[int, str | None]:
+        """Count one more delivery of ``event_id`` (committed before the handler runs, so a
+        process killed while handling it counts too); the total and the last error noted."""
+        with self._lock, write_transaction(self._conn) as conn:
+            conn.execute(
+                "INSERT INTO agent_deliveries (consumer, event_id, deliveries) VALUES (?, ?, 1) "
+                "ON CONFLICT (consumer, event_id) DO UPDATE SET deliveries = deliveries + 1",
+                (self.consumer, event_id),
+            )
+            row = conn.execute(
+                "SELECT deliveries, last_error FROM agent_deliveries "
+                "WHERE consumer = ? AND event_id = ?",
+                (self.consumer, event_id),
+            ).fetchone()
+        return int(row[0]), row[1]
+
+    def note_error(self, event_id: str, error: str) -> None:
+        """Remember why handling ``event_id`` failed, for the record made when giving up."""
+        with self._lock, write_transaction(self._conn) as conn:
+            conn.execute(
+                "UPDATE agent_deliveries SET last_error = ? WHERE consumer = ? AND event_id = ?",
+                (error, self.consumer, event_id),
+            )
+
+    def refusals(self) -> list[Refusal]:
+        """Events this agent refused, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT event_id, saga_id, type, reason FROM agent_refusals WHERE consumer = ? "
+                "ORDER BY refused_at, rowid",
+                (self.consumer,),
+            ).fetchall()
+        return [
+            {"consumer": self.consumer, "event_id": e, "saga_id": s, "type": t, "reason": r}
+            for e, s, t, r in rows
+        ]

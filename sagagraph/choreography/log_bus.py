@@ -11,8 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 
 from sagagraph.agents.view import describe_error
 from sagagraph.choreography.bus import Consumer, DeadLetter
@@ -21,6 +23,11 @@ from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError
 
 log = logging.getLogger("sagagraph")
+
+PRESENCE_BEAT = 1.0
+"""Seconds between two presence beats of an agent process."""
+PRESENCE_TIMEOUT = 10.0
+"""An agent that has not beaten for this long no longer counts as listening."""
 
 Entry = tuple[int, bytes]
 """A log position and the event's encoded body."""
@@ -64,6 +71,14 @@ class LogBus(ABC):
     def _dead_letter(self, letter: DeadLetter) -> None: ...
 
     @abstractmethod
+    def _beat(self, consumer: str, token: str, alive: bool) -> None:
+        """Record (``alive``) or remove the presence of listener ``token`` of ``consumer``."""
+
+    @abstractmethod
+    def _present(self, consumer: str, since: float) -> int:
+        """Listeners of ``consumer`` whose last beat is at or after ``since`` (epoch seconds)."""
+
+    @abstractmethod
     def _wait_for_news(self, stop: threading.Event, timeout: float) -> None:
         """Return when something may have been appended, ``stop`` is set, or time is up."""
 
@@ -78,8 +93,34 @@ class LogBus(ABC):
             self._append([(m, encode(m)) for m in messages])
 
     def listeners(self, consumer: str) -> int:
-        """Always 0: a log does not know who reads it."""
-        return 0
+        """Agent processes that announced themselves (:meth:`presence`) and beat recently.
+
+        A log does not know who reads it, so agents say so themselves; one killed without
+        cleanup stops counting ``PRESENCE_TIMEOUT`` seconds after its last beat.
+        """
+        return self._present(consumer, time.time() - PRESENCE_TIMEOUT)
+
+    @contextmanager
+    def presence(self, consumer: str) -> Iterator[None]:
+        token = uuid.uuid4().hex
+        stop = threading.Event()
+        self._beat(consumer, token, True)
+
+        def beat() -> None:
+            while not stop.wait(PRESENCE_BEAT):
+                try:
+                    self._beat(consumer, token, True)
+                except Exception as error:  # a missed beat is not worth stopping the agent
+                    log.warning("agent %s: presence not recorded: %s", consumer, error)
+
+        beater = threading.Thread(target=beat, name=f"sagagraph:presence:{consumer}", daemon=True)
+        beater.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beater.join()
+            self._beat(consumer, token, False)
 
     def rewind(self, consumer: str, position: int = 0) -> None:
         """Move ``consumer``'s cursor back so it sees events again when it next starts.

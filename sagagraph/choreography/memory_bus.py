@@ -7,6 +7,7 @@ catches a result that would not survive the trip through JSON.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -30,6 +31,7 @@ class MemoryBus(LogBus):
         self._failures: dict[tuple[str, int], int] = {}
         self._dead: list[DeadLetter] = []
         self._ledgers: dict[str, AgentLedger] = {}
+        self._beats: dict[str, tuple[str, float]] = {}
 
     def _append(self, messages: Sequence[tuple[SagaMessage, bytes]]) -> None:
         with self._changed:
@@ -73,6 +75,17 @@ class MemoryBus(LogBus):
     def dead_letters(self) -> list[DeadLetter]:
         with self._changed:
             return list(self._dead)
+
+    def _beat(self, consumer: str, token: str, alive: bool) -> None:
+        with self._changed:
+            if alive:
+                self._beats[token] = (consumer, time.time())
+            else:
+                self._beats.pop(token, None)
+
+    def _present(self, consumer: str, since: float) -> int:
+        with self._changed:
+            return sum(c == consumer and t >= since for c, t in self._beats.values())
 
     def _wait_for_news(self, stop: threading.Event, timeout: float) -> None:
         with self._changed:

@@ -38,13 +38,19 @@ def project(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str, Any]:
         "next": [],
     }
     seen: set[str] = set()
+    started = False
     for message in messages:
         if message["saga_id"] != saga_id or message["type"] in seen:
             continue
         seen.add(message["type"])
+        started = started or message["kind"] == "start"
         _apply(state, message)
     if not seen:
         raise SagaNotFoundError(f"saga {saga_id!r}: no events on this bus")
+    if not started:
+        # Events for a saga nobody started (forged, or from another log): the agents refused
+        # them, and there is no saga to show.
+        raise SagaNotFoundError(f"saga {saga_id!r}: never started on this bus (no start event)")
     return state
 
 
@@ -62,7 +68,7 @@ def _apply(state: dict[str, Any], message: SagaMessage) -> None:
     if kind == "start":
         state["input"] = message["input"]
         state["fail_at"] = message["fail_at"]
-    elif kind == "done" and step is not None:
+    elif kind == "done" and step is not None and step in message["results"]:
         state["results"][step] = message["results"][step]
     elif kind == "compensated" and step is not None:
         if message["ran_compensation"]:

@@ -21,15 +21,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import TypeVar
+from urllib.parse import urlsplit
 
 from sagagraph.agents.view import describe_error
 from sagagraph.checkpoints.factory import redact_url
@@ -47,68 +45,39 @@ try:
         AbstractIncomingMessage,
         AbstractQueue,
     )
-    from aio_pika.exceptions import CONNECTION_EXCEPTIONS, ChannelNotFoundEntity
+    from aio_pika.exceptions import (
+        CONNECTION_EXCEPTIONS,
+        ChannelNotFoundEntity,
+        ProbableAuthenticationError,
+    )
 except ImportError:  # pragma: no cover - depends on installed extras
     raise ConfigurationError(
         "the RabbitMQ bus needs the extra: pip install 'sagagraph[rabbitmq]'"
     ) from None
 
+from sagagraph.choreography.amqp_support import (
+    DEFAULT_NAMESPACE,
+    check_amqp_url,
+    peek_dead_letters,
+    read_stream,
+    run_sync,
+    split_namespace,
+)
+
 log = logging.getLogger("sagagraph")
 T = TypeVar("T")
 
-DEFAULT_NAMESPACE = "sagagraph"
+__all__ = ["DEFAULT_NAMESPACE", "BrokerUnreachable", "RabbitBus", "split_namespace"]
+
 DEFAULT_STATE_DIR = "sagagraph-agents"
-PROBE_TYPE = "_probe"
-"""Marks a message a reader writes to the log to know where the log ends."""
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
-_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+RECONNECT_DELAY = 1.0
+"""Seconds between two attempts to reach the broker again while waiting for a saga."""
 
 
-def split_namespace(url: str) -> tuple[str, str]:
-    """``(namespace, url without it)``; the namespace prefixes every exchange and queue."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    namespace = DEFAULT_NAMESPACE
-    kept = []
-    for key, value in query:
-        if key == "namespace":
-            namespace = value
-        else:
-            kept.append((key, value))
-    if not _NAMESPACE.match(namespace):
-        raise ConfigurationError(
-            f"bus url {redact_url(url)!r}: namespace {namespace!r} must be letters, digits, "
-            "'_' and '-' (at most 64)"
-        )
-    return namespace, urlunsplit(parts._replace(query=urlencode(kept)))
-
-
-def run_sync(make: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion from sync code, even inside a running loop (notebooks)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_as_coroutine(make))
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(_as_coroutine(make))
-        except BaseException as error:  # carried to the caller's thread
-            box["error"] = error
-
-    worker = threading.Thread(target=target, name="sagagraph:amqp")
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    value: T = box["value"]
-    return value
-
-
-async def _as_coroutine(make: Callable[[], Awaitable[T]]) -> T:
-    return await make()
+class BrokerUnreachable(BusError):
+    """The broker could not be reached, or the connection to it was lost (worth retrying)."""
 
 
 class RabbitBus:
@@ -118,6 +87,7 @@ class RabbitBus:
     """Seconds before a failed delivery goes back to its queue (slows a poison loop down)."""
 
     def __init__(self, url: str, *, state_dir: str | Path | None = None) -> None:
+        check_amqp_url(url)
         self.namespace, self._connect_url = split_namespace(url)
         self._password = urlsplit(url).password
         self.url = redact_url(url)
@@ -146,7 +116,7 @@ class RabbitBus:
         text = describe_error(error)
         if self._password:
             text = text.replace(self._password, "***")
-        return BusError(f"bus {self.url!r}: {what}: {text}")
+        return BrokerUnreachable(f"bus {self.url!r}: {what}: {text}")
 
     def _sync(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
         try:
@@ -156,10 +126,53 @@ class RabbitBus:
         except (*CONNECTION_EXCEPTIONS, TimeoutError) as error:
             raise self._error(what, error) from None
 
+    def _patiently(
+        self, what: str, make: Callable[[float], Awaitable[T]], timeout: float,
+        interrupt: threading.Event | None,
+    ) -> T:  # fmt: skip
+        """``make(seconds left)`` until it succeeds, reconnecting after a lost or refused
+        connection (as the agents' robust connections do) until ``timeout`` runs out."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self._sync(what, lambda: make(max(0.0, deadline - time.monotonic())))
+            except BrokerUnreachable as error:
+                stopped = interrupt is not None and interrupt.is_set()
+                if stopped or time.monotonic() + RECONNECT_DELAY >= deadline:
+                    raise
+                log.warning("%s; reconnecting in %gs", error, RECONNECT_DELAY)
+                time.sleep(RECONNECT_DELAY)
+
+    async def _read(
+        self,
+        saga_ids: Collection[str] | None,
+        until: Callable[[list[SagaMessage]], bool] | None,
+        timeout: float,
+        interrupt: threading.Event | None,
+        *,
+        must_reach_end: bool,
+    ) -> list[SagaMessage]:
+        async with await self._connect() as connection:
+            return await read_stream(
+                connection,
+                self.log_name,
+                self.url,
+                saga_ids,
+                until,
+                timeout,
+                interrupt,
+                must_reach_end=must_reach_end,
+            )
+
     async def _connect(self, *, robust: bool = False) -> aio_pika.abc.AbstractConnection:
         connect = aio_pika.connect_robust if robust else aio_pika.connect
         try:
             return await connect(self._connect_url, timeout=CONNECT_TIMEOUT)
+        except ProbableAuthenticationError:
+            # Bad usage, not an outage: retrying cannot help, and the user must fix the URL.
+            raise ConfigurationError(
+                f"bus {self.url!r}: the broker refused the user name or password"
+            ) from None
         except (*CONNECTION_EXCEPTIONS, TimeoutError) as error:
             raise self._error("cannot connect", error) from None
 
@@ -329,6 +342,10 @@ class RabbitBus:
 
         return self._sync("cannot inspect the agent queues", count)
 
+    def presence(self, consumer: str) -> AbstractContextManager[None]:
+        """Nothing to do: the broker counts each queue's consumers itself."""
+        return nullcontext()
+
     @contextmanager
     def ledger(self, consumer: str) -> Iterator[AgentLedger]:
         try:
@@ -354,113 +371,17 @@ class RabbitBus:
         timeout: float,
         interrupt: threading.Event | None = None,
     ) -> list[SagaMessage]:
-        return self._sync(
+        return self._patiently(
             "cannot read the event log",
-            lambda: self._read(saga_ids, until, timeout, interrupt, must_reach_end=False),
+            lambda left: self._read(saga_ids, until, left, interrupt, must_reach_end=False),
+            timeout,
+            interrupt,
         )
-
-    async def _read(
-        self,
-        saga_ids: Collection[str] | None,
-        until: Callable[[list[SagaMessage]], bool] | None,
-        timeout: float,
-        interrupt: threading.Event | None,
-        *,
-        must_reach_end: bool,
-    ) -> list[SagaMessage]:
-        """Read the stream from its start; a probe written first marks where it ends now."""
-        wanted = set(saga_ids) if saga_ids is not None else None
-        messages: list[SagaMessage] = []
-        seen: set[str] = set()
-        async with await self._connect() as connection:
-            channel = await connection.channel(publisher_confirms=True)
-            try:
-                stream = await channel.declare_queue(self.log_name, passive=True)
-            except ChannelNotFoundEntity:
-                return []  # nothing was ever published in this namespace
-            await channel.set_qos(prefetch_count=500)
-            probe = f"{PROBE_TYPE}-{uuid.uuid4().hex}"
-            await channel.default_exchange.publish(
-                aio_pika.Message(b"{}", message_id=probe, type=PROBE_TYPE),
-                routing_key=self.log_name,
-            )
-            inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
-            tag = await stream.consume(
-                inbox.put, no_ack=False, arguments={"x-stream-offset": "first"}
-            )
-            deadline = time.monotonic() + timeout
-            at_end = False
-            try:
-                while True:
-                    if at_end and (until is None or until(messages)):
-                        return messages
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
-                        if must_reach_end and not at_end:
-                            raise BusError(
-                                f"bus {self.url!r}: the event log did not reach its end "
-                                f"within {timeout:g}s"
-                            )
-                        return messages
-                    try:
-                        incoming = await asyncio.wait_for(inbox.get(), min(remaining, 0.2))
-                    except TimeoutError:
-                        continue
-                    await incoming.ack()
-                    if incoming.message_id == probe:
-                        at_end = True
-                    elif incoming.type != PROBE_TYPE:
-                        self._collect(incoming, wanted, seen, messages)
-            finally:
-                await stream.cancel(tag)
-
-    @staticmethod
-    def _collect(
-        incoming: AbstractIncomingMessage,
-        wanted: set[str] | None,
-        seen: set[str],
-        messages: list[SagaMessage],
-    ) -> None:
-        headers = incoming.headers or {}
-        if wanted is not None and headers.get("saga_id") not in wanted:
-            return
-        if incoming.message_id in seen:
-            return  # a handler that ran twice published the same event twice
-        try:
-            message = decode(incoming.body)
-        except BusError as error:
-            log.warning("event log: unreadable entry skipped: %s", error)
-            return
-        if wanted is not None and message["saga_id"] not in wanted:
-            return
-        seen.add(message["id"])
-        messages.append(message)
 
     def dead_letters(self) -> list[DeadLetter]:
         async def peek() -> list[DeadLetter]:
-            letters: list[DeadLetter] = []
             async with await self._connect() as connection:
-                channel = await connection.channel()
-                try:
-                    queue = await channel.declare_queue(self.dead_name, passive=True)
-                except ChannelNotFoundEntity:
-                    return []
-                # Fetched without ack: closing the channel puts them back.
-                while (incoming := await queue.get(no_ack=False, fail=False)) is not None:
-                    deaths = (incoming.headers or {}).get("x-death") or []
-                    first = deaths[0] if isinstance(deaths, list) and deaths else {}
-                    source = str(first.get("queue", "")) if isinstance(first, dict) else ""
-                    letters.append(
-                        {
-                            "consumer": source.removeprefix(f"{self.namespace}."),
-                            "event_id": incoming.message_id,
-                            "error": str(first.get("reason", ""))
-                            if isinstance(first, dict)
-                            else "",
-                            "body": incoming.body.decode(errors="replace"),
-                        }
-                    )
-            return letters
+                return await peek_dead_letters(connection, self.dead_name, self.namespace)
 
         return self._sync("cannot read the dead-letter queue", peek)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +49,11 @@ CREATE TABLE IF NOT EXISTS bus_failures (
     position INTEGER NOT NULL,
     failures INTEGER NOT NULL,
     PRIMARY KEY (consumer, position)
+);
+CREATE TABLE IF NOT EXISTS bus_listeners (
+    token TEXT PRIMARY KEY,
+    consumer TEXT NOT NULL,
+    beat_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS bus_dead_letters (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -180,6 +186,27 @@ class SqliteBus(LogBus):
                 "SELECT consumer, event_id, error, body FROM bus_dead_letters ORDER BY n"
             ).fetchall()
         return [{"consumer": c, "event_id": e, "error": r, "body": b} for c, e, r, b in rows]
+
+    def _beat(self, consumer: str, token: str, alive: bool) -> None:
+        with self._lock, write_transaction(self._db()) as conn:
+            if alive:
+                conn.execute(
+                    "INSERT INTO bus_listeners (token, consumer, beat_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (token) DO UPDATE SET beat_at = excluded.beat_at",
+                    (token, consumer, time.time()),
+                )
+            else:
+                conn.execute("DELETE FROM bus_listeners WHERE token = ?", (token,))
+
+    def _present(self, consumer: str, since: float) -> int:
+        if self._conn is None:
+            return 0
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COUNT(*) FROM bus_listeners WHERE consumer = ? AND beat_at >= ?",
+                (consumer, since),
+            ).fetchone()
+        return int(row[0])
 
     def _wait_for_news(self, stop: threading.Event, timeout: float) -> None:
         # Other processes append too, and SQLite cannot notify them: poll.

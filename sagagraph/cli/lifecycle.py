@@ -12,8 +12,10 @@ from sagagraph.cli.apps import (
     load_view,
     paper_app,
     recorded_settings,
+    saga_status_or_none,
     settings_from,
 )
+from sagagraph.cli.events import recover_choreography, resume_choreography
 from sagagraph.cli.output import EXIT_COMPLETED, emit, exit_code_for, print_view, progress_printer
 from sagagraph.errors import InputError, SagaGraphError
 
@@ -37,6 +39,15 @@ def cmd_status(args: argparse.Namespace) -> int:
             raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
     emit(view, args.json)
     return EXIT_COMPLETED
+
+
+def in_checkpoints(args: argparse.Namespace) -> bool:
+    """True when the checkpointer holds saga ``args.saga_id`` (creating no database)."""
+    settings = settings_from(args)
+    if not checkpoints_may_exist(settings.db):
+        return False
+    with paper_app(settings, "deterministic") as app:
+        return saga_status_or_none(app, args.saga_id) is not None
 
 
 def choreography_view_or_none(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -79,6 +90,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     from sagagraph.graph.runner import resume_saga
 
+    if not in_checkpoints(args) and choreography_view_or_none(args) is not None:
+        return resume_choreography(args)
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
     with paper_app(settings, router, password=args.password) as app:
@@ -93,10 +106,10 @@ def cmd_recover(args: argparse.Namespace) -> int:
     base = settings_from(args)
     with paper_app(base, "deterministic") as app:
         pending = unfinished_sagas(app)
-    if not pending:
+    choreographed, worst = recover_choreography(args)
+    if not pending and not choreographed:
         print("nothing to recover", file=sys.stderr)
         return EXIT_COMPLETED
-    worst = EXIT_COMPLETED
     for saga_id in pending:
         view = load_view(args, saga_id)
         settings, router = recorded_settings(view, args)

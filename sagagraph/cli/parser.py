@@ -26,6 +26,17 @@ def router_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def agents_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--agents",
+        choices=("auto", "in-process", "external"),
+        default="auto",
+        help="choreography: run the agents in this process, or use `sagagraph agent` "
+        "processes already serving; auto (default): external when all serve, in-process "
+        "when none does, refused when only some do",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sagagraph",
@@ -68,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the reviewer and the summarizer side by side (deterministic orchestration)",
     )
     router_flags(run)
+    agents_flag(run)
     common(run)
     run.set_defaults(func=cmd_run)
 
@@ -84,12 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="continue an unfinished saga where it stopped")
     resume.add_argument("saga_id")
     resume.add_argument("--password", help="password of an encrypted PDF")
+    agents_flag(resume)
     common(resume)
     resume.set_defaults(func=cmd_resume)
 
     recover = sub.add_parser("recover", help="finish every saga left running or compensating")
     recover.add_argument("--compensate", action="store_true", help="roll them back instead")
     recover.add_argument("--password", help="password of an encrypted PDF")
+    agents_flag(recover)
     common(recover)
     recover.set_defaults(func=cmd_recover)
 

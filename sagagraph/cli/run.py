@@ -14,8 +14,9 @@ from sagagraph.cli.apps import (
     saga_status_or_none,
     settings_from,
 )
-from sagagraph.cli.output import emit, format_event, progress_printer
-from sagagraph.config import Settings
+from sagagraph.cli.events import choreographed_input, definitions_for, show_trail
+from sagagraph.cli.output import emit, progress_printer
+from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, InputError
 
 
@@ -63,16 +64,15 @@ def run_choreography(
         raise ConfigurationError(
             "--router llm applies to orchestration only (--mode orchestration)"
         )
-    definition = paper_definition(settings, loader=loader)
     view = run_choreographed_saga(
-        definition,
-        {"paper": str(args.paper)},
+        paper_definition(settings, loader=loader),
+        choreographed_input(str(args.paper), settings),
         saga_id=saga_id,
         bus_url=settings.bus,
         fail_at=args.fail_at,
+        agents=getattr(args, "agents", None),
+        definition_for=definitions_for(settings, loader=loader),
+        on_escalation=load_alert_hook(),
     )
-    if not args.json:
-        # Agents ran in threads; show the trail they left, in the order it was written.
-        for event in view.get("events") or []:
-            print(format_event(event), file=sys.stderr)
+    show_trail(view, args.json)
     return emit(view, args.json)

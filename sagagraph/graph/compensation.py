@@ -24,6 +24,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
 from sagagraph.agents.async_execution import acompensate_step
+from sagagraph.agents.escalation import ESCALATION, alert_operator, escalation_payload
 from sagagraph.agents.execution import Outcome, compensate_step
 from sagagraph.agents.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.agents.view import (
@@ -232,10 +233,6 @@ def make_compensate_node(
     return CompensateNode("compensate", compensate, acompensate)
 
 
-ESCALATION = "escalate"
-"""Event action recorded once when a compensation gives up and an operator is alerted."""
-
-
 def _escalation_recorded(state: SagaState) -> bool:
     """True when this failure's alert already went out (the last event records it)."""
     events = state.get("events") or []
@@ -256,28 +253,10 @@ def make_escalate_node(
     def escalate(state: SagaState) -> Command[Any]:
         failure = state.get("compensation_failure")
         assert failure is not None, "escalate runs only after a compensation gave up"
-        payload = {"saga_id": state["saga_id"], **failure}
+        payload = escalation_payload(state["saga_id"], failure)
         if not _escalation_recorded(state):
-            log.critical(
-                "saga %s needs an operator: compensation of %s failed after %d attempt(s): %s",
-                payload["saga_id"],
-                failure["step"],
-                failure["attempts"],
-                failure["error"],
-            )
-            if on_escalation is not None:
-                try:
-                    on_escalation(payload)
-                except Exception as error:  # an alert hook must not break the saga
-                    log.error("alert hook failed: %s", describe_error(error))
-            detail = (
-                f"needs an operator: compensation failed after {failure['attempts']} "
-                f"attempt(s): {failure['error']}"
-            )
-            return Command(
-                update={"events": [make_event(failure["step"], ESCALATION, "waiting", 1, detail)]},
-                goto="escalate",
-            )
+            alerted = alert_operator(state["saga_id"], failure, on_escalation)
+            return Command(update={"events": [alerted]}, goto="escalate")
         decision = interrupt(payload)
         action = decision.get("action") if isinstance(decision, dict) else decision
         if action == "retry":

@@ -1,0 +1,278 @@
+"""Hosting agents: one agent as a process of its own, or a saga's agents in threads.
+
+Each agent hears its events through the bus, judges each by the saga's history on the bus log
+(:mod:`.admission`), and records what it decided in its ledger before anything is published.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from sagagraph.agents.escalation import AlertHook
+from sagagraph.agents.protocol import SagaDefinition
+from sagagraph.agents.view import describe_error
+from sagagraph.choreography.agent import ChoreographyAgent, DefinitionFor
+from sagagraph.choreography.bus import Consumer, EventBus, Handler, open_bus
+from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
+from sagagraph.config import Settings
+from sagagraph.errors import BusError, SagaGraphError
+
+log = logging.getLogger("sagagraph")
+
+AGENT_START_TIMEOUT = 30.0
+
+BusRef = str | EventBus | None
+"""A bus URL, an open bus, or None for the default (``$SAGAGRAPH_BUS``, then
+``$SAGAGRAPH_AMQP_URL``, then ``sqlite:///sagagraph-events.sqlite``)."""
+CommitHook = Callable[[SagaMessage, list[SagaMessage]], None]
+
+
+def default_bus_url() -> str:
+    """``SAGAGRAPH_BUS``, else ``SAGAGRAPH_AMQP_URL``, else the SQLite log in this folder."""
+    return Settings.resolve().bus
+
+
+@contextmanager
+def bus_for(
+    ref: BusRef, *, state_dir: str | Path | None = None, create: bool = True
+) -> Iterator[EventBus]:
+    """The bus ``ref`` names; closed on exit only when opened here."""
+    if ref is not None and not isinstance(ref, str):
+        yield ref
+        return
+    bus = open_bus(ref or default_bus_url(), state_dir=state_dir, create=create)
+    try:
+        yield bus
+    finally:
+        bus.close()
+
+
+def agent_consumer(
+    choreography: Choreography,
+    step: str,
+    ledger: AgentLedger,
+    *,
+    bus: EventBus | None = None,
+    on_committed: CommitHook | None = None,
+    definition_for: DefinitionFor | None = None,
+    on_escalation: AlertHook | None = None,
+) -> Consumer:
+    """The bus-facing side of one agent.
+
+    With ``bus``, the agent judges each event by the saga's history on that bus's log.
+    ``on_committed(event, emitted)`` runs after the agent recorded its decision and before
+    the emitted events are published (metrics; crash tests kill the process there).
+    """
+    history = (lambda saga_id: bus.read_log([saga_id])) if bus is not None else None
+    agent = ChoreographyAgent(
+        choreography,
+        step,
+        ledger,
+        history=history,
+        definition_for=definition_for,
+        on_escalation=on_escalation,
+    )
+    handle: Handler = agent.handle
+    if on_committed is not None:
+        hook = on_committed
+
+        def handle_then_hook(message: SagaMessage) -> list[SagaMessage]:
+            emitted = agent.handle(message)
+            hook(message, emitted)
+            return emitted
+
+        handle = handle_then_hook
+    return Consumer(
+        name=f"{choreography.saga}.{step}",
+        saga=choreography.saga,
+        topics=agent.role.subscriptions,
+        handle=handle,
+    )
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT/SIGTERM set ``stop``: the agent finishes the event in hand, then exits.
+
+    Main thread only (Python runs signal handlers there).
+    """
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        log.warning("agent: stopping after the event in hand (signal %d)", signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def run_agent(
+    definition: SagaDefinition,
+    step_name: str,
+    bus_url: BusRef = None,
+    stop_event: threading.Event | None = None,
+    *,
+    names: EventNames | None = None,
+    state_dir: str | Path | None = None,
+    ready: threading.Event | None = None,
+    on_committed: CommitHook | None = None,
+    definition_for: DefinitionFor | None = None,
+    on_escalation: AlertHook | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Run one agent until ``stop_event`` is set (or, without one, until SIGINT/SIGTERM).
+
+    The agent resumes where its durable subscription stands (queue or log cursor); events it
+    handled before a crash are recognised by its ledger and not handled twice.
+    ``definition_for`` picks the definition per saga from its input (its outputs folder);
+    ``on_escalation`` is called when a compensation gives up; ``announce`` receives one line
+    (agent, bus with any password hidden, queue or cursor) once the agent is connected.
+    """
+    choreography = derive_choreography(definition, names)
+    choreography.role(step_name)
+    stop = stop_event if stop_event is not None else threading.Event()
+    with bus_for(bus_url, state_dir=state_dir) as bus:
+        # Every agent declares the whole saga's queues, so no event it emits is routed nowhere
+        # because the agent that should hear it has not started yet.
+        bus.prepare(choreography)
+        consumer_name = f"{choreography.saga}.{step_name}"
+        with bus.ledger(consumer_name) as ledger:
+            consumer = agent_consumer(
+                choreography,
+                step_name,
+                ledger,
+                bus=bus,
+                on_committed=on_committed,
+                definition_for=definition_for,
+                on_escalation=on_escalation,
+            )
+            line = listening_line(bus, consumer)
+            log.info("%s", line)
+            if announce is not None:
+                announce(line)
+            with bus.presence(consumer_name):
+                if stop_event is None and threading.current_thread() is threading.main_thread():
+                    with _stop_on_signals(stop):
+                        _serve_beside_main_thread(bus, consumer, stop, ready)
+                else:
+                    bus.serve(consumer, stop, ready)
+
+
+def _serve_beside_main_thread(
+    bus: EventBus, consumer: Consumer, stop: threading.Event, ready: threading.Event | None
+) -> None:
+    """Serve on a worker thread while the main thread only waits for it.
+
+    A signal handler runs on the main thread between two bytecodes; if that thread were
+    inside ``stop.wait()`` holding the event's lock, ``stop.set()`` in the handler would
+    deadlock on it. Here the main thread only joins, so the handler can set ``stop`` safely.
+    """
+    errors: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            bus.serve(consumer, stop, ready)
+        except BaseException as error:  # re-raised on the main thread
+            errors.append(error)
+
+    worker = threading.Thread(target=serve, name=f"sagagraph:{consumer.name}")
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+    if errors:
+        raise errors[0]
+
+
+class AgentFailures:
+    """Errors raised by agent threads; ``signal`` is set at the first one."""
+
+    signal: threading.Event
+    errors: list[BaseException]
+
+    def __init__(self) -> None:
+        self.signal = threading.Event()
+        self.errors: list[BaseException] = []
+
+    def add(self, error: BaseException) -> None:
+        self.errors.append(error)
+        self.signal.set()
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            error = self.errors[0]
+            if isinstance(error, SagaGraphError):
+                raise error
+            raise BusError(f"an agent stopped: {describe_error(error)}") from error
+
+
+@contextmanager
+def agents_in_threads(
+    bus: EventBus,
+    choreography: Choreography,
+    steps: Collection[str] | None = None,
+    *,
+    definition_for: DefinitionFor | None = None,
+    on_escalation: AlertHook | None = None,
+) -> Iterator[AgentFailures]:
+    """Run the agents of ``steps`` (default: all), each in its own thread, while the block runs.
+
+    Yields once all agents listen. When the block ends, each agent finishes the event in
+    hand and stops. An agent that dies records its error in the yielded object.
+    """
+    stop = threading.Event()
+    failures = AgentFailures()
+    threads: list[threading.Thread] = []
+    readies: list[threading.Event] = []
+
+    def run(step: str, ready: threading.Event) -> None:
+        try:
+            with bus.ledger(f"{choreography.saga}.{step}") as ledger:
+                consumer = agent_consumer(
+                    choreography,
+                    step,
+                    ledger,
+                    bus=bus,
+                    definition_for=definition_for,
+                    on_escalation=on_escalation,
+                )
+                bus.serve(consumer, stop, ready)
+        except BaseException as error:  # reported to the caller's thread
+            failures.add(error)
+            ready.set()
+
+    chosen = [choreography.role(s).name for s in steps] if steps is not None else None
+    try:
+        for step in choreography.step_names if chosen is None else chosen:
+            ready = threading.Event()
+            thread = threading.Thread(target=run, args=(step, ready), name=f"sagagraph:{step}")
+            thread.start()
+            threads.append(thread)
+            readies.append(ready)
+        for ready in readies:
+            if not ready.wait(AGENT_START_TIMEOUT):
+                raise BusError(f"agents did not start within {AGENT_START_TIMEOUT:g}s")
+        failures.raise_if_any()
+        yield failures
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+
+
+def listening_line(bus: EventBus, consumer: Consumer) -> str:
+    """The agent's start line: its step, the bus (password hidden) and its queue or cursor."""
+    queue_name = getattr(bus, "queue_name", None)
+    where = f"queue {queue_name(consumer.name)}" if queue_name else f"cursor {consumer.name}"
+    step = consumer.name.rsplit(".", 1)[-1]
+    return f"agent {step}: listening on {bus.url} ({where}; events: {', '.join(consumer.topics)})"

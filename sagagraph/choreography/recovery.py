@@ -1,0 +1,179 @@
+"""The lifecycle of choreographed sagas after a crash: ``recover`` and ``resume`` find them.
+
+A choreographed saga lives in the bus log and in the agents' durable subscriptions (log
+cursors, queues) and ledgers. A process that died (a ``run`` with its agents in threads, or an
+agent process) left its events where they were: running the saga's agents again, from their
+cursors, finishes it, since each agent recognises what it handled before. So recovering is
+driving the agents until every unfinished saga ended. ``compensate=True`` first rolls each
+running saga back from the step due next: that step's compensation event is published
+without running it, and the agents' history rule refuses that step's forward event from then on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sagagraph.agents.escalation import AlertHook
+from sagagraph.agents.ids import validate_saga_id
+from sagagraph.agents.protocol import SagaDefinition
+from sagagraph.choreography.admission import fold_history
+from sagagraph.choreography.agent import ChoreographyAgent, DefinitionFor
+from sagagraph.choreography.bus import EventBus
+from sagagraph.choreography.hosting import bus_for
+from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.projection import choreography_view
+from sagagraph.choreography.runner import (
+    DEFAULT_TIMEOUT,
+    AgentPlacement,
+    BusRef,
+    choreographed_sagas,
+    drive,
+    place_agents,
+)
+from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
+from sagagraph.errors import SagaNotFoundError
+
+UNFINISHED = ("running", "compensating")
+ABORT_REASON = "rolled back by recover --compensate"
+
+
+def unfinished_choreographed(bus_url: BusRef = None) -> list[dict[str, Any]]:
+    """Views of the sagas on the bus log that are still running or compensating."""
+    return [v for v in choreographed_sagas(bus_url) if v["status"] in UNFINISHED]
+
+
+def recover_choreographed(
+    definition: SagaDefinition,
+    bus_url: BusRef = None,
+    *,
+    compensate: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    agents: AgentPlacement | bool | None = None,
+    names: EventNames | None = None,
+    state_dir: str | Path | None = None,
+    definition_for: DefinitionFor | None = None,
+    on_escalation: AlertHook | None = None,
+) -> list[dict[str, Any]]:
+    """Finish every unfinished saga of ``definition``'s type on the bus; their final views.
+
+    Forward by default; ``compensate=True`` rolls running sagas back instead (a saga already
+    compensating goes on compensating). Agents run where :func:`place_agents` says. Nothing
+    is created when the bus log does not exist. BusError when a saga has not ended within
+    ``timeout`` seconds.
+    """
+    choreography = derive_choreography(definition, names)
+    with bus_for(bus_url, state_dir=state_dir, create=False) as bus:
+        pending = [v for v in unfinished_choreographed(bus) if v["saga"] == choreography.saga]
+        if not pending:
+            return []
+        ids = [v["saga_id"] for v in pending]
+        return _finish(
+            bus,
+            choreography,
+            ids,
+            compensate=compensate,
+            timeout=timeout,
+            agents=agents,
+            definition_for=definition_for,
+            on_escalation=on_escalation,
+        )
+
+
+def resume_choreographed(
+    definition: SagaDefinition,
+    saga_id: str,
+    bus_url: BusRef = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    agents: AgentPlacement | bool | None = None,
+    names: EventNames | None = None,
+    state_dir: str | Path | None = None,
+    definition_for: DefinitionFor | None = None,
+    on_escalation: AlertHook | None = None,
+) -> dict[str, Any]:
+    """Continue one choreographed saga until it ends; its view (at once when it had ended).
+
+    SagaNotFoundError when the bus has no start event for it.
+    """
+    validate_saga_id(saga_id)
+    choreography = derive_choreography(definition, names)
+    with bus_for(bus_url, state_dir=state_dir, create=False) as bus:
+        view = choreography_view(saga_id, bus.read_log([saga_id]))
+        if view["status"] not in UNFINISHED:
+            return view
+        if view["saga"] != choreography.saga:
+            raise SagaNotFoundError(
+                f"saga {saga_id!r} is a {view['saga']!r} saga, not {choreography.saga!r}"
+            )
+        (final,) = _finish(
+            bus,
+            choreography,
+            [saga_id],
+            compensate=False,
+            timeout=timeout,
+            agents=agents,
+            definition_for=definition_for,
+            on_escalation=on_escalation,
+        )
+        return final
+
+
+def _finish(
+    bus: EventBus,
+    choreography: Choreography,
+    saga_ids: list[str],
+    *,
+    compensate: bool,
+    timeout: float,
+    agents: AgentPlacement | bool | None,
+    definition_for: DefinitionFor | None,
+    on_escalation: AlertHook | None,
+) -> list[dict[str, Any]]:
+    bus.prepare(choreography)
+    steps = place_agents(bus, choreography, agents)
+    if compensate:
+        _flush_outboxes(bus, choreography, saga_ids, steps)
+        aborts = [_abort(choreography, bus.read_log([saga_id])) for saga_id in saga_ids]
+        bus.publish([m for m in aborts if m is not None])
+    messages = drive(
+        bus,
+        choreography,
+        saga_ids,
+        steps,
+        timeout,
+        definition_for=definition_for,
+        on_escalation=on_escalation,
+    )
+    by_saga: Mapping[str, list[SagaMessage]] = {
+        s: [m for m in messages if m["saga_id"] == s] for s in saga_ids
+    }
+    return [choreography_view(s, by_saga[s]) for s in saga_ids]
+
+
+def _flush_outboxes(
+    bus: EventBus, choreography: Choreography, saga_ids: list[str], steps: list[str]
+) -> None:
+    """Publish what the agents run here recorded but may have died before publishing, so
+    the log shows every commit before the step to roll back from is chosen."""
+    for step in steps:
+        with bus.ledger(f"{choreography.saga}.{step}") as ledger:
+            bus.publish([m for saga_id in saga_ids for m in ledger.emitted_for(saga_id)])
+
+
+def _abort(choreography: Choreography, history: list[SagaMessage]) -> SagaMessage | None:
+    """The compensation event of the step due next in a running saga (None: compensating)."""
+    saga_id = history[0]["saga_id"]
+    accepted, _ = fold_history(choreography, saga_id, history)
+    if any(m["kind"] != "start" and m["kind"] != "done" for m in accepted.values()):
+        return None  # already compensating: the cascade goes on by itself
+    for role in choreography.roles:
+        if role.success_event not in accepted:
+            cause = accepted[role.forward_trigger]
+            with AgentLedger(":memory:", f"{choreography.saga}.{role.name}") as scratch:
+                return ChoreographyAgent(choreography, role.name, scratch).abort(
+                    cause, ABORT_REASON
+                )
+    return None
