@@ -5,7 +5,8 @@ pypdf's ``extract_text(visitor_text=...)`` reports every run of text with its fo
 line's size and weight. :func:`page_layouts` then compares every line with the body size
 of the whole document (the size that carries most characters) and keeps, page by page, the
 short lines that stand out (and the small ones: notes, captions): the headings a publisher's
-layout marks even when their words or numbering are unusual. Text patterns still decide what a heading is; layout only vouches.
+layout marks even when their words or numbering are unusual. Text patterns still decide
+what a heading is; layout only vouches.
 """
 
 from __future__ import annotations
