@@ -29,7 +29,7 @@ OFFLINE_REVIEW_NOTE = (
 Pair = tuple[str, str]
 _MEASURED = re.compile(r"experiment|evaluation|results|ablation|benchmark|human", re.I)
 
-_SEARCHED = {
+SEARCHED = {
     "ablation": "'ablation', 'model variations', 'we vary', 'sensitivity analysis' or variants "
     "of the model",
     "baseline": "'baseline', 'compared with', 'outperforms' or 'state of the art'",
@@ -44,6 +44,7 @@ _SEARCHED = {
     "example": "a worked example or an illustration",
     "future work": "'future work', 'open problems' or 'in the future'",
 }
+"""What a claim of absence says was searched for, by practice (see PRACTICES)."""
 
 
 def _names(sections: tuple[Section, ...], limit: int = 3) -> str:
@@ -89,7 +90,7 @@ def _strengths(f: PaperFacts) -> list[str]:
 
 def _absent(f: PaperFacts, name: str, weakness: str, where: Section | None, advice: str) -> Pair:
     return (
-        f"{weakness} (searched every section for {_SEARCHED[name]}; none found).",
+        f"{weakness} (searched every section for {SEARCHED[name]}; none found).",
         f"In {cite(where)}, {advice}",
     )
 
@@ -302,4 +303,4 @@ def offline_review(paper: Paper) -> Review:
     )
 
 
-__all__ = ["MAX_REMARKS", "OFFLINE_REVIEW_NOTE", "PRACTICES", "offline_review"]
+__all__ = ["MAX_REMARKS", "OFFLINE_REVIEW_NOTE", "PRACTICES", "SEARCHED", "offline_review"]

@@ -229,24 +229,29 @@ class Paper:
 
 
 def _split_block(block: str, max_chars: int) -> Iterator[str]:
-    """``block`` cut between sentences into pieces of at most ``max_chars`` characters."""
+    """``block`` cut between sentences into pieces of at most ``max_chars`` characters.
+
+    The block's first line (a section's heading) stays on a line of its own in the first
+    piece, so it is never read as the start of the first sentence.
+    """
     if len(block) <= max_chars:
         yield block
         return
-    piece = ""
-    for sentence in split_sentences(block):
+    head, _, body = block.partition("\n")
+    piece = f"{head}\n" if body else ""
+    for sentence in split_sentences(body or head):
         while len(sentence) > max_chars:  # a run-on "sentence" (a table dump): cut it hard
             if piece:
-                yield piece
+                yield piece.rstrip("\n")
                 piece = ""
             yield sentence[:max_chars]
             sentence = sentence[max_chars:]
         if piece and len(piece) + 1 + len(sentence) > max_chars:
-            yield piece
+            yield piece.rstrip("\n")
             piece = ""
-        piece = f"{piece} {sentence}" if piece else sentence
+        piece = f"{piece}{sentence}" if piece.endswith("\n") or not piece else f"{piece} {sentence}"
     if piece:
-        yield piece
+        yield piece.rstrip("\n")
 
 
 def _good_metadata_title(title: str) -> bool:
