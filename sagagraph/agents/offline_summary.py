@@ -119,22 +119,28 @@ def _terms(sentence: str) -> list[str]:
 
 
 def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
-    """Sentences of each chunk, without the heading lines chunks start their sections with."""
+    """Sentences of each section piece of each chunk, without their heading lines.
+
+    Each piece gets its share of the word budget, so a short paper (one chunk) is covered
+    section by section too, from the problem to the conclusion.
+    """
     headings = {s.heading for s in paper.sections} | {"Abstract"}
-    chunks: list[list[str]] = []
+    pieces: list[list[str]] = []
     for chunk in paper.chunks(chunk_chars):
-        sentences: list[str] = []
         for block in chunk.split("\n\n"):
             first, _, rest = block.partition("\n")
             text = rest if rest and first in headings else block
-            sentences += split_sentences(text)
-        chunks.append(sentences)
-    return chunks
+            pieces.append(split_sentences(text))
+    return pieces
 
 
 def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     chunks = _chunk_sentences(paper, chunk_chars)
     flat = [(c, clean_sentence(s)) for c, sentences in enumerate(chunks) for s in sentences]
+    first: dict[str, int] = {}
+    for c, s in flat:
+        first.setdefault(s, c)
+    flat = [(c, s) for s, c in first.items()]  # a repeated sentence counts once, where it began
     kept = [(c, s) for c, s in flat if usable(s)]
     if sum(count_words(s) for _, s in kept) < words:
         kept = [(c, s) for c, s in flat if count_words(s) >= 4]  # terse text: take what there is
@@ -236,7 +242,11 @@ def _fill_exactly(
         extra = exact_subset([c.words for c in rest], gap + old.words)
         if extra is not None:
             return [c for c in chosen if c is not old] + [rest[i] for i in extra]
-    return chosen
+    # Sentences of similar lengths may need several swaps: solve over all of them at once,
+    # the chosen ones first so that most of the selection stays.
+    order = sorted(chosen, key=lambda c: (-c.score, c.position)) + rest
+    every = exact_subset([c.words for c in order], words)
+    return [order[i] for i in every] if every is not None else chosen
 
 
 def ranked_sentences(
