@@ -94,8 +94,11 @@ def normalize_line(line: str) -> str:
 
 def normalize_title(title: str) -> str:
     """Lower case, accents removed, trailing punctuation dropped: ``Résumé:`` -> ``resume``."""
-    decomposed = unicodedata.normalize("NFKD", title)
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if title.isascii():  # the common case, and this runs for every line of a paper
+        plain = title
+    else:
+        decomposed = unicodedata.normalize("NFKD", title)
+        plain = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(plain.lower().strip(" .:;—–-").split())
 
 

@@ -23,6 +23,10 @@ _TOC_TITLES = frozenset(
     {"contents", "table of contents", "table des matieres", "sommaire", "inhaltsverzeichnis"}
     | {"inhalt", "indice", "sumario", "indice general", "sommario", "contenido", "conteudo"}
 )
+_REFERENCE_TITLES = frozenset(
+    {"references", "bibliography", "literatur", "references bibliographiques", "bibliographie"}
+    | {"literaturverzeichnis", "referencias", "bibliografia", "riferimenti", "works cited"}
+)
 _LEADER_ENTRY = re.compile(r"^(?P<title>\S.*?)\s*(?:\.\s*){4,}\s*(?P<page>\d{1,4})$")
 _PAGED_ENTRY = re.compile(
     r"^(?P<title>(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.)\s+\S.*?)\s+\d{1,4}$"
@@ -54,6 +58,8 @@ def running_lines(pages: Sequence[Sequence[str]]) -> set[str]:
 
 
 def _toc_entry(line: str) -> str | None:
+    if not line[-1:].isdigit():
+        return None
     m = _LEADER_ENTRY.match(line) or _PAGED_ENTRY.match(line)
     return m.group("title").strip() if m else None
 
@@ -65,7 +71,13 @@ def table_of_contents(page: Sequence[str]) -> list[int]:
     entries, or at least four entries with dot leaders; an entry ends with a page number.
     """
     entries = [i for i, line in enumerate(page) if line and _toc_entry(line)]
-    titled = [i for i, line in enumerate(page) if line and normalize_title(line) in _TOC_TITLES]
+    if not entries:
+        return []
+    titled = [
+        i
+        for i, line in enumerate(page)
+        if line and len(line) <= 30 and normalize_title(line) in _TOC_TITLES
+    ]
     leaders = [i for i in entries if _LEADER_ENTRY.match(page[i])]
     if titled and len([i for i in entries if i > titled[0]]) >= 3:
         return [titled[0], *(i for i in entries if i > titled[0])]
@@ -118,8 +130,7 @@ def clean_pages(
                 if entry:
                     out.toc.append(entry)
                 continue
-            name = normalize_title(line)
-            if name in ("references", "bibliography", "literatur", "references bibliographiques"):
+            if len(line) <= 40 and normalize_title(line) in _REFERENCE_TITLES:
                 in_references = True
             is_small = _key(line) in smalls
             if not markdown and line and not in_references:
@@ -144,6 +155,8 @@ def join_hyphenated(lines: Lines) -> Lines:
     word before is capitalised, when the piece after holds a hyphen itself, or when the paper
     prints the hyphenated form elsewhere and never the joined one.
     """
+    if not any(line.endswith("-") for _, line in lines):
+        return lines  # nothing to join: skip building the vocabulary
     vocabulary = Counter(w.lower() for _, line in lines for w in _WORDS.findall(line))
     out: Lines = []
     carry = ""
