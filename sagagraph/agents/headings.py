@@ -136,7 +136,10 @@ def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
     if not (title[0].isalpha() or title[0] in "\"'“("):
         return False
     first = next((c for c in title if c.isalpha()), "")
-    if not first.isupper():
+    # A title may open on a Greek symbol ("ε-iDP for Numerical Queries"): then a capital
+    # further on stands for the capital first letter.
+    greek = "\u0370" <= first <= "\u03ff"
+    if not (first.isupper() or (greek and any(w[:1].isupper() for w in words[1:]))):
         return False
     if title.endswith((".", ",", ";", "-")) or "@" in title or "http" in title.lower():
         return False
