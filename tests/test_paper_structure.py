@@ -81,6 +81,8 @@ def test_layout_finds_headings_the_vocabulary_does_not_know(tmp_path: Path) -> N
         ("the multi-\nple datasets", "the multiple datasets"),
         ("English-\nto-German translation", "English-to-German translation"),
         ("ﬁne-tuned eﬀort", "fine-tuned effort"),
+        ("the Open Re-\nsearch Corpus for research", "the Open Research Corpus"),
+        ("a dual-\nencoder, as dual-encoder models do", "a dual-encoder, as"),
     ],
 )
 def test_line_break_hyphens_and_ligatures_are_normalised(text: str, joined: str) -> None:

@@ -56,6 +56,10 @@ def test_abbreviations_do_not_end_sentences() -> None:
         "Ours beats BM25 vs. the dense model of Lee et al. on most sets, e.g. NQ.",
         "Fig. 3 shows it.",
     ]
+    assert split_sentences("Details are in Appendix C. We then ask J. Smith.") == [
+        "Details are in Appendix C.",
+        "We then ask J. Smith.",
+    ]
 
 
 @pytest.mark.parametrize("target", [0, 17, 40, 299])

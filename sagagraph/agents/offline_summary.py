@@ -47,7 +47,7 @@ _WORD = re.compile(r"[a-z][a-z-]{2,}")
 _NOISE = re.compile(r"https?:|www\.|@|arxiv|\b(?:Figure|Fig\.|Table)\s*\d+\s*:", re.IGNORECASE)
 # Footnote numbers glued to a word ("median time13", "S2ORC,1 a corpus"): NFKC turns a
 # superscript into a plain digit, so it sticks to the word it followed.
-_GLUED_NOTE = re.compile(r"(?<=[a-z]{3})\d{1,2}(?=[\s,.;:)]|$)")
+_GLUED_NOTE = re.compile(r"(?<=[a-z]{3})\d{1,2}(?=[\s,.;:)—–]|$)")
 _GLUED_COMMA_NOTE = re.compile(r"(?<=[A-Za-z\d]),\d{1,2}(?=\s)")
 _MATH = re.compile(r"[∑∏∫∈∉⊂⊆⊇∀∃∇∂√∝≜|={}\\^_]|\b[a-z]\s?[<>≤≥]\s?\d")
 _BULLET = re.compile(r"^(?:[•◦▪‣●○■–—-]|\(?[a-z0-9]{1,2}\))\s")
@@ -59,6 +59,13 @@ _DEPENDENT = re.compile(
     r"secondly|third|thirdly|lastly|here|there|it|its|they|their|both|besides|nevertheless|"
     r"nonetheless|still|yet|again|accordingly|meanwhile|as such|to this end|for this reason)\b"
     r"|^(?:\S+\s+){1,4}(?:also|however|therefore|thus)\b",
+    re.IGNORECASE,
+)
+# Sentences about the paper's layout, or that point at what follows, say nothing alone.
+_ROADMAP = re.compile(
+    r"\b(?:as follows|the following|below)\s*[.:]$|:$|^(?:the|in the) (?:final|next|following|"
+    r"last|remaining|rest of the) (?:sections?|chapters?|parts?)\b|^(?:the )?rest of (?:this|the) "
+    r"paper\b|\bsections? \d+(?:\.\d+)? (?:presents?|describes?|discusses|introduces?|concludes)\b",
     re.IGNORECASE,
 )
 # What a removed citation leaves behind: "similar to.", "as in [].", "see ( )".
@@ -79,6 +86,8 @@ class Candidate:
     text: str
     words: int
     score: float
+    part: str = ""
+    """``abstract`` or ``conclusion`` when the sentence is from one, else ''."""
 
 
 def clean_sentence(sentence: str) -> str:
@@ -104,7 +113,7 @@ def usable(sentence: str) -> bool:
         return False
     if _MATH.search(sentence) or _BULLET.match(sentence) or _STUB.search(sentence):
         return False
-    if _DEPENDENT.match(sentence):
+    if _DEPENDENT.match(sentence) or _ROADMAP.search(sentence):
         return False
     if not (sentence[0].isupper() or sentence[0] in "\"'“") or sentence[-1] not in ".!?":
         return False
@@ -169,7 +178,10 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
         if chunk != previous_chunk:
             score += 0.1  # a chunk's opening sentence usually frames it
         previous_chunk = chunk
-        candidates.append(Candidate(i, chunk, sentence, count_words(sentence), score))
+        part = (
+            "abstract" if sentence in abstract else "conclusion" if sentence in conclusion else ""
+        )
+        candidates.append(Candidate(i, chunk, sentence, count_words(sentence), score, part))
     return candidates
 
 
@@ -186,6 +198,13 @@ def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUN
     chunk_words = Counter({chunk: 0 for chunk in sizes})
     for c in candidates:
         chunk_words[c.chunk] += c.words
+    # The abstract states the problem and the conclusion the outcome: each gets at least a
+    # fixed share of the words, however short it is next to the body.
+    floors = {"abstract": 0.25, "conclusion": 0.12}
+    total_words = sum(chunk_words.values())
+    for c in candidates:
+        if c.part:
+            chunk_words[c.chunk] = max(chunk_words[c.chunk], int(floors[c.part] * total_words))
     total = sum(chunk_words.values())
     chosen: list[Candidate] = []
     used = 0

@@ -180,11 +180,15 @@ def _join(head: str, tail: str, vocabulary: Counter[str]) -> str:
     if not word or not word[0].isalpha():
         return f"{head}-{tail}"
     joined = (head + word).lower()
-    # A compound's hyphen: a capitalised first part ("English-to"), a hyphenated second
-    # part ("to-German"), a capital after the break, or the paper's own spelling elsewhere.
-    keep = (head[0].isupper() and not head.isupper()) or "-" in word or not word[0].islower()
-    if not keep:
-        keep = bool(vocabulary[f"{head}-{word}".lower()]) and not vocabulary[joined]
+    hyphenated = vocabulary[f"{head}-{word}".lower()]
+    # A compound's hyphen: a hyphenated second part ("to-German"), a capital after the
+    # break, the paper's own spelling elsewhere, or a capitalised first part ("English-to")
+    # unless the paper prints the joined word ("Re-" + "search" -> "Research").
+    keep = "-" in word or not word[0].islower()
+    if not keep and vocabulary[joined] and vocabulary[joined] >= hyphenated:
+        keep = False
+    elif not keep:
+        keep = bool(hyphenated) or (head[0].isupper() and not head.isupper())
     return f"{head}-{tail}" if keep else f"{head}{tail}"
 
 

@@ -11,6 +11,11 @@ _ABBREVIATION = re.compile(
     r"(?:\b(?:vs|e\.g|i\.e|et al|cf|Fig|Figs|Eq|Eqs|Sec|Secs|Tab|No|Nos|approx|resp|Dr|Mr|"
     r"Mrs|Ms|Prof|St|Ref|Refs|Ch|Vol|pp|Inc|Corp|Ltd|Jr|Sr|al)|(?<![A-Za-z])[A-Z])\.$"
 )
+# ...but a capital after a label is a name, not an initial: "see Appendix C. We then".
+_LABELLED = re.compile(
+    r"\b(?:Appendix|Section|Table|Figure|Part|Step|Phase|Type|Class|Group|Model|Method|Task|"
+    r"Condition|Experiment|Study|Case|Option|Level|Setting|Variant|System|Stage) [A-Z]\.$"
+)
 
 
 def count_words(text: str) -> int:
@@ -26,7 +31,8 @@ def split_sentences(text: str) -> list[str]:
         piece = piece.strip()
         if not piece:
             continue
-        if sentences and _ABBREVIATION.search(sentences[-1]):
+        last = sentences[-1] if sentences else ""
+        if last and _ABBREVIATION.search(last) and not _LABELLED.search(last):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
