@@ -21,6 +21,8 @@ from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.validation_rules import PATTERNS
 from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
 
+MAX_FILLERS = 300
+"""Unused sentences, best first, searched for a set that closes the gap to the word count."""
 DEFAULT_CHUNK_CHARS = 12_000
 """Characters per chunk: a few pages of a two-column paper."""
 
@@ -250,9 +252,11 @@ def _fill_exactly(
     is swapped for such a set. A summary ends on a whole sentence, never on a cut one.
     """
     picked = {c.position for c in chosen}
+    # The best few hundred unused sentences are plenty to close a gap, and keep a 500-page
+    # paper's search as quick as a 10-page one's.
     rest = sorted(
         (c for c in candidates if c.position not in picked), key=lambda c: (-c.score, c.position)
-    )
+    )[:MAX_FILLERS]
     gap = words - sum(c.words for c in chosen)
     extra = exact_subset([c.words for c in rest], gap) if gap >= 0 else None
     if extra is not None:

@@ -31,7 +31,8 @@ def split_sentences(text: str) -> list[str]:
         piece = piece.strip()
         if not piece:
             continue
-        last = sentences[-1] if sentences else ""
+        # Only the tail can hold the abbreviation: searching it keeps this linear.
+        last = sentences[-1][-40:] if sentences else ""
         if last and _ABBREVIATION.search(last) and not _LABELLED.search(last):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
