@@ -59,7 +59,8 @@ _DEPENDENT = re.compile(
     r"thus|hence|therefore|consequently|then|finally|similarly|likewise|instead|in contrast|"
     r"on the other hand|as a result|in particular|for example|for instance|otherwise|second|"
     r"secondly|third|thirdly|lastly|here|there|it|its|they|their|both|besides|nevertheless|"
-    r"nonetheless|still|yet|again|accordingly|meanwhile|as such|to this end|for this reason)\b"
+    r"nonetheless|still|yet|again|accordingly|meanwhile|as such|to this end|for this reason|"
+    r"conversely|in turn|by contrast|alternatively|specifically|notably|importantly)\b"
     r"|^(?:\S+\s+){1,4}(?:also|however|therefore|thus)\b",
     re.IGNORECASE,
 )
