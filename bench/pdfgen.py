@@ -39,7 +39,7 @@ def _paragraphs() -> list[str]:
 
 
 def _escape(text: str) -> str:
-    text = text.encode("latin-1", "replace").decode("latin-1")
+    text = text.encode("cp1252", "replace").decode("cp1252")
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
@@ -102,8 +102,37 @@ def _layout(pages: int) -> list[list[tuple[str, str]]]:
     return book.pages[:pages]
 
 
+Line = tuple[str, float, str]
+"""One printed line: font (``F1`` Helvetica, ``F2`` Helvetica-Bold), size in points, text."""
+
+
 def write_paper_pdf(path: Path, pages: int) -> Path:
     """Write a ``pages``-page research paper to ``path``; return the path."""
+    laid = [
+        [(font, 13.0 if font == "F2" else 10.0, text) for font, text in page]
+        for page in _layout(pages)
+    ]
+    return write_lines_pdf(path, laid)
+
+
+def _stream(lines: list[Line]) -> bytes:
+    """A page's content stream: each line on its own baseline, 12 pt below the previous one."""
+    ops = ["BT", "/F1 10 Tf", "72 740 Td"]
+    current = ("F1", 10.0)
+    for font, size, text in lines:
+        if (font, size) != current:
+            ops.append(f"/{font} {size:g} Tf")
+            current = (font, size)
+        ops.append(f"({_escape(text)}) Tj 0 {-max(12.0, size * 1.2):g} Td")
+    ops.append("ET")
+    return "\n".join(ops).encode("cp1252", "replace")
+
+
+def write_lines_pdf(path: Path, pages: list[list[Line]]) -> Path:
+    """Write pages of ``(font, size, text)`` lines as a text PDF; return the path.
+
+    The text is encoded in WinAnsi (cp1252), so accents, dashes and quotes survive.
+    """
     objects: list[bytes] = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"",  # the page tree, once the page objects are numbered
@@ -111,16 +140,8 @@ def write_paper_pdf(path: Path, pages: int) -> Path:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
     ]
     kids: list[int] = []
-    for lines in _layout(pages):
-        ops = ["BT", "/F1 10 Tf", "12 TL", "72 740 Td"]
-        current = "F1"
-        for font, text in lines:
-            if font != current:
-                ops.append(f"/{font} {13 if font == 'F2' else 10} Tf")
-                current = font
-            ops.append(f"({_escape(text)}) Tj T*")
-        ops.append("ET")
-        stream = "\n".join(ops).encode("latin-1")
+    for lines in pages:
+        stream = _stream(lines)
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
         content = len(objects)
         objects.append(

@@ -107,7 +107,12 @@ GOOD_REVIEW = {
 
 
 def model_summary(words: int) -> str:
-    sentences = [f"The paper shows result number {i} about sagas." for i in range(words // 7 + 2)]
+    """A model's summary of exactly ``words`` words (at least 8): whole 8-word sentences, and
+    the remainder in a last, longer sentence."""
+    sentences = [f"The paper shows result number {i} about sagas." for i in range(words // 8)]
+    extra = words - 8 * len(sentences)
+    if extra:
+        sentences[-1] = sentences[-1][:-1] + " and" + " more" * (extra - 1) + "."
     return " ".join(sentences)
 
 
@@ -120,7 +125,7 @@ def schema_of(request: dict[str, Any]) -> str | None:
     return found.group(1) if found else None
 
 
-def well_behaved(summary_words: int = 330) -> Callable[[dict[str, Any]], Reply]:
+def well_behaved(summary_words: int = 300) -> Callable[[dict[str, Any]], Reply]:
     """A model that answers every schema correctly; summaries of ``summary_words`` words."""
 
     def respond(request: dict[str, Any]) -> Reply:
@@ -194,7 +199,7 @@ def test_engine_validates_reviews_and_summarises_a_complete_paper(
         assert all(r["response_format"] == {"type": "json_object"} for r in server.requests)
 
 
-def test_validator_sends_outline_and_abstract_not_the_body(
+def test_validator_sends_outline_first_page_and_references_not_the_body(
     server: ScriptedOpenAIServer, paper: Paper
 ) -> None:
     engine_for(server).validate(paper)
@@ -202,7 +207,11 @@ def test_validator_sends_outline_and_abstract_not_the_body(
     text = request_text(request)
     assert "p.2  3 Method" in text and "p.4  References" in text
     assert paper.abstract.strip() and paper.abstract.strip() in text
-    assert BODY_MARKER in paper.text and BODY_MARKER not in text
+    assert " ".join(paper.pages[0].split()) in " ".join(text.split())  # the first page
+    assert "[1] H. Garcia-Molina and K. Salem. Sagas. SIGMOD 1987." in text  # reference list
+    # The body beyond the first page stays out: the method and experiments sections' prose.
+    assert "of the method section" in paper.text and "of the method section" not in text
+    assert "of the experiments section" not in text
     assert len(text) < len(paper.text)
 
 
@@ -234,11 +243,14 @@ def test_prompts_tell_the_model_to_ignore_instructions_inside_the_paper(
 @pytest.mark.parametrize(
     ("name", "fields"),
     [
-        ("validator", {"title", "outline", "abstract"}),
+        (
+            "validator",
+            {"title", "outline", "first_page", "abstract", "references", "references_source"},
+        ),
         ("paper", {"title", "paper"}),
         ("reviewer", set()),
-        ("summarizer", {"scope", "words", "most_words"}),
-        ("summarizer_reduce", {"title", "summaries", "words", "most_words"}),
+        ("summarizer", {"scope", "words"}),
+        ("summarizer_reduce", {"title", "summaries", "words"}),
     ],
 )
 def test_prompt_files_ship_with_the_placeholders_the_engine_fills(

@@ -14,58 +14,42 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-KNOWN_HEADINGS = frozenset(
-    {
-        "abstract",
-        "resume",
-        "summary",
-        "introduction",
-        "background",
-        "related work",
-        "related works",
-        "prior work",
-        "previous work",
-        "literature review",
-        "method",
-        "methods",
-        "methodology",
-        "materials and methods",
-        "approach",
-        "experiments",
-        "experimental setup",
-        "evaluation",
-        "results",
-        "discussion",
-        "limitations",
-        "future work",
-        "conclusion",
-        "conclusions",
-        "concluding remarks",
-        "conclusion and future work",
-        "conclusions and future work",
-        "acknowledgments",
-        "acknowledgements",
-        "acknowledgment",
-        "acknowledgement",
-        "references",
-        "bibliography",
-        "works cited",
-        "appendix",
-        "appendices",
-        "keywords",
-        "index terms",
-        "ccs concepts",
-        "ethics statement",
-        "ethical considerations",
-        "broader impact",
-        "broader impact statement",
-        "data availability",
-        "code availability",
-        "author contributions",
-        "funding",
-        "competing interests",
-    }
-)
+_ENGLISH = """abstract|summary|introduction|overview|motivation|background|related work|
+related works|prior work|previous work|literature review|preliminaries|method|methods|
+methodology|materials and methods|approach|experiments|experimental setup|evaluation|results|
+discussion|limitations|future work|conclusion|conclusions|concluding remarks|
+conclusion and future work|conclusions and future work|discussion and conclusion|
+discussion and conclusions|summary and conclusions|acknowledgments|acknowledgements|
+acknowledgment|acknowledgement|references|bibliography|works cited|literature cited|appendix|
+appendices|keywords|index terms|ccs concepts|ethics statement|ethical considerations|
+broader impact|broader impact statement|data availability|code availability|
+author contributions|funding|competing interests"""
+# Other languages, written as normalize_title leaves them (lower case, no accents).
+_FRENCH = """resume|introduction|etat de l'art|travaux connexes|travaux anterieurs|methode|
+methodologie|approche|methode proposee|experiences|experimentations|evaluation|resultats|
+discussion|conclusion|conclusions|conclusion et perspectives|perspectives|remerciements|
+references|references bibliographiques|bibliographie|annexe"""
+_GERMAN = """zusammenfassung|kurzfassung|einleitung|einfuhrung|hintergrund|grundlagen|
+verwandte arbeiten|stand der forschung|methode|methoden|methodik|ansatz|experimente|
+evaluation|evaluierung|ergebnisse|diskussion|fazit|schluss|schlussfolgerung|
+schlussfolgerungen|fazit und ausblick|zusammenfassung und ausblick|ausblick|danksagung|
+literatur|literaturverzeichnis|quellen|anhang"""
+_SPANISH = """resumen|introduccion|antecedentes|trabajo relacionado|trabajos relacionados|
+estado del arte|metodo|metodologia|enfoque|experimentos|evaluacion|resultados|discusion|
+conclusion|conclusiones|trabajo futuro|agradecimientos|referencias|bibliografia|apendice"""
+_PORTUGUESE = """resumo|introducao|fundamentacao teorica|trabalhos relacionados|metodo|
+metodologia|abordagem|experimentos|avaliacao|resultados|discussao|conclusao|conclusoes|
+consideracoes finais|trabalhos futuros|agradecimentos|referencias|bibliografia|apendice"""
+_ITALIAN = """sommario|riassunto|introduzione|lavori correlati|stato dell'arte|metodo|
+metodologia|approccio|esperimenti|valutazione|risultati|discussione|conclusione|conclusioni|
+sviluppi futuri|ringraziamenti|riferimenti|riferimenti bibliografici|bibliografia|appendice"""
+
+
+def _vocabulary(*lists: str) -> frozenset[str]:
+    return frozenset(w.strip() for words in lists for w in words.split("|") if w.strip())
+
+
+KNOWN_HEADINGS = _vocabulary(_ENGLISH, _FRENCH, _GERMAN, _SPANISH, _PORTUGUESE, _ITALIAN)
 """Headings recognised without a number, compared after :func:`normalize_title`."""
 
 _FUNCTION_WORDS = frozenset(
@@ -76,10 +60,13 @@ _NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>\S.*
 _ROMAN = re.compile(r"^(?P<num>[IVX]{1,6})\.\s+(?P<title>\S.*)$")
 _LETTER = re.compile(r"^(?P<num>[A-H])(?:\.\d{1,2})*\.?\s+(?P<title>\S.*)$")
 _APPENDIX = re.compile(r"^appendix(?:\s+[A-H0-9]+)?\s*[:.\-—–]?\s*\S.*$", re.IGNORECASE)
-_INLINE = re.compile(
-    r"^(?P<name>abstract|r[ée]sum[ée]|keywords|index terms)(?:\s*[—–:.]|\s+-)\s*(?P<rest>\S.*)$",
-    re.IGNORECASE,
+_RUN_IN = (
+    r"abstract|summary|r[ée]sum[ée]|zusammenfassung|kurzfassung|resumen|resumo|sommario|"
+    r"riassunto|keywords|key words|index terms|mots[- ]cl[ée]s|schl[üu]sselw[öo]rter"
 )
+_INLINE = re.compile(rf"^(?P<name>{_RUN_IN})\s*[—–:.\-]+\s*(?P<rest>\S.*)$", re.IGNORECASE)
+# All capitals need no punctuation: "ABSTRACT We propose ..." is still a run-in heading.
+_INLINE_CAPS = re.compile(r"^(?P<name>ABSTRACT|SUMMARY|R[ÉE]SUM[ÉE])\s+(?P<rest>[A-Z].*)$")
 _INLINE_THANKS = re.compile(
     r"^(?P<name>acknowledge?ments?)[.:]?\s+(?P<rest>(?:We|This|The|Thanks|I|Our)\b.*)$",
     re.IGNORECASE,
@@ -89,16 +76,29 @@ _MARKDOWN = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.*?)\s*#*\s*$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 
 
+_SPACING_ACCENTS = {"´": "\u0301", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303"}
+_DETACHED_ACCENT = re.compile(r"([´¨ˆ˜])\s?([A-Za-z])")
+_GLUED = re.compile(r"[a-z)\]][A-Z]|\d\)|\(\d")
+_CAPTION = re.compile(r"^(table|figure|fig\.|algorithm|tableau|tabelle|abbildung|tabla)\b", re.I)
+_ARTEFACTS = str.maketrans({"\u00ad": None, "\u200b": None, "\ufeff": None, "\u2010": "-"})
+
+
 def normalize_line(line: str) -> str:
-    """NFKC (ligatures such as ``ﬁ`` become ``fi``), soft hyphens dropped, spaces folded."""
-    line = unicodedata.normalize("NFKC", line).replace("\u00ad", "")
+    """One PDF text line cleaned: ligatures (``ﬁ`` -> ``fi``, by NFKC), accents that TeX
+    prints apart (``R´esum´e`` -> ``Résumé``), soft hyphens and zero-width marks dropped,
+    spaces folded."""
+    line = _DETACHED_ACCENT.sub(lambda m: m.group(2) + _SPACING_ACCENTS[m.group(1)], line)
+    line = unicodedata.normalize("NFKC", line.translate(_ARTEFACTS))
     return " ".join(line.split())
 
 
 def normalize_title(title: str) -> str:
     """Lower case, accents removed, trailing punctuation dropped: ``Résumé:`` -> ``resume``."""
-    decomposed = unicodedata.normalize("NFKD", title)
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    if title.isascii():  # the common case, and this runs for every line of a paper
+        plain = title
+    else:
+        decomposed = unicodedata.normalize("NFKD", title)
+        plain = "".join(c for c in decomposed if not unicodedata.combining(c))
     return " ".join(plain.lower().strip(" .:;—–-").split())
 
 
@@ -136,7 +136,10 @@ def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
     if not (title[0].isalpha() or title[0] in "\"'“("):
         return False
     first = next((c for c in title if c.isalpha()), "")
-    if not first.isupper():
+    # A title may open on a Greek symbol ("ε-iDP for Numerical Queries"): then a capital
+    # further on stands for the capital first letter.
+    greek = "\u0370" <= first <= "\u03ff"
+    if not (first.isupper() or (greek and any(w[:1].isupper() for w in words[1:]))):
         return False
     if title.endswith((".", ",", ";", "-")) or "@" in title or "http" in title.lower():
         return False
@@ -180,19 +183,28 @@ class HeadingScanner:
     _scheme: str = ""
     _letter: int = 0
     _seen: set[str] = field(default_factory=set)
+    _vouched: bool = False
 
-    def scan(self, line: str, next_line: str | None = None) -> Heading | None:
-        """The heading ``line`` starts, or None. ``next_line`` lets a wrapped heading join."""
+    def scan(
+        self, line: str, next_line: str | None = None, *, emphasized: bool = False
+    ) -> Heading | None:
+        """The heading ``line`` starts, or None. ``next_line`` lets a wrapped heading join.
+
+        ``emphasized`` says the layout set the line larger or bolder than the body: then a
+        heading needs no known word and no number in sequence.
+        """
         if self.markdown:
             return self._markdown(line)
         if not line or len(line) > 160:
             return None
+        self._vouched = emphasized
         found = (
             self._inline(line)
             or self._known(line)
             or self._numbered(line, next_line)
             or self._roman(line, next_line)
             or self._appendix(line, next_line)
+            or self._emphasized(line)
         )
         if found is not None:
             self._seen.add(normalize_title(found.title))
@@ -209,7 +221,7 @@ class HeadingScanner:
         return Heading(heading=title, title=bare, level=level)
 
     def _inline(self, line: str) -> Heading | None:
-        m = _INLINE.match(line) or _INLINE_THANKS.match(line)
+        m = _INLINE.match(line) or _INLINE_CAPS.match(line) or _INLINE_THANKS.match(line)
         if not m:
             return None
         name = m.group("name")
@@ -236,7 +248,9 @@ class HeadingScanner:
             return None
         parts = tuple(int(p) for p in m.group("num").split("."))
         title, used = self._wrapped(m.group("title"), next_line)
-        if not _looks_like_title(title) or not self._follows(parts):
+        if not _looks_like_title(title) or not (
+            self._follows(parts) or self._restarts(parts, title)
+        ):
             return None
         self._accept(parts, "arabic")
         heading = line if used == 1 else f"{line} {next_line}"
@@ -248,7 +262,9 @@ class HeadingScanner:
             return None
         title, used = self._wrapped(m.group("title"), next_line)
         value = roman_value(m.group("num"))
-        if not _looks_like_title(title) or not self._follows((value,)):
+        if not _looks_like_title(title) or not (
+            self._follows((value,)) or self._restarts((value,), title)
+        ):
             return None
         self._accept((value,), "roman")
         heading = line if used == 1 else f"{line} {next_line}"
@@ -273,6 +289,27 @@ class HeadingScanner:
         self._scheme = "letter"
         heading = line if used == 1 else f"{line} {next_line}"
         return Heading(heading=heading, title=title, level=1, lines=used)
+
+    def _restarts(self, parts: tuple[int, ...], title: str) -> bool:
+        """A section 1 whose title is a known heading ("1 Introduction") or that the layout
+        vouches for starts the numbering afresh: what came before (an affiliation numbered
+        "1", a stray list) was not the paper's outline."""
+        if parts[0] > 2 or len(parts) > 1:
+            return False
+        return self._vouched or normalize_title(title) in KNOWN_HEADINGS
+
+    def _emphasized(self, line: str) -> Heading | None:
+        """A line the layout sets apart, once the paper's first heading has been seen (the
+        title and author block above it are set large too)."""
+        if not self._vouched or not self._seen or _CAPTION.match(line):
+            return None
+        if not _looks_like_title(line, max_words=10) or line.endswith(":"):
+            return None
+        if _GLUED.search(line):  # text runs of a figure read as one line: "words)Summary"
+            return None
+        # In a numbered paper an unnumbered emphasized line is a paragraph heading.
+        level = 2 if self._top else 1
+        return Heading(heading=line, title=line, level=level)
 
     def _follows(self, parts: tuple[int, ...]) -> bool:
         """True when ``parts`` is a plausible next heading number after the last one seen."""

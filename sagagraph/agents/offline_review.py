@@ -1,305 +1,294 @@
-"""The offline reviewer: strengths, weaknesses and suggestions from facts read off the paper.
+"""The offline reviewer: strengths, weaknesses and suggestions that say only what was checked.
 
-No model is involved. :func:`paper_facts` counts what a reviewer would look for (figures,
-tables, equations, references, a limitations section, released code, significance tests,
-ablations, a human evaluation) and :func:`offline_review` turns those facts into remarks that
-name the paper's own sections and numbers, so every remark can be checked against the paper.
+No model is involved. :func:`~sagagraph.agents.paper_facts.paper_facts` searches the paper
+for what a reviewer looks for, in all its usual forms, and counts figures, tables and
+references. :func:`offline_review` turns those facts into remarks: each one cites the section
+and page it rests on, a claim of absence says what was searched for, and the advice fits the
+kind of paper (an ablation for an empirical paper, counter-arguments for a position paper,
+selection criteria for a survey...). It is a heuristic review; render_review says so.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from sagagraph.agents.paper import Paper, Section, fold_lines
+from sagagraph.agents.paper import Paper, Section
+from sagagraph.agents.paper_facts import PRACTICES, PaperFacts, cite, paper_facts
 from sagagraph.agents.schemas import Review
-from sagagraph.agents.validation_rules import PATTERNS, find_parts
-from sagagraph.agents.words import count_words, split_sentences
 
 MAX_REMARKS = 5
 """At most this many strengths, weaknesses and suggestions each."""
 
-_FIGURE = re.compile(r"\b(?:Figure|Fig\.)\s*(\d{1,3})\b")
-_TABLE = re.compile(r"\bTable\s+(\d{1,3})\b")
-_EQUATION = re.compile(r"\((\d{1,3})\)\s*$", re.MULTILINE)
-_BRACKET_REF = re.compile(r"^\s*\[(\d{1,4})\]", re.MULTILINE)
-_NUMBERED_REF = re.compile(r"^\s*(\d{1,3})\.\s+[A-Z]", re.MULTILINE)
-_YEAR_DOT_REF = re.compile(r"\b(?:19|20)\d\d[a-z]?\.\s")
-_LIST_REF = re.compile(r"^\s*[-*]\s+\S", re.MULTILINE)
-_CITATION = re.compile(
-    r"\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]|\([A-Z][^()]{1,60}?(?:19|20)\d\d[a-z]?\)"
+OFFLINE_REVIEW_NOTE = (
+    "Heuristic offline review: rules over the paper's text, without a language model. "
+    "For a model's review, run with --llm openai and set OPENAI_API_KEY (and OPENAI_BASE_URL "
+    "for another OpenAI-compatible server)."
 )
-_CODE_LINK = re.compile(r"\b(?:github\.com|gitlab\.com|huggingface\.co|zenodo\.org)/\n?[\w./-]+\w")
-_CODE_STATEMENT = re.compile(
-    r"\b(code|data|dataset|implementation|models?) (is|are|will be) (publicly |freely )?"
-    r"(available|released)|\bopen[- ]sourc",
-    re.IGNORECASE,
-)
-_SIGNIFICANCE = re.compile(
-    r"±|\bstd\b|standard deviation|confidence interval|\bp\s*[<=]\s*0?\.\d|statistically "
-    r"significant|significance test|bootstrap|standard error",
-    re.IGNORECASE,
-)
-_HUMAN_STUDY = re.compile(
-    r"\b(user stud(y|ies)|usability stud(y|ies)|human evaluations?|human judge?ments?|"
-    r"annotators|crowd ?workers|participants (were|in our|completed))\b",
-    re.IGNORECASE,
-)
-_FUTURE = re.compile(r"\bfuture (work|directions?|research)\b|\bin the future\b", re.IGNORECASE)
-_CLAIM = re.compile(
-    r"\b(we (propose|present|introduce|show|find|release|describe|argue|develop|study)|"
-    r"this paper|in this (paper|work))\b",
-    re.IGNORECASE,
-)
+"""The header of an offline ``review.txt``."""
 
+Pair = tuple[str, str]
+_MEASURED = re.compile(r"experiment|evaluation|results|ablation|benchmark|human", re.I)
 
-@dataclass(frozen=True)
-class PaperFacts:
-    """What the offline reviewer knows about a paper; every count is read off its text."""
-
-    title: str
-    pages: int
-    main_words: int
-    top_sections: tuple[Section, ...]
-    figures: int
-    tables: int
-    equations: int
-    references: int
-    citations: int
-    experiment_sections: tuple[Section, ...]
-    limitations: Section | None
-    mentions_limitations: bool
-    code_link: str
-    code_statement: bool
-    significance: bool
-    ablation: bool
-    human_study: bool
-    future_work: bool
-    claim: str
-    abstract_words: int
-    conclusion: Section | None
-    body: Section | None
-    longest: Section | None
-
-
-def _count_references(section: Section | None) -> int:
-    if section is None:
-        return 0
-    text = section.text
-    numbers = [int(n) for n in _BRACKET_REF.findall(text)]
-    if len(numbers) >= 3:
-        return max(numbers)
-    numbered = _NUMBERED_REF.findall(text)
-    if len(numbered) >= 3:
-        return len(numbered)
-    listed = len(_LIST_REF.findall(text))
-    return max(listed, len(_YEAR_DOT_REF.findall(text)))
-
-
-def _claim(abstract: str) -> str:
-    for sentence in split_sentences(abstract):
-        if _CLAIM.search(sentence):
-            words = sentence.split()
-            return " ".join(words[:30]) + (" ..." if len(words) > 30 else "")
-    return ""
-
-
-def _span(sections: tuple[Section, ...], section: Section) -> str:
-    """Text of ``section`` and its subsections."""
-    start = sections.index(section)
-    texts = [section.text]
-    for other in sections[start + 1 :]:
-        if other.level <= section.level:
-            break
-        texts.append(other.text)
-    return "\n".join(texts)
-
-
-def paper_facts(paper: Paper) -> PaperFacts:
-    """Count what a reviewer checks, over the main text (the references are counted apart)."""
-    main = paper.main_sections()
-    raw = "\n".join(s.text for s in main) or paper.text
-    prose = fold_lines(raw)
-    top = tuple(s for s in main if s.level == 1 and s is not paper.abstract_section())
-    experiments = tuple(s for s in top if PATTERNS["experiments"].search(s.name))
-    limitations = next((s for s in paper.sections if "limitation" in s.name), None)
-    parts = find_parts(paper)
-    by_heading = {s.heading: s for s in paper.sections}
-    conclusion = by_heading.get(parts["conclusion"].heading) if "conclusion" in parts else None
-    body = by_heading.get(parts["body"].heading) if "body" in parts else None
-    sized = [(count_words(_span(main, s)), s) for s in top]
-    longest = max(sized, key=lambda pair: pair[0])[1] if sized else None
-    link = _CODE_LINK.search(paper.text)
-    return PaperFacts(
-        title=paper.title,
-        pages=len(paper.pages),
-        main_words=count_words(prose),
-        top_sections=top,
-        figures=len(set(_FIGURE.findall(raw))),
-        tables=len(set(_TABLE.findall(raw))),
-        equations=len(set(_EQUATION.findall(raw))) + raw.count("$$") // 2,
-        references=_count_references(paper.references_section()),
-        citations=len(_CITATION.findall(prose)),
-        experiment_sections=experiments,
-        limitations=limitations,
-        mentions_limitations=bool(re.search(r"\blimitations?\b", prose, re.IGNORECASE)),
-        code_link=link.group(0).replace("\n", "") if link else "",
-        code_statement=bool(_CODE_STATEMENT.search(prose)),
-        significance=bool(_SIGNIFICANCE.search(paper.text)),
-        ablation="ablation" in prose.lower(),
-        human_study=bool(_HUMAN_STUDY.search(prose)),
-        future_work=bool(_FUTURE.search(prose)),
-        claim=_claim(paper.abstract),
-        abstract_words=count_words(paper.abstract),
-        conclusion=conclusion,
-        body=body,
-        longest=longest,
-    )
+SEARCHED = {
+    "ablation": "'ablation', 'model variations', 'we vary', 'sensitivity analysis' or variants "
+    "of the model",
+    "baseline": "'baseline', 'compared with', 'outperforms' or 'state of the art'",
+    "significance": "standard deviations, '±', confidence intervals or significance tests",
+    "code": "a repository link or a statement that code or data are available",
+    "limitations": "'limitations', 'threats to validity', 'shortcomings' or failure cases",
+    "counterarguments": "counter-arguments, objections or alternative views",
+    "agreement": "inter-annotator agreement (kappa, Krippendorff)",
+    "license": "a licence, a datasheet or terms of use",
+    "selection method": "inclusion criteria or how the surveyed works were searched for",
+    "human study": "a user study, human evaluation or participants",
+    "example": "a worked example or an illustration",
+    "future work": "'future work', 'open problems' or 'in the future'",
+}
+"""What a claim of absence says was searched for, by practice (see PRACTICES)."""
 
 
 def _names(sections: tuple[Section, ...], limit: int = 3) -> str:
-    shown = [f"'{s.heading}'" for s in sections[:limit]]
+    shown = [cite(s) for s in sections[:limit]]
     more = len(sections) - limit
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def _strengths(f: PaperFacts) -> list[str]:
     out: list[str] = []
+    first = f.top_sections[0] if f.top_sections else None
+    abstract = f.paper.abstract_section()
     if f.claim:
-        out.append(f'States its contribution plainly in the abstract: "{f.claim}"')
+        where = cite(abstract) if abstract is not None else "the abstract (p.1)"
+        out.append(f'States its contribution plainly in {where}: "{f.claim}"')
     if f.experiment_sections:
         out.append(
-            f"Backs its claims with an empirical part ({_names(f.experiment_sections)}), "
-            f"supported by {f.tables} table(s) and {f.figures} figure(s)."
+            f"Backs its claims with an empirical part ({_names(f.experiment_sections)}); the "
+            f"paper numbers {f.tables} table(s) and {f.figures} figure(s)."
         )
-    if f.references >= 25:
-        where = f", discussed in '{f.body.heading}'" if f.body is not None else ""
-        out.append(f"Well grounded in prior work: about {f.references} references{where}.")
-    if f.code_link:
-        out.append(f"Supports reproducibility with a link to code or data ({f.code_link}).")
-    elif f.code_statement:
-        out.append("Says that its code or data are released, which helps reproducibility.")
-    if f.limitations is not None:
-        out.append(f"Discusses its limitations openly in '{f.limitations.heading}'.")
-    if f.significance:
-        out.append("Reports variance or significance (standard deviations, tests or intervals).")
-    if f.ablation and f.experiment_sections:
-        out.append("Includes an ablation, isolating the effect of individual design choices.")
-    if f.human_study:
-        out.append("Includes human judgements (a user study or human evaluation).")
-    if f.top_sections:
+    # Praise rests on the paper's own work, not on what its opening or background reviews.
+    framing = {f.paper.abstract_section(), f.body, first}
+    for name, praise in (
+        ("ablation", "Studies the effect of its design choices"),
+        ("significance", "Reports variance or significance"),
+        ("human study", "Includes human judgements"),
+        ("code", "Supports reproducibility with released code or data"),
+    ):
+        hit = f.found.get(name)
+        if hit is not None and (name == "code" or hit.section not in framing):
+            out.append(f'{praise} in {cite(hit.section)} ("{hit.phrase}").')
+    refs = f.paper.references_section()
+    if f.references >= 25 and refs is not None:
+        where = f", discussed in {cite(f.body)}" if f.body is not None else ""
+        out.append(f"Grounded in prior work: {f.references} entries in {cite(refs)}{where}.")
+    if f.top_sections and first is not None:
         out.append(
-            f"Clearly organised: {len(f.top_sections)} top-level sections over {f.pages} "
-            f"page(s), from '{f.top_sections[0].heading}' to '{f.top_sections[-1].heading}'."
+            f"Clearly organised: {len(f.top_sections)} top-level sections over "
+            f"{len(f.paper.pages)} page(s), from {cite(first)} to {cite(f.top_sections[-1])}."
         )
     return out
 
 
-def _weaknesses_and_suggestions(f: PaperFacts) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    conclusion = f"'{f.conclusion.heading}'" if f.conclusion is not None else "the conclusion"
-    if f.limitations is None:
-        pairs.append(
+def _absent(f: PaperFacts, name: str, weakness: str, where: Section | None, advice: str) -> Pair:
+    return (
+        f"{weakness} (searched every section for {SEARCHED[name]}; none found).",
+        f"In {cite(where)}, {advice}",
+    )
+
+
+def _kind_pairs(f: PaperFacts) -> list[Pair]:
+    """What is missing for this kind of paper, with advice that fits it."""
+    measured = [s for s in f.experiment_sections if _MEASURED.search(s.name)]
+    pool = measured or list(f.experiment_sections)
+    results = pool[-1] if pool else f.body
+    method = f.body or (f.top_sections[1] if len(f.top_sections) > 1 else None)
+    closing = f.conclusion
+    wanted: dict[str, list[tuple[str, str, Section | None, str]]] = {
+        "empirical": [
             (
-                "No section is devoted to limitations"
-                + (
-                    "; they are mentioned only in passing."
-                    if f.mentions_limitations
-                    else f", and {conclusion} does not say where the approach falls short."
-                ),
-                f"Add a Limitations section (or a paragraph in {conclusion}) naming the "
-                "settings where the method is expected to fail.",
+                "baseline",
+                "No comparison with a baseline",
+                results,
+                "compare against the strongest published baseline on the same data.",
+            ),
+            (
+                "ablation",
+                "No ablation separates the contribution of each component",
+                results,
+                "add a table that removes or varies one component at a time.",
+            ),
+            (
+                "significance",
+                "Results come without variance or significance",
+                results,
+                "report the spread over several runs or seeds and test the main differences.",
+            ),
+            (
+                "code",
+                "No code or data release is mentioned",
+                closing,
+                "link the code, data and configuration behind the results.",
+            ),
+        ],
+        "dataset": [
+            (
+                "code",
+                "The data release is not stated",
+                closing,
+                "say where the data can be downloaded and under which terms.",
+            ),
+            (
+                "agreement",
+                "Annotation quality is not measured",
+                method,
+                "report inter-annotator agreement on a doubly annotated sample.",
+            ),
+            (
+                "license",
+                "Licensing and intended use are not documented",
+                closing,
+                "add a datasheet: provenance, licence, intended and unintended uses.",
+            ),
+            (
+                "baseline",
+                "No baseline results on the new data",
+                results,
+                "report how standard systems score on it, to show its difficulty.",
+            ),
+        ],
+        "system": [
+            (
+                "human study",
+                "The system is not evaluated with users",
+                results,
+                "run a study with the intended users and report what they could do.",
+            ),
+            (
+                "code",
+                "Availability of the system is not stated",
+                closing,
+                "say whether and where the system or a demo can be used.",
+            ),
+            (
+                "baseline",
+                "The system is not compared with existing tools",
+                results,
+                "compare with the tools people use today for the same task.",
+            ),
+        ],
+        "position": [
+            (
+                "counterarguments",
+                "Counter-arguments are not discussed",
+                closing,
+                "state the strongest objection to the position and answer it.",
+            ),
+            (
+                "future work",
+                "No concrete agenda follows from the position",
+                closing,
+                "turn the argument into a few concrete research questions.",
+            ),
+            (
+                "example",
+                "The argument is not illustrated",
+                method,
+                "ground the claims with a worked example or a case.",
+            ),
+        ],
+        "theory": [
+            (
+                "example",
+                "The results are not illustrated",
+                method,
+                "add a worked example showing a theorem's bound on a concrete case.",
+            ),
+            (
+                "limitations",
+                "The assumptions' limits are not discussed",
+                closing,
+                "say which assumptions are strongest and what breaks without them.",
+            ),
+        ],
+        "survey": [
+            (
+                "selection method",
+                "How the surveyed works were chosen is not said",
+                method,
+                "describe the search and the inclusion criteria, so coverage can be judged.",
+            ),
+            (
+                "future work",
+                "Open problems are not summarised",
+                closing,
+                "end with the open problems the survey reveals.",
+            ),
+        ],
+    }
+    pairs = []
+    for name, weakness, where, advice in wanted[f.kind]:
+        if name not in f.found:
+            pairs.append(_absent(f, name, weakness, where, advice))
+    return pairs
+
+
+def _weaknesses_and_suggestions(f: PaperFacts) -> list[Pair]:
+    pairs = _kind_pairs(f)
+    closing = f.conclusion
+    if "limitations" not in f.found and f.kind != "theory":
+        pairs.append(
+            _absent(
+                f,
+                "limitations",
+                "Limitations are not discussed",
+                closing,
+                "add a paragraph on where the approach fails and why.",
             )
         )
-    if not f.experiment_sections:
+    refs = f.paper.references_section()
+    if refs is not None and f.references < 15:
         pairs.append(
             (
-                "No section reports experiments or an evaluation, so the claims rest on "
-                "argument alone.",
-                "Add an evaluation that tests the central claim against a baseline.",
+                f"Only {f.references} entries in {cite(refs)}: a thin base for positioning "
+                "the work.",
+                f"In {cite(f.body or closing)}, discuss the closest recent work and say how "
+                "this paper differs from each.",
             )
         )
-    elif not f.significance:
+    if closing is not None and closing.words < 80:
         pairs.append(
             (
-                f"Results in {_names(f.experiment_sections, 2)} are reported without variance, "
-                "confidence intervals or significance tests.",
-                "Report means over several runs with standard deviations or confidence "
-                "intervals, and test whether the differences are significant.",
+                f"{cite(closing)} is brief ({closing.words} words).",
+                f"Expand {cite(closing)} to restate the findings and their implications.",
             )
         )
-    if not f.code_link and not f.code_statement:
-        pairs.append(
-            (
-                "No link to code or data appears in the paper, which makes the results hard "
-                "to reproduce.",
-                "Release the code, data and configuration used for the experiments, and link "
-                "them from the paper.",
-            )
-        )
-    if f.references < 15:
-        pairs.append(
-            (
-                f"Only about {f.references} references: a thin base for positioning the work.",
-                "Broaden the related-work discussion with the closest recent work and say "
-                "how this paper differs from each.",
-            )
-        )
-    if f.experiment_sections and not f.ablation:
-        pairs.append(
-            (
-                "No ablation separates the contribution of each component.",
-                "Add an ablation that removes one component at a time.",
-            )
-        )
-    if f.conclusion is not None and f.conclusion.words < 80:
-        pairs.append(
-            (
-                f"{conclusion} is brief ({f.conclusion.words} words).",
-                f"Expand {conclusion} to restate the findings and their implications.",
-            )
-        )
+    abstract = f.paper.abstract_section()
     if f.abstract_words > 250:
         pairs.append(
             (
-                f"The abstract is long ({f.abstract_words} words).",
+                f"The abstract ({cite(abstract) if abstract else 'p.1'}) is long "
+                f"({f.abstract_words} words, footnotes excluded).",
                 "Trim the abstract to about 150-200 words: problem, method, main result.",
             )
         )
-    if f.figures == 0:
+    if not pairs and f.top_sections:
+        longest = max(f.top_sections, key=lambda s: s.words)
         pairs.append(
             (
-                "The main text has no figures.",
-                "Add a figure of the method's overview or of the main results.",
+                f"{cite(longest)} carries the most text ({longest.words} words) and is the "
+                "hardest to follow.",
+                f"Split {cite(longest)} into subsections, or move details to an appendix.",
             )
         )
-    if not f.future_work:
-        pairs.append(
-            (
-                "The paper does not say what should come next.",
-                f"Close {conclusion} with concrete future work.",
-            )
-        )
-    if f.longest is not None and f.main_words:
-        share = round(100 * count_words(f.longest.text) / f.main_words)
-        if share >= 35 or not pairs:
-            pairs.append(
-                (
-                    f"The text is unevenly balanced: '{f.longest.heading}' alone holds about "
-                    f"{share}% of the main text's words.",
-                    f"Tighten '{f.longest.heading}' or move its details to an appendix.",
-                )
-            )
     return pairs
 
 
 def offline_review(paper: Paper) -> Review:
-    """A review whose every remark names something in ``paper``; deterministic."""
+    """A review whose every remark cites a section and page of ``paper``; deterministic."""
     facts = paper_facts(paper)
     strengths = _strengths(facts)[:MAX_REMARKS]
     pairs = _weaknesses_and_suggestions(facts)[:MAX_REMARKS]
     if not strengths:
-        strengths = [f"A {facts.main_words}-word text over {facts.pages} page(s) on its topic."]
+        strengths = [f"A {paper.word_count}-word text over {len(paper.pages)} page(s)."]
     if not pairs:
         pairs = [
             (
@@ -312,3 +301,6 @@ def offline_review(paper: Paper) -> Review:
         weaknesses=[w for w, _ in pairs],
         suggestions=[s for _, s in pairs],
     )
+
+
+__all__ = ["MAX_REMARKS", "OFFLINE_REVIEW_NOTE", "PRACTICES", "SEARCHED", "offline_review"]

@@ -5,7 +5,9 @@ the word budget in proportion to its length, so a long paper is covered from the
 the conclusion, not only its opening pages. Within a chunk, sentences are scored TF-IDF style
 (words frequent in the paper but not in every sentence), with bonuses for the abstract and
 the conclusion, for a section's opening sentence and for phrases that state contributions.
-The chosen sentences keep their reading order; :func:`fit_to_words` makes the count exact.
+The chosen sentences keep their reading order; whole sentences whose lengths sum to the gap
+make the count exact. Sentences that cannot stand alone (an opening "also", "this" or
+"however"), formula debris, bullets and citation stubs are never candidates.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from dataclasses import dataclass
 
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.validation_rules import PATTERNS
-from sagagraph.agents.words import count_words, fit_to_words, split_sentences
+from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
 
+MAX_FILLERS = 300
+"""Unused sentences, best first, searched for a set that closes the gap to the word count."""
 DEFAULT_CHUNK_CHARS = 12_000
 """Characters per chunk: a few pages of a two-column paper."""
 
@@ -43,6 +47,36 @@ _PAREN_CITATION = re.compile(r"\s*\((?=[^()]*\b(?:19|20)\d\d[a-z]?\b)[^()]{1,120
 _FOOTNOTE = re.compile(r"[.!?]\s+[∗*†‡§¶]")
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
 _NOISE = re.compile(r"https?:|www\.|@|arxiv|\b(?:Figure|Fig\.|Table)\s*\d+\s*:", re.IGNORECASE)
+# Footnote numbers glued to a word ("median time13", "S2ORC,1 a corpus"): NFKC turns a
+# superscript into a plain digit, so it sticks to the word it followed.
+_GLUED_NOTE = re.compile(r"(?<=[a-z]{3})\d{1,2}(?=[\s,.;:)—–]|$)")
+_GLUED_COMMA_NOTE = re.compile(r"(?<=[A-Za-z\d]),\d{1,2}(?=\s)")
+_MATH = re.compile(r"[∑∏∫∈∉⊂⊆⊇∀∃∇∂√∝≜|={}\\^_]|\b[a-z]\s?[<>≤≥]\s?\d")
+_BULLET = re.compile(r"^(?:[•◦▪‣●○■–—-]|\(?[a-z0-9]{1,2}\))\s")
+# A sentence that leans on the one before it cannot stand alone in a summary.
+_DEPENDENT = re.compile(
+    r"^(?:also|this|these|those|that|such|however|moreover|furthermore|additionally|in addition|"
+    r"thus|hence|therefore|consequently|then|finally|similarly|likewise|instead|in contrast|"
+    r"on the other hand|as a result|in particular|for example|for instance|otherwise|second|"
+    r"secondly|third|thirdly|lastly|here|there|it|its|they|their|both|besides|nevertheless|"
+    r"nonetheless|still|yet|again|accordingly|meanwhile|as such|to this end|for this reason|"
+    r"conversely|in turn|by contrast|alternatively|specifically|notably|importantly)\b"
+    r"|^(?:\S+\s+){1,4}(?:also|however|therefore|thus)\b",
+    re.IGNORECASE,
+)
+# Sentences about the paper's layout, or that point at what follows, say nothing alone.
+_ROADMAP = re.compile(
+    r"\b(?:as follows|the following|below)\s*[.:]$|:$|^(?:the|in the) (?:final|next|following|"
+    r"last|remaining|rest of the) (?:sections?|chapters?|parts?)\b|^(?:the )?rest of (?:this|the) "
+    r"paper\b|\bsections? \d+(?:\.\d+)? (?:presents?|describes?|discusses|introduces?|concludes)\b",
+    re.IGNORECASE,
+)
+# What a removed citation leaves behind: "similar to.", "as in [].", "see ( )".
+_STUB = re.compile(
+    r"\b(?:to|by|in|of|see|from|and|as|with|cf|e\.g|i\.e|following|following the|like|than|"
+    r"from the|in the|of the|and the|or)\s*[.!?]$|\(\s*[,;]?\s*\)|\[\s*\]|\s[,;]\s*[.!?]$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +89,8 @@ class Candidate:
     text: str
     words: int
     score: float
+    part: str = ""
+    """``abstract`` or ``conclusion`` when the sentence is from one, else ''."""
 
 
 def clean_sentence(sentence: str) -> str:
@@ -62,7 +98,13 @@ def clean_sentence(sentence: str) -> str:
     footnote = _FOOTNOTE.search(sentence)
     if footnote:  # "...training data. ∗Equal contribution." - a footnote glued to the sentence
         sentence = sentence[: footnote.start() + 1]
-    text = _PAREN_CITATION.sub("", _BRACKET_CITATION.sub("", sentence))
+    return clean_text(sentence)
+
+
+def clean_text(text: str) -> str:
+    """Text without citation markers and footnote numbers glued to words, spaces folded."""
+    text = _PAREN_CITATION.sub("", _BRACKET_CITATION.sub("", text))
+    text = _GLUED_COMMA_NOTE.sub(",", _GLUED_NOTE.sub("", text))
     text = re.sub(r"\s+([,.;:])", r"\1", text)
     return " ".join(text.split())
 
@@ -71,6 +113,10 @@ def usable(sentence: str) -> bool:
     """True for a prose sentence worth quoting: not a caption, a formula, or a fragment."""
     words = sentence.split()
     if not 8 <= len(words) <= 55 or _NOISE.search(sentence):
+        return False
+    if _MATH.search(sentence) or _BULLET.match(sentence) or _STUB.search(sentence):
+        return False
+    if _DEPENDENT.match(sentence) or _ROADMAP.search(sentence):
         return False
     if not (sentence[0].isupper() or sentence[0] in "\"'“") or sentence[-1] not in ".!?":
         return False
@@ -85,22 +131,28 @@ def _terms(sentence: str) -> list[str]:
 
 
 def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
-    """Sentences of each chunk, without the heading lines chunks start their sections with."""
+    """Sentences of each section piece of each chunk, without their heading lines.
+
+    Each piece gets its share of the word budget, so a short paper (one chunk) is covered
+    section by section too, from the problem to the conclusion.
+    """
     headings = {s.heading for s in paper.sections} | {"Abstract"}
-    chunks: list[list[str]] = []
+    pieces: list[list[str]] = []
     for chunk in paper.chunks(chunk_chars):
-        sentences: list[str] = []
         for block in chunk.split("\n\n"):
             first, _, rest = block.partition("\n")
             text = rest if rest and first in headings else block
-            sentences += split_sentences(text)
-        chunks.append(sentences)
-    return chunks
+            pieces.append(split_sentences(text))
+    return pieces
 
 
 def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     chunks = _chunk_sentences(paper, chunk_chars)
     flat = [(c, clean_sentence(s)) for c, sentences in enumerate(chunks) for s in sentences]
+    first: dict[str, int] = {}
+    for c, s in flat:
+        first.setdefault(s, c)
+    flat = [(c, s) for s, c in first.items()]  # a repeated sentence counts once, where it began
     kept = [(c, s) for c, s in flat if usable(s)]
     if sum(count_words(s) for _, s in kept) < words:
         kept = [(c, s) for c, s in flat if count_words(s) >= 4]  # terse text: take what there is
@@ -129,7 +181,10 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
         if chunk != previous_chunk:
             score += 0.1  # a chunk's opening sentence usually frames it
         previous_chunk = chunk
-        candidates.append(Candidate(i, chunk, sentence, count_words(sentence), score))
+        part = (
+            "abstract" if sentence in abstract else "conclusion" if sentence in conclusion else ""
+        )
+        candidates.append(Candidate(i, chunk, sentence, count_words(sentence), score, part))
     return candidates
 
 
@@ -146,8 +201,16 @@ def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUN
     chunk_words = Counter({chunk: 0 for chunk in sizes})
     for c in candidates:
         chunk_words[c.chunk] += c.words
+    # The abstract states the problem and the conclusion the outcome: each gets at least a
+    # fixed share of the words, however short it is next to the body.
+    floors = {"abstract": 0.25, "conclusion": 0.12}
+    total_words = sum(chunk_words.values())
+    for c in candidates:
+        if c.part:
+            chunk_words[c.chunk] = max(chunk_words[c.chunk], int(floors[c.part] * total_words))
     total = sum(chunk_words.values())
     chosen: list[Candidate] = []
+    used = 0
     carry = 0.0
     for chunk in sorted(sizes):
         budget = words * chunk_words[chunk] / total + carry
@@ -156,8 +219,9 @@ def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUN
             (c for c in candidates if c.chunk == chunk), key=lambda c: (-c.score, c.position)
         )
         for c in ranked:
-            if spent + c.words <= budget:
+            if spent + c.words <= budget and used + c.words <= words:
                 chosen.append(c)
+                used += c.words
                 spent += c.words
         carry = budget - spent  # what a chunk could not use passes to the next one
     chosen = _fill_exactly(chosen, candidates, words)
@@ -171,7 +235,9 @@ def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUN
         for c in sorted(candidates, key=lambda c: (-c.score, c.position))
         if c.position not in picked
     ]
-    try:  # no whole-sentence fit: close the gap with the start of a sentence
+    # Only a tiny paper gets here (no set of its sentences sums to the gap): the last
+    # resort closes the gap with the start of a sentence.
+    try:
         return fit_to_words(text, words, filler)
     except ValueError:  # repeated sentences counted once leave too few words
         raise too_short from None
@@ -182,31 +248,34 @@ def _fill_exactly(
 ) -> list[Candidate]:
     """``chosen`` topped up with whole sentences to exactly ``words`` words when possible.
 
-    Best-scored sentences are added while they fit; the last gap is closed by a sentence of
-    exactly that length, or by swapping one chosen sentence for a longer one. A summary that
-    ends on whole sentences reads better than one cut mid-sentence.
+    The gap is closed by the best-scored unused sentences whose lengths sum to it exactly
+    (:func:`~sagagraph.agents.words.exact_subset`); failing that, the weakest chosen sentence
+    is swapped for such a set. A summary ends on a whole sentence, never on a cut one.
     """
-    chosen = list(chosen)
     picked = {c.position for c in chosen}
+    # The best few hundred unused sentences are plenty to close a gap, and keep a 500-page
+    # paper's search as quick as a 10-page one's.
     rest = sorted(
         (c for c in candidates if c.position not in picked), key=lambda c: (-c.score, c.position)
-    )
-    total = sum(c.words for c in chosen)
-    for c in list(rest):
-        if total + c.words <= words - 8 or total + c.words == words:
-            chosen.append(c)
-            rest.remove(c)
-            total += c.words
-    gap = words - total
-    if gap == 0:
-        return chosen
-    by_length: dict[int, Candidate] = {}
-    for c in rest:
-        by_length.setdefault(c.words, c)
-    if gap in by_length:
-        return [*chosen, by_length[gap]]
+    )[:MAX_FILLERS]
+    gap = words - sum(c.words for c in chosen)
+    extra = exact_subset([c.words for c in rest], gap) if gap >= 0 else None
+    if extra is not None:
+        return [*chosen, *(rest[i] for i in extra)]
     for old in sorted(chosen, key=lambda c: (c.score, -c.position)):
-        new = by_length.get(gap + old.words)
-        if new is not None:
-            return [c for c in chosen if c is not old] + [new]
-    return chosen
+        extra = exact_subset([c.words for c in rest], gap + old.words)
+        if extra is not None:
+            return [c for c in chosen if c is not old] + [rest[i] for i in extra]
+    # Sentences of similar lengths may need several swaps: solve over all of them at once,
+    # the chosen ones first so that most of the selection stays.
+    order = sorted(chosen, key=lambda c: (-c.score, c.position)) + rest
+    every = exact_subset([c.words for c in order], words)
+    return [order[i] for i in every] if every is not None else chosen
+
+
+def ranked_sentences(
+    paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUNK_CHARS
+) -> list[str]:
+    """The paper's usable sentences, cleaned, best first: filler that stands alone."""
+    candidates = _candidates(paper, chunk_chars, words)
+    return [c.text for c in sorted(candidates, key=lambda c: (-c.score, c.position))]

@@ -5,11 +5,17 @@ to it through langchain-openai's ``ChatOpenAI`` and asks for the pydantic models
 :mod:`sagagraph.agents.schemas` with ``with_structured_output``. The structured-output method
 is configurable for servers that lack ``json_schema``.
 
-Token thrift: the validator sends only the title, outline and abstract. The reviewer and the
+Token thrift: the validator sends the title, the outline, the first page and the start of the
+reference list, within a stated token budget (:mod:`~sagagraph.agents.validator_evidence`),
+not the whole paper. The reviewer and the
 summarizer send the same first message (instructions, then the paper's text), so a server's
 prefix cache can serve the second from the first. (OpenAI puts the structured-output schema
 before the messages, and the two schemas differ; servers such as vLLM, whose guided decoding
 leaves the prompt alone, cache the shared prefix as it is.)
+
+A summary draft of the wrong length is sent back with its word count (a bounded number of
+rounds) before anything is fitted, and fitting only drops or adds whole sentences. Review points
+that cite a section the paper lacks are sent back once, then dropped.
 
 A reply that does not parse into the schema is sent back once with the error (bounded by
 ``repair_attempts``); when it still fails the step raises :class:`MalformedModelOutput`.
@@ -35,10 +41,13 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from sagagraph.agents.engine import NO_USAGE
 from sagagraph.agents.headings import normalize_line, normalize_title
 from sagagraph.agents.models import StructuredOutputMethod, resolve_method
+from sagagraph.agents.offline_summary import ranked_sentences
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.protocol import Usage
+from sagagraph.agents.review_grounding import drop_points, ungrounded_points
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
-from sagagraph.agents.words import fit_to_words
+from sagagraph.agents.validator_evidence import DEFAULT_EVIDENCE_TOKENS, validator_evidence
+from sagagraph.agents.words import count_words, fit_to_words, fit_whole_sentences
 from sagagraph.checkpoints.factory import redact_url
 from sagagraph.errors import (
     ConfigurationError,
@@ -58,6 +67,8 @@ DEFAULT_CONTEXT_CHARS = 100_000
 """Characters of paper text one request carries (about 25k tokens at ~4 characters a token)."""
 DEFAULT_REPAIR_ATTEMPTS = 1
 """Times a malformed reply is sent back to the model with the error, before giving up."""
+DEFAULT_REVISION_ROUNDS = 2
+"""Times a summary of the wrong length is sent back with its word count, before fitting."""
 
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")
 _NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Za-z])[.)]?\s+")
@@ -114,6 +125,8 @@ class OpenAIEngine:
         method: StructuredOutputMethod | str | None = None,
         repair_attempts: int = DEFAULT_REPAIR_ATTEMPTS,
         context_chars: int = DEFAULT_CONTEXT_CHARS,
+        revision_rounds: int = DEFAULT_REVISION_ROUNDS,
+        evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
     ) -> None:
         """``chat`` is usually from :func:`sagagraph.agents.models.make_chat_model`.
 
@@ -122,6 +135,8 @@ class OpenAIEngine:
         prompt, for servers with neither); None reads ``SAGAGRAPH_STRUCTURED_OUTPUT``, else
         ``json_schema``. ``context_chars`` bounds the paper text in one
         request: longer papers are summarised in chunks, and the reviewer sees the start.
+        ``revision_rounds`` bounds how often a summary of the wrong length is sent back;
+        ``evidence_tokens`` is the validator's budget for paper evidence.
         """
         if repair_attempts < 0:
             raise ConfigurationError(f"repair_attempts must be >= 0, got {repair_attempts}")
@@ -131,6 +146,8 @@ class OpenAIEngine:
         self.method: StructuredOutputMethod = resolve_method(method)
         self.repair_attempts = repair_attempts
         self.context_chars = context_chars
+        self.revision_rounds = max(revision_rounds, 0)
+        self.evidence_tokens = evidence_tokens
         self._runnables: dict[type[BaseModel], Runnable[Any, Any]] = {}
 
     def __repr__(self) -> str:
@@ -141,24 +158,56 @@ class OpenAIEngine:
     # -- the three agents -------------------------------------------------------------------
 
     def validate(self, paper: Paper) -> tuple[ValidationReport, Usage]:
-        """Judge completeness from the title, outline and abstract (not the full text)."""
+        """Judge completeness from the outline, first page and reference evidence."""
+        evidence = validator_evidence(paper, self.evidence_tokens)
         prompt = render_prompt(
             "validator",
             title=paper.title or "(untitled)",
-            outline=paper.outline() or "(no headings found)",
+            outline=evidence.outline,
+            first_page=evidence.first_page,
             abstract=paper.abstract.strip() or "(no abstract found)",
+            references=evidence.references,
+            references_source=evidence.references_source,
         )
+        seen = "\n".join([evidence.first_page, evidence.references, *paper.toc])
         return self._ask(
             "validator",
             ValidationReport,
             [HumanMessage(prompt)],
-            check=lambda report: self._check_report(report, paper),
+            check=lambda report: self._check_report(report, paper, seen),
         )
 
     def review(self, paper: Paper) -> tuple[Review, Usage]:
-        """Strengths, weaknesses and suggestions; the paper text leads the prompt."""
+        """Strengths, weaknesses and suggestions; the paper text leads the prompt.
+
+        Points citing a section the paper lacks are sent back once, then dropped.
+        """
         messages = [self._paper_message(paper), HumanMessage(render_prompt("reviewer"))]
-        return self._ask("reviewer", Review, messages)
+        review, usage = self._ask("reviewer", Review, messages)
+        bad = ungrounded_points(review, paper)
+        if not bad:
+            return review, usage
+        log.info("reviewer: %d point(s) cite sections the paper lacks; sent back", len(bad))
+        headings = "; ".join(s.heading for s in paper.sections) or "(none detected)"
+        retry = [
+            *messages,
+            AIMessage(review.model_dump_json()),
+            HumanMessage(
+                "These points cite sections the paper does not have: "
+                + " | ".join(bad)
+                + f". The paper's headings are: {headings}. Rewrite the review so that every "
+                "point cites only these headings."
+            ),
+        ]
+        revised, more = self._ask("reviewer", Review, retry)
+        usage = self._sum(usage, more)
+        still = ungrounded_points(revised, paper)
+        kept = drop_points(revised, still) if still else revised
+        if kept is None:
+            raise MalformedModelOutput(
+                "reviewer: every point of a list cites sections the paper does not have"
+            )
+        return kept, usage
 
     def summarize(self, paper: Paper, words: int) -> tuple[Summary, Usage]:
         """Exactly ``words`` words: the model's summary, fitted with the paper's sentences.
@@ -174,16 +223,51 @@ class OpenAIEngine:
                 f"{paper.source}: {paper.word_count} words, too short for a {words}-word summary"
             )
         if len(paper.text) <= self.context_chars:
-            draft, usage = self._summarise_text(
-                [self._paper_message(paper)], "the paper above", words
-            )
+            lead: list[BaseMessage] = [self._paper_message(paper)]
+            draft, usage = self._summarise_text(lead, "the paper above", words)
+            asked = [*lead, HumanMessage(self._summary_ask("the paper above", words))]
         else:
-            draft, usage = self._summarise_in_chunks(paper, words)
+            draft, usage, asked = self._summarise_in_chunks(paper, words)
+        draft, more = self._revise(asked, draft, words)
+        usage = self._sum(usage, more)
+        return Summary(text=self._fit(paper, draft, words)), usage
+
+    def _revise(self, asked: list[BaseMessage], draft: str, words: int) -> tuple[str, Usage]:
+        """Send a draft of the wrong length back with its count, at most ``revision_rounds``."""
+        usage = NO_USAGE
+        for _ in range(self.revision_rounds):
+            got = count_words(draft)
+            if got == words:
+                break
+            change = "Add" if got < words else "Remove"
+            request = [
+                *asked,
+                AIMessage(draft),
+                HumanMessage(
+                    f"Your summary has {got} words; it must have exactly {words} words. "
+                    f"{change} {abs(words - got)} words and return the whole revised summary, "
+                    "in complete sentences."
+                ),
+            ]
+            revised, used = self._ask("summarizer", Summary, request, check=self._check_summary)
+            usage = self._sum(usage, used)
+            draft = revised.text
+        return draft, usage
+
+    @staticmethod
+    def _fit(paper: Paper, draft: str, words: int) -> str:
+        """Exactly ``words`` words by whole sentences: the draft's, then the paper's best."""
+        if count_words(draft) == words:
+            return " ".join(draft.split())
+        filler = ranked_sentences(paper, words)
+        fitted = fit_whole_sentences(draft, words, filler)
+        if fitted is not None:
+            return fitted
+        # No combination of whole sentences has the count: only then cut (a tiny paper).
         try:
-            text = fit_to_words(draft, words, filler=[paper.abstract, paper.text])
+            return fit_to_words(draft, words, filler=[*filler, paper.text])
         except ValueError as e:  # unreachable while the paper has enough words; kept explicit
             raise PaperTooShortError(f"summarizer: {paper.source}: {e}") from None
-        return Summary(text=text), usage
 
     # -- prompts ----------------------------------------------------------------------------
 
@@ -201,16 +285,19 @@ class OpenAIEngine:
     def _summarise_text(
         self, lead: Sequence[BaseMessage], scope: str, words: int
     ) -> tuple[str, Usage]:
-        ask = render_prompt(
-            "summarizer", scope=scope, words=words, most_words=words + max(10, words // 10)
-        )
+        ask = self._summary_ask(scope, words)
         summary, usage = self._ask(
             "summarizer", Summary, [*lead, HumanMessage(ask)], check=self._check_summary
         )
         return summary.text, usage
 
-    def _summarise_in_chunks(self, paper: Paper, words: int) -> tuple[str, Usage]:
-        """Map: summarise each chunk. Reduce: combine the summaries, in rounds when many."""
+    def _summarise_in_chunks(
+        self, paper: Paper, words: int
+    ) -> tuple[str, Usage, list[BaseMessage]]:
+        """Map: summarise each chunk. Reduce: combine the summaries, in rounds when many.
+
+        Returns the summary, the tokens spent and the last request (for revision).
+        """
         chunks = paper.chunks(self.context_chars)
         usage = NO_USAGE
         per_chunk = max(50, words // 2)
@@ -227,7 +314,8 @@ class OpenAIEngine:
             numbered = [f"Part {i}: {p}" for i, p in enumerate(pieces, 1)]
             if len(pieces) == 1 or len("\n\n".join(numbered)) <= self.context_chars:
                 text, used = self._combine(paper, numbered, words)
-                return text, self._sum(usage, used)
+                asked: list[BaseMessage] = [HumanMessage(self._reduce_ask(paper, numbered, words))]
+                return text, self._sum(usage, used), asked
             # Too many summaries for one request: combine them in groups of two or more, so
             # each round at least halves their number and the loop ends.
             groups: list[list[str]] = [[]]
@@ -244,14 +332,21 @@ class OpenAIEngine:
                 usage = self._sum(usage, used)
             pieces = combined
 
-    def _combine(self, paper: Paper, summaries: list[str], words: int) -> tuple[str, Usage]:
-        ask = render_prompt(
+    @staticmethod
+    def _summary_ask(scope: str, words: int) -> str:
+        return render_prompt("summarizer", scope=scope, words=words)
+
+    @staticmethod
+    def _reduce_ask(paper: Paper, summaries: list[str], words: int) -> str:
+        return render_prompt(
             "summarizer_reduce",
             title=paper.title or "(untitled)",
             summaries="\n\n".join(summaries),
             words=words,
-            most_words=words + max(10, words // 10),
         )
+
+    def _combine(self, paper: Paper, summaries: list[str], words: int) -> tuple[str, Usage]:
+        ask = self._reduce_ask(paper, summaries, words)
         summary, usage = self._ask(
             "summarizer", Summary, [HumanMessage(ask)], check=self._check_summary
         )
@@ -264,8 +359,12 @@ class OpenAIEngine:
         return None if summary.text.strip() else "text: the summary is empty"
 
     @staticmethod
-    def _check_report(report: ValidationReport, paper: Paper) -> str | None:
-        """A report must agree with itself and cite headings that the outline has."""
+    def _check_report(report: ValidationReport, paper: Paper, seen: str = "") -> str | None:
+        """A report must agree with itself and cite headings the evidence shows.
+
+        ``seen`` is the evidence text beyond the outline (first page, reference evidence,
+        table of contents): a run-in "Abstract-" or an unheaded list is found there.
+        """
         if report.is_valid and report.missing:
             return f"is_valid is true but missing lists {report.missing}"
         if not report.is_valid and not report.missing:
@@ -274,7 +373,11 @@ class OpenAIEngine:
         for found in report.found:
             if found.part.strip().lower() == "abstract" and paper.abstract.strip():
                 continue
+            if found.part.strip().lower() == "references" and paper.references_section():
+                continue  # a list without a heading is found by its entries, not its name
             claimed = _normalise_heading(found.heading)
+            if claimed and claimed in _normalise_heading(seen):
+                continue
             if not claimed or not any(
                 claimed == h or (h and (claimed in h or h in claimed)) for h in headings
             ):

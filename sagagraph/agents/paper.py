@@ -10,7 +10,6 @@ truncated, encrypted without the password, no text layer, empty) is a
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,9 @@ from sagagraph.agents.headings import (
     normalize_line,
     normalize_title,
 )
-from sagagraph.agents.paper_files import fail, pdf_pages, read_bytes, text_pages
+from sagagraph.agents.page_cleaning import clean_pages, reference_run
+from sagagraph.agents.paper_files import PageProgress, fail, pdf_pages, read_bytes, text_pages
+from sagagraph.agents.pdf_layout import PageLayout
 from sagagraph.agents.words import count_words, split_sentences
 from sagagraph.errors import StepError
 
@@ -32,12 +33,24 @@ if TYPE_CHECKING:
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 """Plain-text formats read as UTF-8; ``.md`` and ``.markdown`` use ``#`` headings."""
 
-_BACK_MATTER = frozenset({"references", "bibliography", "works cited"})
+_BACK_MATTER = frozenset(
+    {"references", "bibliography", "works cited", "literature cited", "literatur"}
+    | {"literaturverzeichnis", "quellen", "references bibliographiques", "bibliographie"}
+    | {"referencias", "bibliografia", "riferimenti", "riferimenti bibliografici"}
+)
+UNHEADED_REFERENCES = "(unheaded reference list)"
+"""The heading given to a reference list printed at the end without a heading."""
 _NOT_CONTENT = frozenset(
     {"keywords", "index terms", "ccs concepts", "funding", "author contributions"}
     | {"competing interests"}
 )
-_ABSTRACT_TITLES = frozenset({"abstract", "resume"})
+_ABSTRACT_TITLES = frozenset(
+    {"abstract", "resume", "zusammenfassung", "kurzfassung", "resumen", "resumo", "sommario"}
+    | {"riassunto"}
+)
+_OPENING = re.compile(
+    r"^(introduction|einleitung|einfuhrung|introduccion|introducao|introduzione)\b"
+)
 _FRONT_MATTER_END = re.compile(
     r"^(ccs concepts|additional key words|keywords|index terms|acm reference format)", re.I
 )
@@ -47,7 +60,6 @@ _NOTICE = re.compile(
     re.IGNORECASE,
 )
 _AUTHOR_MARKS = frozenset("∗*†‡§¶♠♢♡♣♦□⋄@,")
-_DIGITS = re.compile(r"\d+")
 _HYPHEN_BREAK = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 
 
@@ -103,6 +115,10 @@ class Paper:
     """Sections in reading order."""
     front_matter: str = ""
     """Text before the first heading (title, authors, an unheaded abstract)."""
+    notes: tuple[str, ...] = ()
+    """Footnotes and author or affiliation notes, kept apart from the body."""
+    toc: tuple[str, ...] = ()
+    """Entries of a printed table of contents: evidence of the outline, never body."""
 
     @property
     def text(self) -> str:
@@ -126,7 +142,7 @@ class Paper:
         for section in self.sections:
             if section.name in _ABSTRACT_TITLES:
                 return section
-            if section.name.startswith("introduction"):
+            if _OPENING.match(section.name):
                 break
             if section.name == "summary":
                 return section
@@ -138,7 +154,7 @@ class Paper:
         It is the longest run of full-width lines in the front matter, when the first heading
         is the introduction and the run has at least 50 words; else ''.
         """
-        if not self.sections or not self.sections[0].name.startswith("introduction"):
+        if not self.sections or not _OPENING.match(self.sections[0].name):
             return ""
         lines = [ln for ln in self.front_matter.splitlines() if ln.strip()]
         cut = next((i for i, ln in enumerate(lines) if _FRONT_MATTER_END.match(ln)), len(lines))
@@ -213,24 +229,29 @@ class Paper:
 
 
 def _split_block(block: str, max_chars: int) -> Iterator[str]:
-    """``block`` cut between sentences into pieces of at most ``max_chars`` characters."""
+    """``block`` cut between sentences into pieces of at most ``max_chars`` characters.
+
+    The block's first line (a section's heading) stays on a line of its own in the first
+    piece, so it is never read as the start of the first sentence.
+    """
     if len(block) <= max_chars:
         yield block
         return
-    piece = ""
-    for sentence in split_sentences(block):
+    head, _, body = block.partition("\n")
+    piece = f"{head}\n" if body else ""
+    for sentence in split_sentences(body or head):
         while len(sentence) > max_chars:  # a run-on "sentence" (a table dump): cut it hard
             if piece:
-                yield piece
+                yield piece.rstrip("\n")
                 piece = ""
             yield sentence[:max_chars]
             sentence = sentence[max_chars:]
         if piece and len(piece) + 1 + len(sentence) > max_chars:
-            yield piece
+            yield piece.rstrip("\n")
             piece = ""
-        piece = f"{piece} {sentence}" if piece else sentence
+        piece = f"{piece}{sentence}" if piece.endswith("\n") or not piece else f"{piece} {sentence}"
     if piece:
-        yield piece
+        yield piece.rstrip("\n")
 
 
 def _good_metadata_title(title: str) -> bool:
@@ -271,50 +292,61 @@ def guess_title(front: Sequence[str], metadata_title: str, fallback: str) -> str
     return lines[0] if lines else fallback
 
 
-def _running_lines(pages: Sequence[Sequence[str]]) -> set[str]:
-    """Lines printed at the top or bottom of many pages: running headers, page numbers.
-
-    Lines are compared with their digits masked, so ``Title 21`` and ``Title 22`` match.
-    """
-    if len(pages) < 3:
-        return set()
-    counts: Counter[str] = Counter()
-    for lines in pages:
-        text = [ln for ln in lines if ln]
-        counts.update({_DIGITS.sub("#", ln) for ln in text[:3] + text[-3:]})
-    threshold = max(3, int(0.3 * len(pages)))
-    return {key for key, n in counts.items() if n >= threshold}
+def _split_references(
+    found: list[tuple[str, int, int, str, list[tuple[int, str]]]],
+) -> None:
+    """A reference list printed without a heading at the end becomes its own section."""
+    if not found or any(normalize_title(f[3]) in _BACK_MATTER for f in found):
+        return
+    body = found[-1][4]
+    start = reference_run([line for _, line in body])
+    if start is None:
+        return
+    found[-1] = (*found[-1][:4], body[:start])
+    found.append((UNHEADED_REFERENCES, body[start][0], 1, "References", body[start:]))
 
 
 def parse_paper(
-    source: str, pages: Sequence[str], *, markdown: bool = False, metadata_title: str = ""
+    source: str,
+    pages: Sequence[str],
+    *,
+    markdown: bool = False,
+    metadata_title: str = "",
+    layout: Sequence[PageLayout] = (),
 ) -> Paper:
-    """Split page texts into a :class:`Paper`: title, front matter and headed sections."""
+    """Split page texts into a :class:`Paper`: title, front matter and headed sections.
+
+    ``layout`` (per page, from the PDF) marks the lines set apart as headings and the small
+    lines that notes are made of; text patterns work without it.
+    """
     page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
-    running = _running_lines(page_lines) if not markdown else set()
-    lines = [
-        (number, line)
-        for number, page in enumerate(page_lines, start=1)
-        for line in page
-        if not (line and _DIGITS.sub("#", line) in running)
-    ]
+    cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
+    lines = cleaned.lines
+    emphasized = [{"".join(e.split()) for e in pl.emphasized} for pl in layout]
     scanner = HeadingScanner(markdown=markdown)
     front: list[str] = []
-    found: list[tuple[str, int, int, str, list[str]]] = []  # heading, page, level, title, lines
+    # heading, page, level, title, body lines with their pages
+    found: list[tuple[str, int, int, str, list[tuple[int, str]]]] = []
     i = 0
     while i < len(lines):
         page, line = lines[i]
         # The next non-empty line, in case the heading wrapped onto it.
         j = next((k for k in range(i + 1, min(i + 3, len(lines))) if lines[k][1]), i + 1)
         following = lines[j][1] if j < len(lines) else None
-        heading = scanner.scan(line, following) if line else None
+        vouched = page <= len(emphasized) and "".join(line.split()) in emphasized[page - 1]
+        heading = scanner.scan(line, following, emphasized=vouched) if line else None
         if heading is None:
-            (found[-1][4] if found else front).append(line)
+            if found:
+                found[-1][4].append((page, line))
+            else:
+                front.append(line)
             i += 1
             continue
-        body = [heading.rest] if heading.rest else []
+        body = [(page, heading.rest)] if heading.rest else []
         found.append((heading.heading, page, heading.level, heading.title, body))
         i = j + 1 if heading.lines == 2 else i + 1
+    if not markdown:
+        _split_references(found)
     title = ""
     if (
         markdown
@@ -324,30 +356,41 @@ def parse_paper(
     ):
         # "# Paper Title" starts a Markdown paper; it is the title, not a section.
         title = found[0][0]
-        front += found.pop(0)[4]
+        front += [line for _, line in found.pop(0)[4]]
     if not title:
         title = guess_title(front, metadata_title, Path(source).stem)
     # Markdown papers under a "# Title" use "##" for sections: make the top level 1.
     shift = min((lvl for _, _, lvl, _, _ in found), default=1) - 1 if markdown else 0
     sections = tuple(
-        Section(heading=h, page=p, text="\n".join(body).strip(), level=lvl - shift, title=t)
+        Section(
+            heading=h,
+            page=p,
+            text="\n".join(line for _, line in body).strip(),
+            level=lvl - shift,
+            title=t,
+        )
         for h, p, lvl, t, body in found
     )
     return Paper(
         source=source,
         title=title,
-        pages=tuple(pages),
+        pages=tuple("\n".join(page) for page in page_lines),
         sections=sections,
         front_matter="\n".join(front).strip(),
+        notes=tuple(cleaned.notes),
+        toc=tuple(cleaned.toc),
     )
 
 
-def load_paper(path: str | Path, password: str | None = None) -> Paper:
+def load_paper(
+    path: str | Path, password: str | None = None, on_page: PageProgress | None = None
+) -> Paper:
     """Load a paper; PaperLoadError (one line, naming the file and the cause) if it cannot be.
 
     PDFs are recognised by their ``%PDF-`` header whatever their name; ``.txt``, ``.md`` and
     ``.markdown`` files are read as UTF-8 text (a form feed starts a new page). ``password``
-    opens an encrypted PDF; it is never part of an error message.
+    opens an encrypted PDF; it is never part of an error message. ``on_page(number, total)``
+    is called after each PDF page is read, for progress reports.
     """
     file = Path(path)
     data = read_bytes(file)
@@ -355,8 +398,8 @@ def load_paper(path: str | Path, password: str | None = None) -> Paper:
         raise fail(file, "empty file (0 bytes)")
     suffix = file.suffix.lower()
     if b"%PDF-" in data[:1024]:
-        pages, metadata_title = pdf_pages(file, data, password)
-        return parse_paper(str(path), pages, metadata_title=metadata_title)
+        pdf = pdf_pages(file, data, password, on_page)
+        return parse_paper(str(path), pdf.pages, metadata_title=pdf.title, layout=pdf.layout)
     if suffix == ".pdf":
         raise fail(file, "not a PDF (it does not start with %PDF-)")
     if suffix not in TEXT_SUFFIXES:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sagagraph.agents.engine import PaperEngine
+from sagagraph.agents.offline_review import OFFLINE_REVIEW_NOTE
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.protocol import StepContext, StepResult
@@ -81,9 +82,11 @@ def render_validation(paper: Paper, report: ValidationReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_review(paper: Paper, review: Review) -> str:
-    """The text of ``review.txt``."""
+def render_review(paper: Paper, review: Review, engine: str = "") -> str:
+    """The text of ``review.txt``; an ``offline`` review says it is a heuristic one."""
     lines = [f"Review of: {paper.title}", ""]
+    if engine == "offline":
+        lines += [OFFLINE_REVIEW_NOTE, ""]
     for heading, items in (
         ("Strengths", review.strengths),
         ("Weaknesses", review.weaknesses),
@@ -123,7 +126,7 @@ class ReviewerAgent(_PaperAgent):
         engine, _, _ = _services(ctx)
         paper = self._paper(ctx)
         review, usage = engine.review(paper)
-        output = self._write(ctx, render_review(paper, review))
+        output = self._write(ctx, render_review(paper, review, engine.name))
         return StepResult(data=review.model_dump(), output=output, usage=usage)
 
 

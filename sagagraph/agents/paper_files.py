@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sagagraph.agents.pdf_layout import PageLayout, PageStyles, page_layouts
 from sagagraph.errors import PaperLoadError
+
+PageProgress = Callable[[int, int], None]
+"""``on_page(page_number, total)``: called after each PDF page is read (1-based)."""
 
 MIN_LETTERS = 20
 """A PDF with fewer letters than this in its text layer is treated as having none."""
@@ -55,8 +61,25 @@ def _quiet_pypdf() -> None:
         logger.setLevel(logging.CRITICAL)
 
 
-def pdf_pages(path: Path, data: bytes, password: str | None) -> tuple[list[str], str]:
-    """Text of each page and the metadata title; PaperLoadError for what cannot be read."""
+@dataclass(frozen=True)
+class PdfText:
+    """What is read off a PDF: page texts, the metadata title and each page's layout."""
+
+    pages: list[str]
+    """Text of each page, as pypdf extracts it."""
+    title: str
+    """The metadata title ('' when absent or unreadable)."""
+    layout: list[PageLayout]
+    """Per page, the lines set larger, bolder or smaller than the body (layout evidence)."""
+
+
+def pdf_pages(
+    path: Path, data: bytes, password: str | None, on_page: PageProgress | None = None
+) -> PdfText:
+    """Text and layout of each page; PaperLoadError for what cannot be read.
+
+    ``on_page(number, total)`` is called after each page, for progress reports.
+    """
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError
 
@@ -87,13 +110,19 @@ def pdf_pages(path: Path, data: bytes, password: str | None) -> tuple[list[str],
     if not page_objects:
         raise fail(path, "PDF has no pages")
     pages: list[str] = []
+    styles: list[list[tuple[str, float, bool]]] = []
     failures: list[BaseException] = []
-    for page in page_objects:
+    total = len(page_objects)
+    for number, page in enumerate(page_objects, start=1):
+        style = PageStyles()
         try:
-            pages.append(page.extract_text() or "")
+            pages.append(page.extract_text(visitor_text=style.visit) or "")
         except Exception as error:  # one damaged page should not lose the whole paper
             failures.append(error)
             pages.append("")
+        styles.append(style.styled())
+        if on_page is not None:
+            on_page(number, total)
     if len(failures) == len(page_objects):
         raise fail(path, f"corrupt PDF ({_one_line(failures[0])})")
     if sum(c.isalpha() for page in pages for c in page) < MIN_LETTERS:
@@ -104,7 +133,7 @@ def pdf_pages(path: Path, data: bytes, password: str | None) -> tuple[list[str],
         title = str(meta.title or "") if meta is not None else ""
     except Exception:  # metadata is optional; a broken info dictionary loses only the title
         title = ""
-    return pages, title
+    return PdfText(pages=pages, title=title, layout=page_layouts(styles))
 
 
 def text_pages(path: Path, data: bytes) -> list[str]:

@@ -1,11 +1,14 @@
 """Which headings make a complete research paper: the offline validator's rules.
 
-A complete paper has an abstract, an introduction, substantive body sections (background or
-related work, and a method or approach), a conclusion and references. Headings vary, so each
-part is recognised by patterns over the heading's words (any case, numbered or not, accents
-ignored). Papers often name their method section after the contribution (``3 Model
-Architecture``, ``IV. Individual differential privacy``), so when no heading names a method,
-the first substantive section between the introduction and the conclusion stands for it.
+A complete paper has an abstract, an opening part that introduces the problem (Introduction,
+Background, Motivation, Overview, or else the first numbered section), substantive body
+sections with a method or approach, a closing part (Conclusion, Concluding remarks, Summary,
+Future work, or a closing Discussion) and references (under a heading, or a list at the end).
+The validator judges function, not exact words: each part is recognised by patterns over the
+heading's words in six languages (any case, numbered or not, accents ignored). Papers often
+name their method section after the contribution (``3 Model Architecture``), so when no heading
+names a method, the first substantive section between the opening and the closing stands for
+it; when no section reviews prior work, any other substantive section is the body.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ REQUIRED_PARTS = ("abstract", "introduction", "body", "method", "conclusion", "r
 PART_LABELS = {
     "abstract": "abstract",
     "introduction": "introduction",
-    "body": "background or related work",
+    "body": "body sections",
     "method": "method or approach",
     "conclusion": "conclusion",
     "references": "references",
@@ -37,22 +40,38 @@ MIN_SECTION_WORDS = 100
 """A body section (with its subsections) shorter than this is not substantive."""
 
 PATTERNS = {
-    "introduction": re.compile(r"^(introduction|motivation)\b(?!\s+to\b)"),
+    "introduction": re.compile(
+        r"^(introduction|motivation|background|overview|einleitung|einfuhrung|motivation|"
+        r"introduccion|introducao|introduzione|contexte|hintergrund|antecedentes)\b(?!\s+to\b)"
+    ),
     "body": re.compile(
         r"\b(related work|related works|related research|background|prior work|previous work|"
-        r"literature|state of the art|preliminaries|survey of)\b"
+        r"literature|state of the art|preliminaries|survey of|travaux connexes|etat de l'art|"
+        r"travaux anterieurs|verwandte arbeiten|stand der forschung|grundlagen|"
+        r"trabajos? relacionados?|estado del arte|trabalhos relacionados|lavori correlati|"
+        r"stato dell'arte|fundamentacao)\b"
     ),
     "method": re.compile(
         r"\b(methods?|methodology|approach(es)?|model|models|architecture|framework|proposed|"
         r"design|designing|algorithms?|technique|formulation|system|implementation|pipeline|"
         r"construct(ing|ion)?|task definition|problem (definition|statement|setup)|guidelines|"
-        r"protocol|study design)\b"
+        r"protocol|study design|methode|methodologie|approche|modele|ansatz|methoden|methodik|"
+        r"verfahren|modell|metodo|metodologia|enfoque|abordagem|approccio|modelo|modello)\b"
     ),
     "experiments": re.compile(
         r"\b(experiments?|experimental|evaluation|results|analysis|case study|ablation|"
-        r"benchmarks?|findings|discussion|applications?|limitations)\b"
+        r"benchmarks?|findings|discussion|applications?|limitations|experiences|"
+        r"experimentations|resultats|experimente|evaluierung|ergebnisse|experimentos|"
+        r"resultados|evaluacion|avaliacao|esperimenti|risultati|valutazione)\b"
     ),
-    "conclusion": re.compile(r"\b(conclusions?|concluding|closing remarks|final remarks)\b"),
+    "conclusion": re.compile(
+        r"\b(conclusions?|concluding|closing remarks|final remarks|fazit|schluss\w*|"
+        r"conclusiones|conclusao|conclusoes|consideracoes finais|conclusioni|conclusione)\b"
+    ),
+    "closing": re.compile(
+        r"^(summary|future work|outlook|perspectives|ausblick|zusammenfassung|trabajo futuro|"
+        r"trabalhos futuros|sviluppi futuri)\b|\b(summary and|and future work)\b"
+    ),
 }
 """Patterns over a section's normalised title (lower case, no accents, no number)."""
 
@@ -79,9 +98,43 @@ def _span_words(sections: Sequence[Section], index: int) -> int:
     return words
 
 
-def _first(sections: Sequence[Section], part: str, start: int = 0) -> int | None:
+def _first(
+    sections: Sequence[Section], part: str, start: int = 0, *, top: bool = False
+) -> int | None:
     pattern = PATTERNS[part]
-    return next((i for i in range(start, len(sections)) if pattern.search(sections[i].name)), None)
+    return next(
+        (
+            i
+            for i in range(start, len(sections))
+            if pattern.search(sections[i].name) and (not top or sections[i].level == 1)
+        ),
+        None,
+    )
+
+
+def _opening(sections: Sequence[Section], paper: Paper) -> int | None:
+    """The section that opens the paper: by name, else the first numbered top section."""
+    abstract = paper.abstract_section()
+    start = sections.index(abstract) + 1 if abstract is not None else 0
+    named = _first(sections, "introduction", start)
+    if named is not None:
+        return named
+    for i in range(start, len(sections)):
+        first = sections[i].heading.split()[0].rstrip(".")
+        if sections[i].level == 1 and first in ("1", "I"):
+            return i
+    return None
+
+
+def _closing_discussion(sections: Sequence[Section], intro: int, end: int) -> int | None:
+    """A Discussion that is the last top-level section before the references closes too."""
+    tops = [i for i in range(intro + 1, end) if sections[i].level == 1]
+    tops = [i for i in tops if not sections[i].name.startswith(("acknowledg", "appendix"))]
+    if tops and re.search(
+        r"\b(discussion|diskussion|discusion|discussao)\b", sections[tops[-1]].name
+    ):
+        return tops[-1]
+    return None
 
 
 def find_parts(paper: Paper) -> dict[str, PartMatch]:
@@ -98,7 +151,7 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
     elif paper.unheaded_abstract():
         parts["abstract"] = PartMatch("abstract", UNHEADED_ABSTRACT, 1)
 
-    intro = _first(sections, "introduction")
+    intro = _opening(sections, paper)
     if intro is None:
         return parts
     take("introduction", intro)
@@ -106,7 +159,11 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
     ref_index = sections.index(references) if references is not None else len(sections)
     if references is not None and ref_index > intro and references.words >= 10:
         take("references", ref_index)
-    conclusion = _first(sections, "conclusion", intro + 1)
+    conclusion = _first(sections, "conclusion", intro + 1, top=True)
+    if conclusion is None or conclusion >= ref_index:
+        conclusion = _first(sections, "closing", intro + 1, top=True)
+    if conclusion is None or conclusion >= ref_index:
+        conclusion = _closing_discussion(sections, intro, ref_index)
     if conclusion is not None and conclusion < ref_index:
         take("conclusion", conclusion)
     end = conclusion if conclusion is not None and conclusion < ref_index else ref_index
@@ -143,6 +200,8 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
         )
     if body is None:
         body = next((i for i in discursive if i != method), None)
+    if body is None:  # no section reviews prior work: the other substantive ones are the body
+        body = next((i for i in region if i != method), None)
     if body is not None:
         take("body", body)
     if method is not None:

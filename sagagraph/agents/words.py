@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[“])")
+# A full stop after these is not a sentence end ("Smith et al. show", "Fig. 3", "vs. BM25").
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:vs|e\.g|i\.e|et al|cf|Fig|Figs|Eq|Eqs|Sec|Secs|Tab|No|Nos|approx|resp|Dr|Mr|"
+    r"Mrs|Ms|Prof|St|Ref|Refs|Ch|Vol|pp|Inc|Corp|Ltd|Jr|Sr|al)|(?<![A-Za-z])[A-Z])\.$"
+)
+# ...but a capital after a label is a name, not an initial: "see Appendix C. We then".
+_LABELLED = re.compile(
+    r"\b(?:Appendix|Section|Table|Figure|Part|Step|Phase|Type|Class|Group|Model|Method|Task|"
+    r"Condition|Experiment|Study|Case|Option|Level|Setting|Variant|System|Stage) [A-Z]\.$"
+)
 
 
 def count_words(text: str) -> int:
@@ -14,9 +24,79 @@ def count_words(text: str) -> int:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``, whitespace folded."""
+    """Sentences of ``text``, whitespace folded; abbreviations and initials do not end one."""
     folded = " ".join(text.split())
-    return [s.strip() for s in _SENTENCE_END.split(folded) if s.strip()]
+    sentences: list[str] = []
+    for piece in _SENTENCE_END.split(folded):
+        piece = piece.strip()
+        if not piece:
+            continue
+        # Only the tail can hold the abbreviation: searching it keeps this linear.
+        last = sentences[-1][-40:] if sentences else ""
+        if last and _ABBREVIATION.search(last) and not _LABELLED.search(last):
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+def exact_subset(sizes: Sequence[int], target: int) -> list[int] | None:
+    """Indexes of items whose sizes sum to exactly ``target``, or None when none do.
+
+    Items earlier in ``sizes`` are preferred (pass them best first): a sum is first reached
+    with the earliest items that can reach it. Dynamic programming over the sums, so a
+    300-word target over a few hundred sentences takes milliseconds.
+    """
+    if target == 0:
+        return []
+    parent: dict[int, tuple[int, int]] = {0: (-1, -1)}
+    for index, size in enumerate(sizes):
+        if size <= 0:
+            continue
+        for total in sorted(parent, reverse=True):
+            reached = total + size
+            if reached <= target and reached not in parent:
+                parent[reached] = (total, index)
+        if target in parent:
+            break
+    if target not in parent:
+        return None
+    chosen: list[int] = []
+    total = target
+    while total:
+        total, index = parent[total]
+        chosen.append(index)
+    return sorted(chosen)
+
+
+def fit_whole_sentences(text: str, n: int, filler: Iterable[str] = ()) -> str | None:
+    """Exactly ``n`` words made of whole sentences: ``text``'s, in order, then ``filler``'s.
+
+    The draft keeps as many of its sentences as it can (dropping from the end when it is too
+    long); the gap is closed with whole filler sentences (best first) that sum exactly to it.
+    None when no such combination exists: the caller decides what to do, nothing is cut.
+    """
+    own = split_sentences(text)
+    seen = set(own)
+    pool: list[str] = []
+    for sentence in filler:
+        for s in split_sentences(sentence):
+            if s not in seen:
+                seen.add(s)
+                pool.append(s)
+    sizes = [count_words(s) for s in pool]
+    kept = list(own)
+    while kept and sum(count_words(s) for s in kept) > n:
+        kept.pop()
+    while True:
+        gap = n - sum(count_words(s) for s in kept)
+        extra = exact_subset(sizes, gap)
+        if extra is not None:
+            result = " ".join([*kept, *(pool[i] for i in extra)])
+            return result if count_words(result) == n else None
+        if not kept:
+            return None
+        kept.pop()
 
 
 def _truncate_sentence(sentence: str, words: int) -> str:
