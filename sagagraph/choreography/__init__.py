@@ -5,6 +5,7 @@ from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.projection import choreography_view
 from sagagraph.choreography.runner import (
     agents_in_threads,
+    choreographed_sagas,
     choreography_status,
     run_agent,
     run_choreographed_saga,
@@ -27,6 +28,7 @@ __all__ = [
     "EventNames",
     "SagaMessage",
     "agents_in_threads",
+    "choreographed_sagas",
     "choreography_status",
     "choreography_view",
     "derive_choreography",

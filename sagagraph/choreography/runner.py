@@ -7,7 +7,8 @@ These are the functions the CLI wires:
 - :func:`run_agent`: run ONE agent until stopped (``sagagraph agent NAME --bus amqp://...``);
 - :func:`start_choreographed_saga` / :func:`wait_for_sagas`: start sagas for agents that run
   elsewhere, and wait for them to end;
-- :func:`saga_events`: a saga's event log; :func:`choreography_status`: its JSON view.
+- :func:`saga_events`: a saga's event log; :func:`choreography_status`: its JSON view;
+  :func:`choreographed_sagas`: the views of every saga on the bus.
 
 A bus is named by URL (``memory://``, ``sqlite:///path``, ``amqp://...``) or passed as an
 :class:`~sagagraph.choreography.bus.EventBus` object.
@@ -373,3 +374,17 @@ def saga_events(bus_url: BusRef, saga_id: str) -> list[SagaMessage]:
 def choreography_status(bus_url: BusRef, saga_id: str) -> dict[str, Any]:
     """The JSON view of a choreographed saga; SagaNotFoundError when the bus has no event of it."""
     return choreography_view(saga_id, saga_events(bus_url, saga_id))
+
+
+def choreographed_sagas(bus_url: BusRef = None) -> list[dict[str, Any]]:
+    """The JSON view (as :func:`choreography_status` prints it) of every saga on the bus log.
+
+    One read of the log, folded per saga, in the order sagas first appear. A SQLite log
+    that does not exist yet is not created: there is nothing to list.
+    """
+    with _bus(bus_url, create=False) as bus:
+        messages = bus.read_log()
+    by_saga: dict[str, list[SagaMessage]] = {}
+    for message in messages:
+        by_saga.setdefault(message["saga_id"], []).append(message)
+    return [choreography_view(saga_id, events) for saga_id, events in by_saga.items()]
