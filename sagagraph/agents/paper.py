@@ -22,7 +22,7 @@ from sagagraph.agents.headings import (
     normalize_line,
     normalize_title,
 )
-from sagagraph.agents.paper_files import fail, pdf_pages, read_bytes, text_pages
+from sagagraph.agents.paper_files import PageCallback, fail, pdf_pages, read_bytes, text_pages
 from sagagraph.agents.words import count_words, split_sentences
 from sagagraph.errors import StepError
 
@@ -342,12 +342,15 @@ def parse_paper(
     )
 
 
-def load_paper(path: str | Path, password: str | None = None) -> Paper:
+def load_paper(
+    path: str | Path, password: str | None = None, *, on_page: PageCallback | None = None
+) -> Paper:
     """Load a paper; PaperLoadError (one line, naming the file and the cause) if it cannot be.
 
     PDFs are recognised by their ``%PDF-`` header whatever their name; ``.txt``, ``.md`` and
     ``.markdown`` files are read as UTF-8 text (a form feed starts a new page). ``password``
-    opens an encrypted PDF; it is never part of an error message.
+    opens an encrypted PDF; it is never part of an error message. ``on_page(n, total)`` sees
+    each PDF page as it is read (progress).
     """
     file = Path(path)
     data = read_bytes(file)
@@ -355,7 +358,7 @@ def load_paper(path: str | Path, password: str | None = None) -> Paper:
         raise fail(file, "empty file (0 bytes)")
     suffix = file.suffix.lower()
     if b"%PDF-" in data[:1024]:
-        pages, metadata_title = pdf_pages(file, data, password)
+        pages, metadata_title = pdf_pages(file, data, password, on_page)
         return parse_paper(str(path), pages, metadata_title=metadata_title)
     if suffix == ".pdf":
         raise fail(file, "not a PDF (it does not start with %PDF-)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,16 @@ def _quiet_pypdf() -> None:
         logger.setLevel(logging.CRITICAL)
 
 
-def pdf_pages(path: Path, data: bytes, password: str | None) -> tuple[list[str], str]:
-    """Text of each page and the metadata title; PaperLoadError for what cannot be read."""
+PageCallback = Callable[[int, int], None]
+"""Called with (page number from 1, page count) as each page's text has been extracted."""
+
+
+def pdf_pages(
+    path: Path, data: bytes, password: str | None, on_page: PageCallback | None = None
+) -> tuple[list[str], str]:
+    """Text of each page and the metadata title; PaperLoadError for what cannot be read.
+
+    ``on_page`` sees each page as it is done (progress for long PDFs)."""
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError
 
@@ -88,12 +97,14 @@ def pdf_pages(path: Path, data: bytes, password: str | None) -> tuple[list[str],
         raise fail(path, "PDF has no pages")
     pages: list[str] = []
     failures: list[BaseException] = []
-    for page in page_objects:
+    for number, page in enumerate(page_objects, start=1):
         try:
             pages.append(page.extract_text() or "")
         except Exception as error:  # one damaged page should not lose the whole paper
             failures.append(error)
             pages.append("")
+        if on_page is not None:
+            on_page(number, len(page_objects))
     if len(failures) == len(page_objects):
         raise fail(path, f"corrupt PDF ({_one_line(failures[0])})")
     if sum(c.isalpha() for page in pages for c in page) < MIN_LETTERS:

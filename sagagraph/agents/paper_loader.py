@@ -14,6 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from sagagraph.agents.paper import Paper, load_paper
+from sagagraph.agents.paper_files import PageCallback
 
 CacheKey = tuple[str, int, int, str]
 
@@ -47,16 +48,23 @@ class PaperLoader:
         secret = hashlib.sha256(password.encode()).hexdigest() if password is not None else ""
         return (str(path.resolve()), stat.st_mtime_ns, stat.st_size, secret)
 
-    def load(self, path: str | Path, password: str | None = None) -> Paper:
+    def load(
+        self,
+        path: str | Path,
+        password: str | None = None,
+        *,
+        on_page: PageCallback | None = None,
+    ) -> Paper:
         """The paper at ``path``; PaperLoadError (one line) when it cannot be read.
 
         ``password`` overrides the loader's own. Failures are not cached: a fixed file loads
-        on the next call.
+        on the next call. ``on_page(n, total)`` sees each PDF page as it is parsed (not
+        called for a cached paper).
         """
         secret = password if password is not None else self._password
         key = self._key(Path(path), secret)
         if key is None:
-            return load_paper(path, secret)
+            return load_paper(path, secret, on_page=on_page)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -69,7 +77,7 @@ class PaperLoader:
             if cached is not None:
                 return cached
             try:
-                paper = load_paper(path, secret)
+                paper = load_paper(path, secret, on_page=on_page)
             finally:
                 with self._lock:
                     self._key_locks.pop(key, None)
