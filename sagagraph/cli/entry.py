@@ -36,6 +36,11 @@ def interrupted(error: SagaInterrupted | KeyboardInterrupt) -> int:
     else:
         message = "interrupted"
     print(f"sagagraph: {message}", file=sys.stderr, flush=True)
+    if getattr(error, "abandoned", False):
+        # A model call still blocks a worker thread of LangGraph's pool, which a normal exit
+        # joins: end now. The saga's checkpoints are committed; the abandoned step re-runs.
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)
     return EXIT_INTERRUPTED
 
 

@@ -23,29 +23,38 @@ POLL_SECONDS = 0.1
 class SagaInterrupted(Exception):
     """Ctrl-C while ``saga_id`` ran (None: before any saga existed)."""
 
-    def __init__(self, saga_id: str | None) -> None:
+    def __init__(self, saga_id: str | None, *, abandoned: bool = False) -> None:
         super().__init__(saga_id or "nothing was started")
         self.saga_id = saga_id
+        self.abandoned = abandoned
+        """True when a call is still in flight in a worker thread: the process must end
+        without joining it (LangGraph runs nodes in a thread pool the interpreter joins at
+        exit, which would wait for the hung call)."""
 
 
 def interruptible(fn: Callable[[], T], saga_id: str | None) -> T:
     """``fn()`` in a daemon worker thread; SagaInterrupted as soon as Ctrl-C is pressed."""
     box: dict[str, object] = {}
     context = contextvars.copy_context()
+    # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the thread marked
+    # as stopped, and the CLI must know whether a call is still in flight.
+    done = threading.Event()
 
     def target() -> None:
         try:
             box["value"] = context.run(fn)
         except BaseException as error:  # carried to the main thread
             box["error"] = error
+        finally:
+            done.set()
 
     worker = threading.Thread(target=target, name=f"sagagraph:{saga_id}", daemon=True)
     worker.start()
     try:
-        while worker.is_alive():
-            worker.join(POLL_SECONDS)
+        while not done.wait(POLL_SECONDS):
+            pass
     except KeyboardInterrupt:
-        raise SagaInterrupted(saga_id) from None
+        raise SagaInterrupted(saga_id, abandoned=not done.is_set()) from None
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
