@@ -311,3 +311,15 @@ def test_an_injected_failure_reason_names_no_cli_flag(
     view = saga_view(state)
     assert view["status"] == "rolled_back"
     assert "fail_at" in view["reason"] and "--fail-at" not in view["reason"]
+
+
+@pytest.mark.slow
+def test_the_readme_server_block_runs_against_the_url_the_server_printed(
+    server: Server, tmp_path: Path
+) -> None:
+    from tests.test_readme import NEEDS_SERVER, readme_block, run_block
+
+    # The URL read from the banner `langgraph dev` logged, as the README tells the user to.
+    proc = run_block(readme_block(NEEDS_SERVER), tmp_path, LANGGRAPH_URL=server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "completed"
