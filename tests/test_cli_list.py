@@ -113,3 +113,19 @@ def test_a_running_saga_whose_process_died_is_listed_as_orphaned(tmp_path: Path)
         holder.kill()
     assert (alive["status"], alive["orphaned"]) == ("running", False)
     assert (dead["status"], dead["orphaned"]) == ("running", True)
+
+
+def test_resume_of_a_choreographed_or_unknown_saga_says_why_and_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["resume", "nope"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "sagagraph: error: saga 'nope': not found in sqlite:///sagagraph.sqlite"
+    )
+    assert list(tmp_path.iterdir()) == []
+    assert main(["run", str(COMPLETE), "--mode", "choreography", "--saga-id", "ch"]) == 0
+    capsys.readouterr()
+    assert main(["resume", "ch"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sagagraph: error: saga 'ch' is choreographed:"), err
+    assert "resume applies to orchestrated sagas" in err

@@ -139,12 +139,42 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
 
 
 def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
+    """An orchestrated saga's view with its recorded input; SagaNotFoundError (one line,
+    saying when the saga is a choreographed one) otherwise. Creates no database."""
+    from sagagraph.errors import SagaNotFoundError
     from sagagraph.graph.runner import saga_config, saga_status
 
-    with inspection_app(settings_from(args)) as app:
-        view = saga_status(app, saga_id)
-        view["input"] = app.get_state(saga_config(saga_id)).values.get("input") or {}
-        return view
+    settings = settings_from(args)
+    if checkpoints_may_exist(settings.db):
+        with inspection_app(settings) as app:
+            try:
+                view = saga_status(app, saga_id)
+            except SagaNotFoundError:
+                view = None
+            if view is not None:
+                view["input"] = app.get_state(saga_config(saga_id)).values.get("input") or {}
+                return view
+    if is_choreographed(settings, saga_id):
+        raise SagaNotFoundError(
+            f"saga {saga_id!r} is choreographed: its agents carry it on by themselves "
+            f"(sagagraph status {saga_id}, sagagraph events {saga_id}); "
+            f"{args.command} applies to orchestrated sagas"
+        )
+    from sagagraph.checkpoints.factory import redact_url
+
+    raise SagaNotFoundError(f"saga {saga_id!r}: not found in {redact_url(settings.db)}")
+
+
+def is_choreographed(settings: Settings, saga_id: str) -> bool:
+    from sagagraph.errors import SagaGraphError
+
+    try:
+        from sagagraph.choreography.runner import choreography_status
+
+        choreography_status(settings.bus, saga_id)
+    except (SagaGraphError, ImportError):
+        return False
+    return True
 
 
 def saga_status_or_none(app: Any, saga_id: str) -> dict[str, Any] | None:
