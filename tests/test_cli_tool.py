@@ -191,13 +191,16 @@ def test_step_timeout_from_the_environment_is_checked(
 @pytest.mark.parametrize(
     "command",
     [
+        # `true` exits before the CLI has started: its first write meets a closed pipe.
+        "list --json | true",
+        "events sagaX --json | true",
+        "status sagaX --json | true",
+        "list | true",
         "list --json | head -c 10",
-        "events sagaX --json | head -n 1",
-        "status sagaX --json | head -c 1",
     ],
 )
 def test_a_closed_pipe_ends_quietly(tmp_path: Path, command: str) -> None:
-    for i in range(40):  # enough output to outgrow the pipe's buffer
+    for i in range(3):
         assert main(["run", str(COMPLETE), "--saga-id", f"s{i:02d}", "--json"]) == 0
     assert main(["run", str(COMPLETE), "--mode", "choreography", "--saga-id", "sagaX"]) == 0
     verb, _, rest = command.partition(" | ")
