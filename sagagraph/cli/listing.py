@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from sagagraph.cli.apps import checkpoints_may_exist, inspection_app, settings_from
@@ -74,7 +75,8 @@ def choreographed_rows(settings: Settings) -> list[dict[str, Any]]:
 
     try:
         views = choreographed_sagas(settings.bus)
-    except SagaGraphError as error:
+    except (SagaGraphError, OSError) as error:
+        # The orchestrated sagas are still worth listing when the bus cannot be read.
         print(f"sagagraph: warning: event log not read: {error}", file=sys.stderr)
         return []
     rows = []
@@ -103,8 +105,8 @@ def shown_status(r: dict[str, Any]) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    rows = [r for r in orchestrated_rows(settings) + choreographed_rows(settings)]
-    rows = [r for r in rows if wanted(r, args.status)]
+    everything = orchestrated_rows(settings) + choreographed_rows(settings)
+    rows = [r for r in everything if wanted(r, args.status)]
     if args.json:
         json.dump(rows, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -135,8 +137,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def short_paper(paper: str | None) -> str:
-    from pathlib import Path
-
     return Path(paper).name if paper else "-"
 
 
