@@ -67,7 +67,7 @@ def main() -> int:
     from examples.travel_booking.run import main as travel_main
 
     travel_main()
-    expected = [0, 3, 3]
+    expected = [0, 5, 3]  # completed; halted by the validator; rolled back after a failure
     if codes != expected:
         print(f"demo: unexpected exit codes {codes}, expected {expected}", file=sys.stderr)
         return 1

@@ -35,6 +35,8 @@ class Settings:
     """Event bus URL for choreography (``SAGAGRAPH_AMQP_URL`` or ``SAGAGRAPH_BUS``)."""
     parallel: bool = False
     """Run the reviewer and the summarizer side by side after the validator (``--parallel``)."""
+    step_timeout: float | None = None
+    """Seconds each paper step may take (``--step-timeout``, ``SAGAGRAPH_STEP_TIMEOUT``)."""
 
     @classmethod
     def resolve(
@@ -46,8 +48,13 @@ class Settings:
         model: str | None = None,
         bus: str | None = None,
         parallel: bool | None = None,
+        step_timeout: float | str | None = None,
     ) -> Settings:
         env = os.environ
+        if step_timeout is not None:
+            timeout = seconds(step_timeout, "--step-timeout")
+        else:
+            timeout = seconds(env.get("SAGAGRAPH_STEP_TIMEOUT"), "SAGAGRAPH_STEP_TIMEOUT")
         return cls(
             db=db or default_db_url(),
             outputs=outputs or env.get("SAGAGRAPH_OUTPUTS") or DEFAULT_OUTPUTS,
@@ -55,6 +62,7 @@ class Settings:
             model=model or env.get("SAGAGRAPH_MODEL") or None,
             bus=bus or env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL,
             parallel=bool(parallel),
+            step_timeout=timeout,
         )
 
     def recorded(self) -> dict[str, Any]:
@@ -64,7 +72,21 @@ class Settings:
             "llm": self.llm,
             "model": self.model,
             "parallel": self.parallel,
+            "step_timeout": self.step_timeout,
         }
+
+
+def seconds(value: float | str | None, source: str) -> float | None:
+    """A positive number of seconds from a flag or variable; None when unset or empty."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigurationError(f"{source}={value!r}: expected seconds, e.g. 30") from None
+    if not number > 0 or number == float("inf"):
+        raise ConfigurationError(f"{source}={value!r}: expected a positive number of seconds")
+    return number
 
 
 AlertHook = Callable[[dict[str, Any]], None]

@@ -4,17 +4,19 @@
 ``StateGraph``: the server compiles it with its own checkpointer, and refuses a graph that
 brings one. From the repository root::
 
-    langgraph dev --no-browser                  # serves http://127.0.0.1:2024
+    langgraph dev --no-browser                  # prints the URL it serves (2024 if free)
 
 then, with ``langgraph-sdk``::
 
-    client = get_sync_client(url="http://127.0.0.1:2024")
+    client = get_sync_client(url=URL)
     thread = client.threads.create()
     state = client.runs.wait(thread["thread_id"], "saga", input={"input": {"paper": "p.pdf"}})
     saga_view(state)["status"]                  # "completed"
 
 A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (inject a
-failure, like ``--fail-at``) and ``"saga_id"`` (default: the thread id the server assigned).
+failure into that step) and ``"saga_id"`` (default: the thread id the server assigned). A run
+whose paper cannot be read, or whose ``fail_at`` names no step, is refused: the run ends in
+error with a one-line reason, before any step runs (no saga is started, nothing is written).
 The run's output is the saga's state; :func:`sagagraph.saga_view` turns it into the JSON view.
 Relative paths are relative to the server's working directory.
 
@@ -28,15 +30,30 @@ to ``SAGAGRAPH_DB``: ``langgraph dev`` keeps them in memory and in ``.langgraph_
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
-from langgraph.graph import StateGraph
+from langgraph.graph import START, StateGraph
 
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.models import make_engine
+from sagagraph.agents.paper import check_paper
+from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import paper_saga_definition
+from sagagraph.agents.protocol import SagaDefinition
 from sagagraph.config import DEFAULT_OUTPUTS
+from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.state import SagaState
+
+
+class RunRefused(ValueError):
+    """A run's input the saga refuses. A ValueError on purpose: LangGraph Server reports its
+    message to the client, while other exception types become "An internal error occurred"."""
+
+
+ADMIT = "admit"
+"""The node that checks a run's input before the saga's first step (not a step: no events)."""
 
 SagaGraph = StateGraph[SagaState, None, SagaState, SagaState]
 
@@ -54,7 +71,42 @@ def build_server_graph(
     definition = paper_saga_definition(
         engine=engine if engine is not None else make_engine(), outputs_dir=outputs
     )
-    return build_saga_graph(definition)
+    graph = build_saga_graph(definition)
+    first = definition.step_names[0]
+    # Bad input is refused, as the CLI refuses it before a saga starts: the admit node raises,
+    # which ends the run in error (it has no error handler routing to compensation).
+    graph.add_node(ADMIT, admission(definition))
+    graph.edges.discard((START, first))
+    graph.add_edge(START, ADMIT)
+    graph.add_edge(ADMIT, first)
+    return graph
+
+
+def admission(definition: SagaDefinition) -> Any:
+    """The admit node: refuse a run whose paper cannot be read or whose fail_at is no step."""
+    steps = definition.step_names
+    loader: PaperLoader = definition.services["loader"]
+
+    def admit(state: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            check(state)
+        except SagaGraphError as error:
+            raise RunRefused(str(error)) from None
+        return {}
+
+    def check(state: Mapping[str, Any]) -> None:
+        fail_at = state.get("fail_at")
+        if fail_at is not None and fail_at not in steps:
+            raise ConfigurationError(
+                f"fail_at: unknown step {fail_at!r} (steps: {', '.join(steps)})"
+            )
+        paper = (state.get("input") or {}).get("paper")
+        if not isinstance(paper, str) or not paper.strip():
+            raise InputError('input.paper: missing (expected {"input": {"paper": PATH}})')
+        # Parsed once: the loader caches the paper for the steps that follow.
+        check_paper(paper, loader=loader)
+
+    return admit
 
 
 graph: SagaGraph = build_server_graph()

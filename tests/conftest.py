@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.services import CORPUS, fresh_postgres_database, require_rabbitmq
+from tests.services import CORPUS, fresh_postgres_database, require_rabbitmq, unavailable
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +47,9 @@ def durable_checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> 
 def corpus() -> Path:
     """The shared corpus of real PDFs (read in place, never copied)."""
     if not (CORPUS / "labels.json").exists():
-        pytest.fail(f"corpus not found at {CORPUS} (set SAGAGRAPH_CORPUS)")
+        # A fresh clone has no ../shared beside it: skip there, as the service fixtures do,
+        # and fail under CI=true, where the corpus must be present.
+        unavailable(f"corpus at {CORPUS}", "labels.json not found (set SAGAGRAPH_CORPUS)")
     return CORPUS
 
 

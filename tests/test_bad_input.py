@@ -7,7 +7,10 @@ newline), plus a missing file, a folder, an encrypted PDF with a wrong password 
 saga ids. Each run must end with either
 
 - exit 2 and exactly one line on stderr, ``sagagraph: error: <file>: <cause>``, or
-- exit 3 and a clean ``rolled_back`` view with a reason and nothing completed,
+- exit 5 (halted by the validator) and a clean ``rolled_back`` view with a reason and
+  nothing completed,
+
+(stderr may also carry progress lines: the saga id, pages loaded, steps starting and ending),
 
 never a traceback, and with nothing at all under the outputs folder (not even the store's
 hidden ledger: a rejected input creates nothing).
@@ -31,7 +34,13 @@ REPO = Path(__file__).resolve().parents[1]
 SAGAGRAPH = Path(sys.executable).parent / "sagagraph"
 REAL_PAPER = "papers/dpr_2004.04906.pdf"
 MANY_PAGES = 2_500
-EXIT_USAGE, EXIT_ROLLED_BACK = 2, 3
+EXIT_USAGE, EXIT_HALTED = 2, 5
+PROGRESS = ("saga ", "loading ", "  ")
+"""How the CLI's progress lines on stderr begin (also under --json)."""
+
+
+def without_progress(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if not line.startswith(PROGRESS)]
 
 
 def text_pdf(pages: int, line: Callable[[int], str]) -> bytes:
@@ -111,7 +120,7 @@ def generated_cases(corpus: Path) -> list[Case]:
             "many-pages-of-text",
             "pages.pdf",
             text_pdf(MANY_PAGES, lambda i: f"Page {i + 1}: ordinary words that make no paper."),
-            EXIT_ROLLED_BACK,
+            EXIT_HALTED,
         ),
         Case("empty-text", "empty.txt", b"  \n\n", EXIT_USAGE, "empty file"),
         Case("binary-text", "binary.md", b"# Title\x00\x01\x02", EXIT_USAGE, "binary data"),
@@ -146,7 +155,7 @@ def corpus_cases(corpus: Path, labels: dict[str, str]) -> list[Case]:
             f"corpus-{Path(name).stem}",
             Path(name).name,
             (corpus / name).read_bytes(),
-            EXIT_ROLLED_BACK if label == "invalid" else EXIT_USAGE,
+            EXIT_HALTED if label == "invalid" else EXIT_USAGE,
             causes.get(label, ""),
         )
         for name, label in sorted(labels.items())
@@ -231,7 +240,7 @@ def test_bad_input_ends_cleanly_and_leaves_nothing(outcomes: dict[str, Outcome],
     assert proc.returncode == case.code, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     if case.code == EXIT_USAGE:
-        lines = proc.stderr.splitlines()
+        lines = without_progress(proc.stderr)
         assert len(lines) == 1, proc.stderr
         assert lines[0].startswith("sagagraph: error: ")
         assert case.cause in lines[0]
@@ -247,6 +256,6 @@ def test_bad_input_ends_cleanly_and_leaves_nothing(outcomes: dict[str, Outcome],
         assert view["status"] == "rolled_back"
         assert view["reason"].startswith("not a complete research paper")
         assert (view["completed"], view["compensated"], view["outputs"]) == ([], [], {})
-        assert proc.stderr == ""
+        assert without_progress(proc.stderr) == [], proc.stderr
     # Nothing at all under outputs: no saga folder, no ledger, not even the folder itself.
     assert not (outcome.folder / "outputs").exists()

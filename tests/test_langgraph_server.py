@@ -268,3 +268,58 @@ def test_an_incomplete_paper_ends_early_and_commits_nothing(
     assert executed == {"validator"}  # reviewer and summarizer were never called
     assert _files(server.outputs / thread_id) == []
     assert server.log_problems() == []
+
+
+def _refused(client: SyncLangGraphClient, input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Run on a new thread, expecting a refusal: the thread id and the run's error."""
+    thread_id = str(client.threads.create()["thread_id"])
+    state = client.runs.wait(thread_id, "saga", input=input, raise_error=False)
+    assert isinstance(state, dict) and isinstance(state.get("__error__"), dict), state
+    return thread_id, state["__error__"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("input", "message"),
+    [
+        (
+            {"input": {"paper": str(INCOMPLETE_PAPER)}, "fail_at": "bogus"},
+            "fail_at: unknown step 'bogus' (steps: validator, reviewer, summarizer)",
+        ),
+        ({"input": {"paper": "/nonexistent/paper.pdf"}}, "/nonexistent/paper.pdf: no such file"),
+        ({"input": {}}, "input.paper: missing"),
+    ],
+    ids=["unknown-fail-at", "missing-paper", "no-paper"],
+)
+def test_bad_input_is_refused_not_run(
+    server: Server, client: SyncLangGraphClient, input: dict[str, Any], message: str
+) -> None:
+    thread_id, error = _refused(client, input)
+    assert message in str(error.get("message")), error
+    assert "--" not in str(error.get("message"))  # the server has no command-line flags
+    values = client.threads.get_state(thread_id)["values"]
+    assert not (isinstance(values, dict) and values.get("status")), values  # no saga started
+    assert _files(server.outputs / thread_id) == []
+
+
+@pytest.mark.slow
+def test_an_injected_failure_reason_names_no_cli_flag(
+    server: Server, client: SyncLangGraphClient
+) -> None:
+    complete = REPO / "examples" / "papers" / "complete_paper.md"
+    _, state = _run(client, server, {"input": {"paper": str(complete)}, "fail_at": "reviewer"})
+    view = saga_view(state)
+    assert view["status"] == "rolled_back"
+    assert "fail_at" in view["reason"] and "--fail-at" not in view["reason"]
+
+
+@pytest.mark.slow
+def test_the_readme_server_block_runs_against_the_url_the_server_printed(
+    server: Server, tmp_path: Path
+) -> None:
+    from tests.test_readme import NEEDS_SERVER, readme_block, run_block
+
+    # The URL read from the banner `langgraph dev` logged, as the README tells the user to.
+    proc = run_block(readme_block(NEEDS_SERVER), tmp_path, LANGGRAPH_URL=server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "completed"

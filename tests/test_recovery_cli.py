@@ -129,7 +129,8 @@ def test_sagagraph_recover_finishes_every_paper_saga_killed_at_a_boundary(tmp_pa
 
     recovered = sagagraph(tmp_path, "recover", "--db", db, "--json")
 
-    assert recovered.returncode == 3, recovered.stderr  # the worst outcome: some rolled back
+    # Every saga found is finished now (some rolled back, as their runs asked): recover succeeded.
+    assert recovered.returncode == 0, recovered.stderr
     assert "Traceback" not in recovered.stderr
     views = json_lines(recovered.stdout)
     assert set(views) == {run.saga_id for run in KILLED}
@@ -175,7 +176,7 @@ def test_sagagraph_recover_compensate_rolls_back_on_postgres(tmp_path: Path) -> 
 
         recovered = sagagraph(tmp_path, "recover", "--compensate", "--db", db, "--json")
 
-    assert recovered.returncode == 3, recovered.stderr
+    assert recovered.returncode == 0, recovered.stderr  # rolled back, as asked
     view = json_lines(recovered.stdout)["pg"]
     assert view["status"] == "rolled_back"
     # The reviewer died after writing: compensated first (with no result), then the validator.
@@ -283,6 +284,6 @@ def test_sagagraph_recover_leaves_alone_a_saga_that_a_live_run_holds(tmp_path: P
     finally:
         holder.kill()
 
-    assert busy.returncode == 0, busy.stderr
+    assert busy.returncode == 75, busy.stderr  # left unfinished: try again later
     assert "in use by another process" in busy.stderr
     assert json_lines(after.stdout)["held"]["status"] == "completed"

@@ -107,8 +107,8 @@ AttemptLoop = Generator[Call | Wait, Tried | None, Outcome]
 
 
 def injected_failure(step: Step) -> InjectedFailure:
-    """The error ``fail_at`` (``--fail-at``) raises in a step."""
-    return InjectedFailure(f"failure injected into step {step.name!r} (--fail-at)")
+    """The error ``fail_at`` (``--fail-at``) raises in a step; worded for every entry point."""
+    return InjectedFailure(f"failure injected into step {step.name!r} (fail_at)")
 
 
 def checked_result(step: Step, result: object) -> StepResult:

@@ -33,8 +33,9 @@ DEFAULT_MODEL = "gpt-4o-mini"
 """Chat model used when neither ``model=`` nor ``SAGAGRAPH_MODEL`` names one."""
 DEFAULT_TIMEOUT = 120.0
 """Seconds one HTTP request to the model may take before it fails."""
-DEFAULT_MAX_RETRIES = 2
-"""Retries the OpenAI client makes on connection errors, 429 and 5xx, with backoff."""
+DEFAULT_MAX_RETRIES = 0
+"""Retries the OpenAI client makes on its own (connection errors, 429, 5xx): none, so the
+step's ``Retry`` policy is the only layer and every attempt is an event of the saga."""
 
 
 def _choice(value: str, allowed: tuple[str, ...], source: str) -> str:

@@ -1,12 +1,16 @@
 """The ``sagagraph`` command.
 
-Exit codes: 0 completed, 3 rolled back, 4 needs an operator, 2 bad usage or unreadable input,
-1 unexpected error. Errors are one line on stderr, never a traceback, unless ``--debug``.
-Progress goes to stderr, so ``--json`` output on stdout stays clean.
+Exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step (an invalid paper),
+4 needs an operator, 75 not finished (``status`` of a running saga; ``recover`` leaving one),
+2 bad usage or unreadable input, 1 unexpected error, 130 interrupted. Errors are one line on
+stderr, never a traceback, unless ``--debug``. Progress goes to stderr, also under ``--json``,
+so the JSON on stdout stays clean.
 
-One module per group of commands: ``run``, ``lifecycle`` (status, list, resume, recover,
-resolve), ``events`` (choreography agents and event logs), ``explore`` (graph, compare);
-``apps`` builds the paper saga from flags, ``output`` prints, ``parser`` declares the verbs.
+One module per group of commands: ``run``, ``lifecycle`` (status, resume, recover, resolve),
+``listing`` (list), ``events`` (choreography agents and event logs), ``explore`` (graph,
+compare); ``apps`` builds the paper saga from flags, ``output`` prints and maps exit codes,
+``progress`` and ``interrupt`` keep long work visible and stoppable, ``parser`` declares the
+verbs.
 """
 
 from sagagraph.cli.entry import main

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from sagagraph.config import Settings, load_alert_hook
@@ -21,21 +22,35 @@ def settings_from(args: argparse.Namespace) -> Settings:
         model=getattr(args, "model", None),
         bus=getattr(args, "bus", None),
         parallel=getattr(args, "parallel", None),
+        step_timeout=getattr(args, "step_timeout", None),
     )
 
 
-def paper_definition(settings: Settings, *, password: str | None = None, loader: Any = None) -> Any:
+def paper_definition(
+    settings: Settings,
+    *,
+    password: str | None = None,
+    loader: Any = None,
+    announce: bool = False,
+) -> Any:
+    """The paper saga from settings; ``announce``: each step says on stderr when it starts."""
     from sagagraph.agents.models import make_engine
     from sagagraph.agents.paper_loader import PaperLoader
     from sagagraph.agents.paper_saga import paper_saga_definition
 
     engine = make_engine(settings.llm, settings.model)
-    return paper_saga_definition(
+    definition = paper_saga_definition(
         engine=engine,
         outputs_dir=settings.outputs,
         loader=loader if loader is not None else PaperLoader(password),
         parallel=settings.parallel,
+        step_timeout=settings.step_timeout,
     )
+    if announce:
+        from sagagraph.cli.progress import announce_steps
+
+        return announce_steps(definition)
+    return definition
 
 
 def router_options(args: argparse.Namespace | None) -> Any:
@@ -57,18 +72,20 @@ def paper_graph(
     password: str | None = None,
     loader: Any = None,
     args: argparse.Namespace | None = None,
+    announce: bool = False,
 ) -> Any:
     from sagagraph.graph.builder import build_saga_graph
 
-    definition = paper_definition(settings, password=password, loader=loader)
+    definition = paper_definition(settings, password=password, loader=loader, announce=announce)
     if router == "llm":
         from sagagraph.agents.models import make_chat_model
 
         try:
             model = make_chat_model(settings.model)
-        except ConfigurationError as error:
+        except ConfigurationError:
             raise ConfigurationError(
-                f"--router llm needs a chat model: {error} (or use --router deterministic)"
+                "--router llm needs a chat model: set OPENAI_API_KEY (any value for a local "
+                "server, with OPENAI_BASE_URL), or use --router deterministic"
             ) from None
         return build_saga_graph(
             definition,
@@ -88,13 +105,23 @@ def paper_app(
     password: str | None = None,
     loader: Any = None,
     args: argparse.Namespace | None = None,
+    announce: bool = False,
 ) -> Iterator[Any]:
     """The compiled paper saga on the configured checkpointer."""
     from sagagraph.checkpoints.factory import open_checkpointer
 
-    graph = paper_graph(settings, router, password=password, loader=loader, args=args)
+    graph = paper_graph(
+        settings, router, password=password, loader=loader, args=args, announce=announce
+    )
     with open_checkpointer(settings.db) as checkpointer:
         yield graph.compile(checkpointer=checkpointer)
+
+
+@contextmanager
+def inspection_app(settings: Settings) -> Iterator[Any]:
+    """The paper saga for reading checkpoints only: the offline engine, so no key is needed."""
+    with paper_app(replace(settings, llm="offline"), "deterministic") as app:
+        yield app
 
 
 def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[Settings, str]:
@@ -106,17 +133,48 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
         llm=getattr(args, "llm", None) or recorded.get("llm"),
         model=getattr(args, "model", None) or recorded.get("model"),
         parallel=bool(recorded.get("parallel")),
+        step_timeout=getattr(args, "step_timeout", None) or recorded.get("step_timeout"),
     )
     return settings, str(recorded.get("router") or view.get("router") or "deterministic")
 
 
 def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
+    """An orchestrated saga's view with its recorded input; SagaNotFoundError (one line,
+    saying when the saga is a choreographed one) otherwise. Creates no database."""
+    from sagagraph.errors import SagaNotFoundError
     from sagagraph.graph.runner import saga_config, saga_status
 
-    with paper_app(settings_from(args), "deterministic") as app:
-        view = saga_status(app, saga_id)
-        view["input"] = app.get_state(saga_config(saga_id)).values.get("input") or {}
-        return view
+    settings = settings_from(args)
+    if checkpoints_may_exist(settings.db):
+        with inspection_app(settings) as app:
+            try:
+                view = saga_status(app, saga_id)
+            except SagaNotFoundError:
+                view = None
+            if view is not None:
+                view["input"] = app.get_state(saga_config(saga_id)).values.get("input") or {}
+                return view
+    if is_choreographed(settings, saga_id):
+        raise SagaNotFoundError(
+            f"saga {saga_id!r} is choreographed: its agents carry it on by themselves "
+            f"(sagagraph status {saga_id}, sagagraph events {saga_id}); "
+            f"{args.command} applies to orchestrated sagas"
+        )
+    from sagagraph.checkpoints.factory import redact_url
+
+    raise SagaNotFoundError(f"saga {saga_id!r}: not found in {redact_url(settings.db)}")
+
+
+def is_choreographed(settings: Settings, saga_id: str) -> bool:
+    from sagagraph.errors import SagaGraphError
+
+    try:
+        from sagagraph.choreography.runner import choreography_status
+
+        choreography_status(settings.bus, saga_id)
+    except (SagaGraphError, ImportError):
+        return False
+    return True
 
 
 def saga_status_or_none(app: Any, saga_id: str) -> dict[str, Any] | None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
 from sagagraph.agents.view import describe_error
-from sagagraph.cli.output import EXIT_UNEXPECTED
+from sagagraph.cli.interrupt import SagaInterrupted
+from sagagraph.cli.output import EXIT_COMPLETED, EXIT_INTERRUPTED, EXIT_UNEXPECTED
 from sagagraph.cli.parser import build_parser
 from sagagraph.errors import SagaGraphError
 
@@ -25,23 +27,52 @@ def configure_logging(debug: bool) -> None:
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.ERROR)
 
 
+def interrupted(error: SagaInterrupted | KeyboardInterrupt) -> int:
+    saga_id = getattr(error, "saga_id", None)
+    if saga_id:
+        message = f"interrupted; saga {saga_id} can be continued: sagagraph resume {saga_id}"
+    elif isinstance(error, SagaInterrupted):
+        message = "interrupted before the saga started: nothing was started, nothing written"
+    else:
+        message = "interrupted"
+    print(f"sagagraph: {message}", file=sys.stderr, flush=True)
+    if getattr(error, "abandoned", False):
+        # A model call still blocks a worker thread of LangGraph's pool, which a normal exit
+        # joins: end now. The saga's checkpoints are committed; the abandoned step re-runs.
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)
+    return EXIT_INTERRUPTED
+
+
+def closed_pipe() -> int:
+    """The reader of stdout went away (``| head``): stop quietly, as Unix tools do.
+
+    Python's recipe: point stdout at devnull so the interpreter's final flush does not fail
+    again on the closed pipe.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_COMPLETED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.debug)
     try:
         code: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
         return code
+    except BrokenPipeError:
+        return closed_pipe()
     except SagaGraphError as error:
         if args.debug:
             raise
         print(f"sagagraph: error: {error}", file=sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print(
-            "sagagraph: interrupted; the saga can be resumed (sagagraph resume ID)", file=sys.stderr
-        )
-        return 130
+    except (SagaInterrupted, KeyboardInterrupt) as error:
+        return interrupted(error)
     except Exception as error:
         if args.debug:
             raise

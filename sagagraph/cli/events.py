@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sagagraph.cli.apps import PAPER_STEPS, paper_definition, settings_from
-from sagagraph.cli.output import EXIT_COMPLETED, emit, exit_code_for, format_event, print_view
+from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, InputError
 
@@ -80,11 +80,11 @@ def cmd_events(args: argparse.Namespace) -> int:
     return EXIT_COMPLETED
 
 
-def show_trail(view: dict[str, Any], as_json: bool) -> None:
-    """Agents ran elsewhere or in threads: show the trail they left, in log order."""
-    if not as_json:
-        for event in view.get("events") or []:
-            print(format_event(event), file=sys.stderr)
+def show_trail(view: dict[str, Any]) -> None:
+    """Agents ran elsewhere or in threads: show the trail they left, in log order (stderr,
+    also under ``--json``)."""
+    for event in view.get("events") or []:
+        print(format_event(event), file=sys.stderr)
 
 
 def resume_choreography(args: argparse.Namespace) -> int:
@@ -100,12 +100,12 @@ def resume_choreography(args: argparse.Namespace) -> int:
         definition_for=definitions_for(settings),
         on_escalation=load_alert_hook(),
     )
-    show_trail(view, args.json)
+    show_trail(view)
     return emit(view, args.json)
 
 
-def recover_choreography(args: argparse.Namespace) -> tuple[int, int]:
-    """``recover`` for choreographed sagas: (sagas recovered, worst exit code)."""
+def recover_choreography(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``recover`` for choreographed sagas: the final view of each saga it recovered."""
     from sagagraph.choreography.recovery import recover_choreographed
 
     settings = settings_from(args)
@@ -117,12 +117,10 @@ def recover_choreography(args: argparse.Namespace) -> tuple[int, int]:
         definition_for=definitions_for(settings),
         on_escalation=load_alert_hook(),
     )
-    worst = EXIT_COMPLETED
     for view in views:
         print(f"recovered {view['saga_id']} (choreography)", file=sys.stderr)
         if args.json:
             print(json.dumps(view, default=str))
         else:
             print_view(view, sys.stdout)
-        worst = max(worst, exit_code_for(view))
-    return len(views), worst
+    return list(views)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from typing import Any
 
 from sagagraph.cli.apps import (
     checkpoints_may_exist,
+    inspection_app,
     load_view,
     paper_app,
     recorded_settings,
@@ -16,8 +18,17 @@ from sagagraph.cli.apps import (
     settings_from,
 )
 from sagagraph.cli.events import recover_choreography, resume_choreography
-from sagagraph.cli.output import EXIT_COMPLETED, emit, exit_code_for, print_view, progress_printer
+from sagagraph.cli.interrupt import interruptible
+from sagagraph.cli.listing import cmd_list
+from sagagraph.cli.output import (
+    emit,
+    print_view,
+    progress_printer,
+    recover_exit_code,
+)
 from sagagraph.errors import InputError, SagaGraphError
+
+__all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -28,7 +39,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     view = None
     # A choreographed saga has no checkpoints: do not create an empty database to find out.
     if checkpoints_may_exist(settings.db):
-        with paper_app(settings, "deterministic") as app:
+        with inspection_app(settings) as app:
             try:
                 view = saga_status(app, args.saga_id)
             except SagaNotFoundError:
@@ -37,8 +48,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         view = choreography_view_or_none(args)
         if view is None:
             raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
-    emit(view, args.json)
-    return EXIT_COMPLETED
+    # The saga's own exit code, the one `run` gave (a batch script need not parse JSON).
+    return emit(view, args.json)
 
 
 def in_checkpoints(args: argparse.Namespace) -> bool:
@@ -62,31 +73,6 @@ def choreography_view_or_none(args: argparse.Namespace) -> dict[str, Any] | None
     return view
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    from sagagraph.graph.runner import list_sagas
-
-    with paper_app(settings_from(args), "deterministic") as app:
-        views = list_sagas(app, status=args.status)
-    if args.json:
-        json.dump(
-            [
-                {k: v[k] for k in ("saga_id", "status", "reason", "completed", "compensated")}
-                for v in views
-            ],
-            sys.stdout,
-            indent=2,
-        )
-        sys.stdout.write("\n")
-        return EXIT_COMPLETED
-    if not views:
-        print("no sagas" + (f" with status {args.status}" if args.status else ""))
-    for v in views:
-        steps = ",".join(v["completed"]) or "-"
-        reason = f"  {v['reason']}" if v.get("reason") else ""
-        print(f"{v['saga_id']:<28} {v['status']:<22} {steps}{reason}")
-    return EXIT_COMPLETED
-
-
 def cmd_resume(args: argparse.Namespace) -> int:
     from sagagraph.graph.runner import resume_saga
 
@@ -94,44 +80,63 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return resume_choreography(args)
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=args.password) as app:
-        view = resume_saga(app, args.saga_id, on_event=progress_printer(not args.json))
+    with paper_app(settings, router, password=args.password, announce=True) as app:
+        view = interruptible(
+            lambda: resume_saga(app, args.saga_id, on_event=progress_printer()), args.saga_id
+        )
         return emit(view, args.json)
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from sagagraph.errors import SagaBusyError
-    from sagagraph.graph.runner import recover_saga, unfinished_sagas
+    from sagagraph.graph.runner import list_sagas, recover_saga, unfinished_sagas
 
     base = settings_from(args)
-    with paper_app(base, "deterministic") as app:
-        pending = unfinished_sagas(app)
-    choreographed, worst = recover_choreography(args)
-    if not pending and not choreographed:
-        print("nothing to recover", file=sys.stderr)
-        return EXIT_COMPLETED
+    views: list[dict[str, Any]] = recover_choreography(args)
+    pending: list[str] = []
+    waiting: list[dict[str, Any]] = []
+    if checkpoints_may_exist(base.db):  # no empty database created to find nothing
+        with inspection_app(base) as app:
+            pending = unfinished_sagas(app)
+            waiting = [v for v in list_sagas(app) if v["waiting_for_operator"]]
     for saga_id in pending:
         view = load_view(args, saga_id)
         settings, router = recorded_settings(view, args)
-        with paper_app(settings, router, password=args.password) as app:
-            print(f"recovering {saga_id} ({view['status']})", file=sys.stderr)
+        with paper_app(settings, router, password=args.password, announce=True) as app:
+            print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
             try:
-                final = recover_saga(
+                recover_one = partial(
+                    recover_saga,
                     app,
                     saga_id,
                     compensate=args.compensate,
-                    on_event=progress_printer(not args.json),
+                    on_event=progress_printer(),
                 )
+                final = interruptible(recover_one, saga_id)
             except SagaBusyError as busy:
                 # A live process is running it (it holds the saga's lease): not ours to touch.
                 print(f"skipped {saga_id}: {busy}", file=sys.stderr)
+                view["recover_skipped"] = str(busy)
+                views.append(view)
                 continue
-        if not args.json:
-            print_view(final, sys.stdout)
-        else:
-            print(json.dumps(final, default=str))
-        worst = max(worst, exit_code_for(final))
-    return worst
+        show_recovered(final, args.json)
+        views.append(final)
+    for view in waiting:
+        print(
+            f"waiting for an operator: {view['saga_id']} "
+            f"(sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT)",
+            file=sys.stderr,
+        )
+    if not pending and not waiting and not views:
+        print("nothing to recover", file=sys.stderr)
+    return recover_exit_code(views + waiting)
+
+
+def show_recovered(view: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(view, default=str), flush=True)
+    else:
+        print_view(view, sys.stdout)
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
@@ -145,6 +150,6 @@ def cmd_resolve(args: argparse.Namespace) -> int:
             args.saga_id,
             "retry" if args.retry else "skip",
             note=args.note or "",
-            on_event=progress_printer(not args.json),
+            on_event=progress_printer(),
         )
         return emit(view, args.json)

@@ -13,13 +13,22 @@ EXIT_COMPLETED = 0
 EXIT_UNEXPECTED = 1
 EXIT_USAGE = 2
 EXIT_ROLLED_BACK = 3
+"""Rolled back after a failure: a step raised, and the committed steps were compensated."""
 EXIT_NEEDS_OPERATOR = 4
+EXIT_HALTED = 5
+"""A step stopped the saga on purpose (an invalid paper): rolled back, nothing written."""
+EXIT_TRY_LATER = 75
+"""``recover`` only: a saga was left unfinished (a live process holds it): run it again later."""
+EXIT_INTERRUPTED = 130
 
 _STATUS_EXIT = {
     "completed": EXIT_COMPLETED,
     "rolled_back": EXIT_ROLLED_BACK,
     "resolved_by_operator": EXIT_ROLLED_BACK,
     "compensation_failed": EXIT_NEEDS_OPERATOR,
+    # Only `status` sees these: the saga is not finished yet (or its process died).
+    "running": EXIT_TRY_LATER,
+    "compensating": EXIT_TRY_LATER,
 }
 
 _MARK = {"ok": "+", "halted": "!", "error": "x", "retry": "~", "timeout": "x", "rejected": "?"}
@@ -29,7 +38,19 @@ def exit_code_for(view: dict[str, Any]) -> int:
     """The exit code a saga's final view maps to."""
     if view.get("waiting_for_operator"):
         return EXIT_NEEDS_OPERATOR
+    if view.get("status") == "rolled_back" and view.get("halted") and not view.get("failure"):
+        return EXIT_HALTED
     return _STATUS_EXIT.get(str(view.get("status")), EXIT_UNEXPECTED)
+
+
+def recover_exit_code(views: list[dict[str, Any]]) -> int:
+    """``recover``: 0 when every saga it found is finished, 4 when one needs an operator,
+    75 when one is still unfinished (skipped as in use, or its recovery failed)."""
+    if any(v.get("waiting_for_operator") for v in views):
+        return EXIT_NEEDS_OPERATOR
+    if any(v.get("recover_skipped") or v.get("recover_error") or v.get("next") for v in views):
+        return EXIT_TRY_LATER
+    return EXIT_COMPLETED
 
 
 def format_event(event: Event) -> str:
@@ -80,9 +101,10 @@ def emit(view: dict[str, Any], as_json: bool) -> int:
     return exit_code_for(view)
 
 
-def progress_printer(enabled: bool) -> Callable[[Event], None]:
+def progress_printer() -> Callable[[Event], None]:
+    """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
+
     def show(event: Event) -> None:
-        if enabled:
-            print(format_event(event), file=sys.stderr, flush=True)
+        print(format_event(event), file=sys.stderr, flush=True)
 
     return show

@@ -1,14 +1,36 @@
-"""The ``sagagraph`` argument parser: one sub-command per verb."""
+"""The ``sagagraph`` argument parser: one sub-command per verb, each with only the flags it uses."""
 
 from __future__ import annotations
 
 import argparse
+from importlib import metadata
 
 from sagagraph.cli.apps import PAPER_STEPS
 from sagagraph.cli.events import cmd_agent, cmd_events
 from sagagraph.cli.explore import cmd_compare, cmd_graph
 from sagagraph.cli.lifecycle import cmd_list, cmd_recover, cmd_resolve, cmd_resume, cmd_status
 from sagagraph.cli.run import cmd_run
+
+STATUSES = (
+    "running",
+    "compensating",
+    "completed",
+    "rolled_back",
+    "compensation_failed",
+    "resolved_by_operator",
+    "orphaned",
+)
+"""What ``list --status`` accepts: the saga statuses, and ``orphaned`` (its process died)."""
+
+
+def version() -> str:
+    """The installed package's version, else the source tree's."""
+    try:
+        return metadata.version("sagagraph")
+    except metadata.PackageNotFoundError:
+        from sagagraph import __version__
+
+        return __version__
 
 
 def router_flags(p: argparse.ArgumentParser) -> None:
@@ -37,108 +59,218 @@ def agents_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="sagagraph",
-        description="Run LLM agents as one all-or-nothing transaction (Saga pattern, LangGraph).",
+def db_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="checkpointer URL (default: $SAGAGRAPH_DB or sqlite:///sagagraph.sqlite)",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-        p.add_argument(
-            "--db", help="checkpointer URL (default: $SAGAGRAPH_DB or sqlite:///sagagraph.sqlite)"
-        )
-        p.add_argument("--outputs", help="outputs folder (default: $SAGAGRAPH_OUTPUTS or outputs)")
-        p.add_argument(
-            "--llm",
-            choices=("offline", "openai"),
-            help="engine (default: $SAGAGRAPH_LLM; openai if OPENAI_API_KEY is set; else offline)",
-        )
-        p.add_argument("--model", help="chat model name (default: $SAGAGRAPH_MODEL)")
-        p.add_argument(
-            "--bus",
-            help="event bus URL for choreography (default: $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite)",
-        )
-        if json_flag:
-            p.add_argument("--json", action="store_true", help="print one JSON object")
-        p.add_argument(
-            "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-        )
 
+def bus_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bus",
+        metavar="URL",
+        help="event bus URL for choreography "
+        "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite)",
+    )
+
+
+def engine_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--outputs",
+        metavar="DIR",
+        help="outputs folder (default: $SAGAGRAPH_OUTPUTS or outputs)",
+    )
+    p.add_argument(
+        "--llm",
+        choices=("offline", "openai"),
+        help="engine (default: $SAGAGRAPH_LLM; openai if OPENAI_API_KEY is set; else offline)",
+    )
+    p.add_argument("--model", metavar="NAME", help="chat model name (default: $SAGAGRAPH_MODEL)")
+
+
+def step_timeout_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--step-timeout",
+        metavar="S",
+        help="seconds each step may take before it fails (and is retried or compensated); "
+        "recorded, so resume and recover use it (default: $SAGAGRAPH_STEP_TIMEOUT or none)",
+    )
+
+
+def json_flag(p: argparse.ArgumentParser, what: str = "print one JSON object on stdout") -> None:
+    p.add_argument("--json", action="store_true", help=what)
+
+
+def debug_flag(p: argparse.ArgumentParser) -> None:
+    # Accepted after the verb too (`sagagraph run --debug ...`); listed once, on the main help.
+    p.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+
+
+def saga_id_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("saga_id", metavar="SAGA_ID", help="the saga's id (run prints it first)")
+
+
+def password_flag(p: argparse.ArgumentParser, what: str = "an encrypted PDF") -> None:
+    p.add_argument("--password", help=f"password of {what} (never stored or shown)")
+
+
+def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="run a paper through validator, reviewer and summarizer")
-    run.add_argument("paper", help="paper to process: .pdf, .txt or .md")
-    run.add_argument("--saga-id", help="id for this saga (default: a new one)")
-    run.add_argument("--router", choices=("deterministic", "llm"), default="deterministic")
-    run.add_argument("--mode", choices=("orchestration", "choreography"), default="orchestration")
-    run.add_argument("--fail-at", metavar="STEP", help="make STEP fail (demo the compensation)")
-    run.add_argument("--password", help="password of an encrypted PDF")
+    run.add_argument("paper", metavar="PAPER", help="paper to process: .pdf, .txt or .md")
+    run.add_argument("--saga-id", metavar="ID", help="id for this saga (default: a new one)")
+    run.add_argument(
+        "--router",
+        choices=("deterministic", "llm"),
+        default="deterministic",
+        help="who picks each next step: fixed edges (default) or a chat model behind a guard",
+    )
+    run.add_argument(
+        "--mode",
+        choices=("orchestration", "choreography"),
+        default="orchestration",
+        help="a LangGraph graph coordinates the agents (default), or events on a bus do",
+    )
+    run.add_argument(
+        "--fail-at",
+        metavar="STEP",
+        choices=PAPER_STEPS,
+        help=f"make STEP fail, to watch the compensation ({', '.join(PAPER_STEPS)})",
+    )
+    password_flag(run)
     run.add_argument(
         "--parallel",
         action="store_true",
         help="run the reviewer and the summarizer side by side (deterministic orchestration)",
     )
+    step_timeout_flag(run)
     router_flags(run)
     agents_flag(run)
-    common(run)
+    db_flag(run)
+    engine_flags(run)
+    bus_flag(run)
+    json_flag(run, "print the saga's view as one JSON object on stdout (progress: stderr)")
+    debug_flag(run)
     run.set_defaults(func=cmd_run)
 
-    status = sub.add_parser("status", help="show one saga")
-    status.add_argument("saga_id")
-    common(status)
+
+def add_lifecycle(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    status = sub.add_parser("status", help="show one saga (orchestrated or choreographed)")
+    saga_id_arg(status)
+    db_flag(status)
+    bus_flag(status)
+    json_flag(status)
+    debug_flag(status)
     status.set_defaults(func=cmd_status)
 
-    lst = sub.add_parser("list", help="list sagas")
-    lst.add_argument("--status", help="only sagas with this status (e.g. compensation_failed)")
-    common(lst)
+    lst = sub.add_parser("list", help="list the sagas of the checkpointer and the event log")
+    lst.add_argument(
+        "--status",
+        choices=STATUSES,
+        metavar="STATUS",
+        help=f"only sagas with this status: {', '.join(STATUSES)}",
+    )
+    db_flag(lst)
+    bus_flag(lst)
+    json_flag(lst, "print a JSON array of sagas")
+    debug_flag(lst)
     lst.set_defaults(func=cmd_list)
 
     resume = sub.add_parser("resume", help="continue an unfinished saga where it stopped")
-    resume.add_argument("saga_id")
-    resume.add_argument("--password", help="password of an encrypted PDF")
+    saga_id_arg(resume)
+    password_flag(resume)
+    step_timeout_flag(resume)
     agents_flag(resume)
-    common(resume)
+    db_flag(resume)
+    engine_flags(resume)
+    json_flag(resume)
+    debug_flag(resume)
     resume.set_defaults(func=cmd_resume)
 
     recover = sub.add_parser("recover", help="finish every saga left running or compensating")
     recover.add_argument("--compensate", action="store_true", help="roll them back instead")
-    recover.add_argument("--password", help="password of an encrypted PDF")
+    password_flag(recover)
+    step_timeout_flag(recover)
     agents_flag(recover)
-    common(recover)
+    db_flag(recover)
+    engine_flags(recover)
+    json_flag(recover, "print one JSON object per saga, one a line")
+    debug_flag(recover)
     recover.set_defaults(func=cmd_recover)
 
     resolve = sub.add_parser("resolve", help="answer a saga waiting for an operator")
-    resolve.add_argument("saga_id")
+    saga_id_arg(resolve)
     how = resolve.add_mutually_exclusive_group(required=True)
     how.add_argument("--retry", action="store_true", help="try the failed compensation again")
     how.add_argument("--skip", action="store_true", help="take responsibility and go on")
-    resolve.add_argument("--note", help="why (required with --skip)")
-    common(resolve)
+    resolve.add_argument("--note", metavar="TEXT", help="who decided, and why (needed by --skip)")
+    db_flag(resolve)
+    resolve.add_argument(
+        "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
+    )
+    json_flag(resolve)
+    debug_flag(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
+
+def add_explore(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     graph = sub.add_parser("graph", help="print the saga graph as Mermaid")
-    graph.add_argument("--router", choices=("deterministic", "llm"), default="deterministic")
-    graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
     graph.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        "--router",
+        choices=("deterministic", "llm"),
+        default="deterministic",
+        help="the graph with fixed edges (default) or with the LLM supervisor",
     )
+    graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
+    debug_flag(graph)
     graph.set_defaults(func=cmd_graph)
 
     compare = sub.add_parser("compare", help="run papers under both routers and compare")
-    compare.add_argument("papers", nargs="+", metavar="PAPER")
-    compare.add_argument("--fail-at", metavar="STEP", help="make STEP fail in every run")
-    compare.add_argument("--password", help="password of encrypted PDFs")
+    compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
+    compare.add_argument(
+        "--fail-at", metavar="STEP", choices=PAPER_STEPS, help="make STEP fail in every run"
+    )
+    password_flag(compare, "encrypted PDFs")
     router_flags(compare)
-    common(compare)
+    db_flag(compare)
+    engine_flags(compare)
+    json_flag(compare)
+    debug_flag(compare)
     compare.set_defaults(func=cmd_compare)
 
+
+def add_choreography(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     agent = sub.add_parser("agent", help="run one choreography agent as its own process")
-    agent.add_argument("name", choices=PAPER_STEPS)
-    common(agent, json_flag=False)
+    agent.add_argument("name", choices=PAPER_STEPS, metavar="NAME", help=", ".join(PAPER_STEPS))
+    bus_flag(agent)
+    engine_flags(agent)
+    debug_flag(agent)
     agent.set_defaults(func=cmd_agent)
 
     events = sub.add_parser("events", help="print a choreographed saga's event log")
-    events.add_argument("saga_id")
-    common(events)
+    saga_id_arg(events)
+    bus_flag(events)
+    json_flag(events, "print the events as a JSON array")
+    debug_flag(events)
     events.set_defaults(func=cmd_events)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sagagraph",
+        description="Run LLM agents as one all-or-nothing transaction (Saga pattern, LangGraph).",
+        epilog="exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step "
+        "(invalid paper), 4 needs an operator, 2 bad usage or unreadable input, "
+        "1 unexpected error, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"sagagraph {version()}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_run(sub)
+    add_lifecycle(sub)
+    add_explore(sub)
+    add_choreography(sub)
     return parser

@@ -1,57 +1,75 @@
-"""``sagagraph run``: one paper through the saga, orchestrated or choreographed."""
+"""``sagagraph run``: one paper through the saga, orchestrated or choreographed.
+
+The saga id is printed first, before anything slow (loading a long PDF, a model call), and
+every long phase shows progress on stderr, also under ``--json``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from sagagraph.cli.apps import (
-    PAPER_STEPS,
     paper_app,
     paper_definition,
     saga_status_or_none,
     settings_from,
 )
 from sagagraph.cli.events import choreographed_input, definitions_for, show_trail
+from sagagraph.cli.interrupt import during, interruptible
 from sagagraph.cli.output import emit, progress_printer
+from sagagraph.cli.progress import page_printer, say
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, InputError
 
 
+def check_flags(args: argparse.Namespace) -> None:
+    """Refuse flag combinations that cannot run, in the CLI's words."""
+    if args.parallel and args.mode != "orchestration":
+        raise ConfigurationError("--parallel needs --mode orchestration")
+    if args.parallel and args.router != "deterministic":
+        raise ConfigurationError("--parallel needs --router deterministic")
+    if args.router != "deterministic" and args.mode != "orchestration":
+        raise ConfigurationError("--router llm needs --mode orchestration")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from sagagraph.agents.ids import new_saga_id, validate_saga_id
-    from sagagraph.agents.paper import check_paper
     from sagagraph.agents.paper_loader import PaperLoader
-    from sagagraph.graph.runner import run_saga
 
+    check_flags(args)
     settings = settings_from(args)
-    if args.fail_at and args.fail_at not in PAPER_STEPS:
-        raise ConfigurationError(
-            f"--fail-at: unknown step {args.fail_at!r} (steps: {', '.join(PAPER_STEPS)})"
-        )
     saga_id = validate_saga_id(args.saga_id or new_saga_id())
+    routing = f"{args.router} routing" if args.mode == "orchestration" else "choreography"
+    shown = args.paper if args.paper.isprintable() else repr(args.paper)
+    say(f"saga {saga_id}: {shown} ({routing})")
     # Unreadable input ends here, with exit 2, before any saga or output exists. The loader
     # caches what it parsed, so the saga's steps do not read the PDF again.
     loader = PaperLoader(args.password)
-    check_paper(args.paper, loader=loader)
+    on_page = page_printer(repr(Path(args.paper).name)[1:-1])
+    during(lambda: loader.load(args.paper, on_page=on_page), None)
     # Absolute, so that resume, recover and choreography agents find it from any folder.
     args.paper = str(Path(args.paper).resolve())
     if args.mode == "choreography":
         return run_choreography(args, settings, saga_id, loader)
-    show = progress_printer(not args.json)
-    with paper_app(settings, args.router, loader=loader, args=args) as app:
+    with paper_app(settings, args.router, loader=loader, args=args, announce=True) as app:
         if saga_status_or_none(app, saga_id) is not None:
             raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
-        if not args.json:
-            print(f"saga {saga_id}: {args.paper} ({args.router} routing)", file=sys.stderr)
         saga_input = {
             "paper": str(args.paper),
             "settings": settings.recorded() | {"router": args.router},
         }
-        # run_saga holds the saga's lease while it runs, so `recover` elsewhere leaves it alone.
-        view = run_saga(app, saga_input, saga_id=saga_id, fail_at=args.fail_at, on_event=show)
+
+        def run() -> dict[str, Any]:
+            from sagagraph.graph.runner import run_saga
+
+            # run_saga holds the saga's lease while it runs: `recover` elsewhere leaves it alone.
+            return run_saga(
+                app, saga_input, saga_id=saga_id, fail_at=args.fail_at, on_event=progress_printer()
+            )
+
+        view = interruptible(run, saga_id)
         return emit(view, args.json)
 
 
@@ -60,19 +78,21 @@ def run_choreography(
 ) -> int:
     from sagagraph.choreography.runner import run_choreographed_saga
 
-    if args.router != "deterministic":
-        raise ConfigurationError(
-            "--router llm applies to orchestration only (--mode orchestration)"
+    definition = paper_definition(settings, loader=loader)
+
+    def run() -> dict[str, Any]:
+        view: dict[str, Any] = run_choreographed_saga(
+            definition,
+            choreographed_input(str(args.paper), settings),
+            saga_id=saga_id,
+            bus_url=settings.bus,
+            fail_at=args.fail_at,
+            agents=getattr(args, "agents", None),
+            definition_for=definitions_for(settings, loader=loader),
+            on_escalation=load_alert_hook(),
         )
-    view = run_choreographed_saga(
-        paper_definition(settings, loader=loader),
-        choreographed_input(str(args.paper), settings),
-        saga_id=saga_id,
-        bus_url=settings.bus,
-        fail_at=args.fail_at,
-        agents=getattr(args, "agents", None),
-        definition_for=definitions_for(settings, loader=loader),
-        on_escalation=load_alert_hook(),
-    )
-    show_trail(view, args.json)
+        return view
+
+    view = interruptible(run, saga_id)
+    show_trail(view)
     return emit(view, args.json)

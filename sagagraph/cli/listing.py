@@ -1,0 +1,147 @@
+"""``sagagraph list``: every saga of both coordination styles, one row each.
+
+Orchestrated sagas come from the checkpointer, choreographed ones from the bus log. Nothing
+is created to find out: a SQLite checkpointer or event log that does not exist has nothing
+to list. A ``running`` or ``compensating`` saga whose lease is free has no live process
+behind it: it is shown as orphaned (``sagagraph recover`` finishes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sagagraph.cli.apps import checkpoints_may_exist, inspection_app, settings_from
+from sagagraph.cli.output import EXIT_COMPLETED
+from sagagraph.config import Settings
+from sagagraph.errors import SagaBusyError, SagaGraphError
+
+UNFINISHED = ("running", "compensating")
+COLUMNS = ("saga_id", "status", "mode", "paper", "updated", "completed", "reason")
+"""What each row (and each JSON object) carries."""
+
+
+def row(view: dict[str, Any], paper: str | None, orphaned: bool) -> dict[str, Any]:
+    events = view.get("events") or []
+    return {
+        "saga_id": view["saga_id"],
+        "status": view["status"],
+        "orphaned": orphaned,
+        "mode": view.get("mode") or "orchestration",
+        "paper": paper,
+        "updated": events[-1]["ts"] if events else None,
+        "completed": list(view.get("completed") or []),
+        "compensated": list(view.get("compensated") or []),
+        "reason": view.get("reason"),
+        "waiting_for_operator": bool(view.get("waiting_for_operator")),
+    }
+
+
+def lease_is_free(app: Any, saga_id: str) -> bool:
+    """True when no live process holds the saga (taken and released at once, never waited)."""
+    from sagagraph.checkpoints.leases import saga_lease
+
+    try:
+        with saga_lease(app.checkpointer, saga_id):
+            return True
+    except SagaBusyError:
+        return False
+
+
+def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
+    from sagagraph.graph.runner import list_sagas, saga_config
+
+    if not checkpoints_may_exist(settings.db):
+        return []
+    rows = []
+    with inspection_app(settings) as app:
+        for view in list_sagas(app):
+            values = app.get_state(saga_config(view["saga_id"])).values
+            paper = (values.get("input") or {}).get("paper")
+            orphaned = (
+                view["status"] in UNFINISHED
+                and not view["waiting_for_operator"]
+                and lease_is_free(app, view["saga_id"])
+            )
+            rows.append(row(view, paper, orphaned))
+    return rows
+
+
+def choreographed_rows(settings: Settings) -> list[dict[str, Any]]:
+    from sagagraph.choreography.runner import choreographed_sagas, saga_events
+
+    try:
+        views = choreographed_sagas(settings.bus)
+    except (SagaGraphError, OSError) as error:
+        # The orchestrated sagas are still worth listing when the bus cannot be read.
+        print(f"sagagraph: warning: event log not read: {error}", file=sys.stderr)
+        return []
+    rows = []
+    for view in views:
+        starts = [m for m in saga_events(settings.bus, view["saga_id"]) if m["kind"] == "start"]
+        paper = (starts[0]["input"] or {}).get("paper") if starts else None
+        rows.append(row(view, paper, orphaned=False))
+    return rows
+
+
+def wanted(r: dict[str, Any], status: str | None) -> bool:
+    if status is None:
+        return True
+    if status == "orphaned":
+        return bool(r["orphaned"])
+    return bool(r["status"] == status)
+
+
+def shown_status(r: dict[str, Any]) -> str:
+    if r["orphaned"]:
+        return f"{r['status']} (orphaned)"
+    if r["waiting_for_operator"]:
+        return f"{r['status']} (operator)"
+    return str(r["status"])
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    everything = orchestrated_rows(settings) + choreographed_rows(settings)
+    rows = [r for r in everything if wanted(r, args.status)]
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        return EXIT_COMPLETED
+    if not rows:
+        print("no sagas" + (f" with status {args.status}" if args.status else ""))
+        return EXIT_COMPLETED
+    table = [("SAGA", "STATUS", "MODE", "PAPER", "UPDATED", "COMPLETED", "REASON")]
+    for r in rows:
+        table.append(
+            (
+                str(r["saga_id"]),
+                shown_status(r),
+                "choreo" if r["mode"] == "choreography" else "orch",
+                short_paper(r["paper"]),
+                str(r["updated"] or "-"),
+                ",".join(r["completed"]) or "-",
+                one_line(r["reason"]),
+            )
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
+    for line in table:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        print("  ".join([*cells, line[-1]]).rstrip())
+    if any(r["orphaned"] for r in rows):
+        print("orphaned: no live process runs it; `sagagraph recover` finishes it")
+    return EXIT_COMPLETED
+
+
+def short_paper(paper: str | None) -> str:
+    return Path(paper).name if paper else "-"
+
+
+def one_line(reason: str | None, width: int = 60) -> str:
+    if not reason:
+        return "-"
+    text = " ".join(str(reason).split())
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -1,0 +1,59 @@
+"""Progress on stderr for the long phases: loading a PDF page by page, each step as it starts.
+
+Step *ends* come from the saga's events (``output.progress_printer``); a step's start is not an
+event, so the CLI wraps each participant to announce it. Everything goes to stderr, so the
+JSON on stdout stays clean under ``--json``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from sagagraph.agents.protocol import SagaDefinition, StepContext, StepResult
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class Announced:
+    """A participant that says on stderr when its execute or compensate starts."""
+
+    def __init__(self, inner: Any, show: Callable[[str], None]) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self._show = show
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        attempt = f" (attempt {ctx.attempt})" if ctx.attempt > 1 else ""
+        self._show(f"  > {self.name:<12} execute started{attempt}")
+        result: StepResult = self.inner.execute(ctx)
+        return result
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        self._show(f"  < {self.name:<12} compensate started")
+        self.inner.compensate(ctx, result)
+
+
+def announce_steps(definition: SagaDefinition, show: Callable[[str], None] = say) -> SagaDefinition:
+    """The same saga, whose steps say on stderr when each execute and compensate starts."""
+    steps = tuple(replace(s, participant=Announced(s.participant, show)) for s in definition.steps)
+    return replace(definition, steps=steps)
+
+
+def page_printer(label: str) -> Callable[[int, int], None]:
+    """``loading LABEL: page N/M`` on stderr: every page on a terminal (one line, rewritten),
+    about every tenth of the paper otherwise, and always the last."""
+    live = sys.stderr.isatty()
+
+    def on_page(number: int, total: int) -> None:
+        if live:
+            end = "\n" if number == total else ""
+            print(f"\rloading {label}: page {number}/{total}", end=end, file=sys.stderr, flush=True)
+        elif number == total or number * 10 // total != (number - 1) * 10 // total:
+            say(f"loading {label}: page {number}/{total}")
+
+    return on_page
