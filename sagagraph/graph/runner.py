@@ -26,6 +26,7 @@ from sagagraph.agents.view import TERMINAL_STATUSES, Event, describe_error, saga
 from sagagraph.checkpoints import recovery
 from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.errors import ConfigurationError, InputError, SagaBusyError, SagaNotFoundError
+from sagagraph.graph.pending import START, needs_settling, pending_nodes
 
 log = logging.getLogger("sagagraph")
 
@@ -90,11 +91,14 @@ def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     view = saga_view(snap.values)
+    # A saga killed right after its input checkpoint has no state yet: the id is the thread's.
+    view["saga_id"] = view["saga_id"] or saga_id
     # The compensation that gave up (step, error, attempts) and what operators skipped;
     # setdefault, so a saga_view that learns these fields stays the authority.
     view.setdefault("compensation_failure", snap.values.get("compensation_failure"))
     view.setdefault("skipped", list(snap.values.get("skipped") or []))
-    view["next"] = list(snap.next)
+    # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
+    view["next"] = [] if view["status"] in TERMINAL_STATUSES else pending_nodes(snap)
     view["waiting_for_operator"] = any(t.interrupts for t in snap.tasks)
     return view
 
@@ -247,9 +251,21 @@ def _rollback_leased(
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any]:
+    _settle(app, saga_id)
     recovery.force_compensation(app, saga_id, reason=reason)
     _drive(app, None, saga_id, durability, on_event)
     return saga_status(app, saga_id)
+
+
+def _settle(app: SagaApp, saga_id: str) -> None:
+    """Give a saga stopped between a step's writes and its checkpoint (or before its first
+    step) the checkpoint it missed, running no step: rollback then sees where it stands."""
+    config = saga_config(saga_id)
+    if needs_settling(app.get_state(config)):
+        # Resuming applies the pending writes (the step does not run again) and stops before
+        # whatever node comes next.
+        after = [name for name in getattr(app, "nodes", {}) if name != START]
+        app.invoke(None, config, durability=DEFAULT_DURABILITY, interrupt_before=after)
 
 
 RECOVER_COMPENSATE_REASON = "recover --compensate"
@@ -307,7 +323,15 @@ def recover_sagas(
             view["recover_skipped"] = str(busy)
         except Exception as error:
             log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
-            view = saga_status(app, saga_id)
+            view = _view_or_stub(app, saga_id)
             view["recover_error"] = describe_error(error)
         views.append(view)
     return views
+
+
+def _view_or_stub(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The saga's view, or the least one when even reading it fails: each saga gets a line."""
+    try:
+        return saga_status(app, saga_id)
+    except Exception:
+        return {"saga_id": saga_id, "status": "unknown", "completed": [], "compensated": []}
