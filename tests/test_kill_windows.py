@@ -159,7 +159,8 @@ def test_the_failure_path_never_completes_and_forward_recovery_completes_the_suc
 
 def test_resume_alone_finishes_each_saga_it_is_given(fleet: Fleet) -> None:
     if fleet.finish != "forward":
-        pytest.skip("compensate fleets are finished by recover --compensate only")
+        assert fleet.resumed == {}, "compensate fleets are finished by recover --compensate"
+        return
     assert set(fleet.resumed) == {s for s in fleet.exits if s.endswith("-exit")}
     unfinished = {s: v["status"] for s, v in fleet.resumed.items() if v["next"]}
     assert unfinished == {}

@@ -13,7 +13,9 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
+from sagagraph.agents.input_limits import InputLimits
 from sagagraph.agents.paper import Paper, load_paper
+from sagagraph.agents.paper_files import fail
 
 CacheKey = tuple[str, int, int, str]
 
@@ -21,9 +23,18 @@ CacheKey = tuple[str, int, int, str]
 class PaperLoader:
     """Loads papers through :func:`load_paper`, with a small LRU cache; thread-safe."""
 
-    def __init__(self, password: str | None = None, *, cache_size: int = 16) -> None:
-        """``password`` opens encrypted PDFs; it is held here and shown nowhere."""
+    def __init__(
+        self,
+        password: str | None = None,
+        *,
+        cache_size: int = 16,
+        limits: InputLimits | None = None,
+    ) -> None:
+        """``password`` opens encrypted PDFs; it is held here and shown nowhere. ``limits``
+        (default: from the environment) bound each paper's size and pages."""
         self._password = password
+        self.limits = limits or InputLimits.from_env()
+        """How large a paper this loader accepts."""
         self._cache_size = max(cache_size, 1)
         self._cache: OrderedDict[CacheKey, Paper] = OrderedDict()
         self._lock = threading.Lock()
@@ -56,7 +67,7 @@ class PaperLoader:
         secret = password if password is not None else self._password
         key = self._key(Path(path), secret)
         if key is None:
-            return load_paper(path, secret)
+            return self._load(path, secret)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -69,7 +80,7 @@ class PaperLoader:
             if cached is not None:
                 return cached
             try:
-                paper = load_paper(path, secret)
+                paper = self._load(path, secret)
             finally:
                 with self._lock:
                     self._key_locks.pop(key, None)
@@ -79,6 +90,23 @@ class PaperLoader:
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
             return paper
+
+    def _load(self, path: str | Path, secret: str | None) -> Paper:
+        """Parse the paper, within this loader's limits (the reader itself enforces the
+        environment's before it reads a byte)."""
+        file = Path(path)
+        try:
+            size = file.stat().st_size if file.is_file() else 0
+        except OSError:
+            size = 0  # load_paper names the problem
+        problem = self.limits.too_large(size, is_pdf=True)
+        if problem:
+            raise fail(file, problem)
+        paper = load_paper(path, secret)
+        problem = self.limits.too_many_pages(len(paper.pages))
+        if problem:
+            raise fail(file, problem)
+        return paper
 
     def clear(self) -> None:
         """Forget every cached paper."""
