@@ -126,7 +126,7 @@ def test_graph_layout_puts_steps_in_a_row_and_undoing_below() -> None:
 
 
 def test_an_edge_that_would_cross_a_node_bends_around_it() -> None:
-    from sagagraph.plotting import edge_bend, graph_layout
+    from sagagraph.plotting.saga_graph import edge_bend, graph_layout
 
     pos = graph_layout(["__start__", "a", "b", "c", "compensate", "supervisor", "__end__"])
     assert pos["supervisor"][0] == pos["b"][0]  # the straight line runs through b

@@ -25,14 +25,12 @@ from typing import Any, TypeVar
 from langgraph.errors import GraphBubbleUp
 
 from sagagraph.agents.execution import (
+    AttemptLoop,
     Outcome,
-    checked_result,
-    injected_failure,
-    record_compensate_error,
-    record_compensate_ok,
-    record_execute_error,
-    record_execute_result,
-    with_attempt,
+    Tried,
+    Wait,
+    compensate_attempts,
+    execute_attempts,
 )
 from sagagraph.agents.loop_gate import waiting_for_io
 from sagagraph.agents.protocol import Step, StepContext, StepResult
@@ -107,7 +105,43 @@ async def _compensate_once(step: Step, ctx: StepContext, result: StepResult | No
         await run_in_step_thread(lambda: step.participant.compensate(ctx, result))
 
 
-# -- the async twins ---------------------------------------------------------------------------
+# -- the async driver of the kernel's attempt loops --------------------------------------------
+
+
+async def adrive(
+    loop: AttemptLoop,
+    call: Callable[[StepContext], Awaitable[object]],
+    *,
+    timeout: float | None,
+    what: str,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Outcome:
+    """Run an attempt loop on the event loop: the async twin of ``execution.drive``.
+
+    While an attempt or a wait is in progress the saga gives its turn on the event loop to
+    another one. Cancellation, LangGraph's control flow and other ``BaseException`` pass
+    through, leaving the step unfinished so that resuming runs it again.
+    """
+    try:
+        request = next(loop)
+        while True:
+            if isinstance(request, Wait):
+                async with waiting_for_io():
+                    await sleep(request.seconds)
+                request = loop.send(None)
+                continue
+            try:
+                async with waiting_for_io():
+                    value = await await_with_timeout(partial(call, request.ctx), timeout, what)
+            except GraphBubbleUp:
+                raise  # interrupt() inside a step: LangGraph's control flow, not a failure
+            except Exception as error:
+                request = loop.send(Tried(error=error))
+            else:
+                request = loop.send(Tried(value=value))
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome
 
 
 async def aexecute_step(
@@ -123,31 +157,13 @@ async def aexecute_step(
     :class:`Outcome`; LangGraph's control flow (``interrupt()``), cancellation and other
     ``BaseException`` pass through, leaving the step unfinished so that resuming runs it again.
     """
-    outcome = Outcome()
-    what = f"step {step.name!r}"
-    for attempt in range(1, step.retry.max_attempts + 1):
-        outcome.attempts = attempt
-        attempt_ctx = with_attempt(ctx, attempt)
-        try:
-            if inject_failure:
-                raise injected_failure(step)
-            async with waiting_for_io():
-                returned = await await_with_timeout(
-                    partial(_execute_once, step, attempt_ctx), step.timeout, what
-                )
-            result = checked_result(step, returned)
-        except GraphBubbleUp:
-            raise  # interrupt() inside a step: LangGraph's control flow, not a failure
-        except Exception as error:
-            delay = record_execute_error(outcome, step, error, attempt, injected=inject_failure)
-            if delay is None:
-                return outcome
-            async with waiting_for_io():
-                await sleep(delay)
-            continue
-        record_execute_result(outcome, step, result, attempt)
-        return outcome
-    raise AssertionError("unreachable: Retry.max_attempts >= 1")
+    return await adrive(
+        execute_attempts(step, ctx, inject_failure=inject_failure),
+        partial(_execute_once, step),
+        timeout=step.timeout,
+        what=f"step {step.name!r}",
+        sleep=sleep,
+    )
 
 
 async def acompensate_step(
@@ -162,25 +178,10 @@ async def acompensate_step(
     Like :func:`~sagagraph.agents.execution.compensate_step`, failures come back in the
     :class:`Outcome`; ``BaseException`` and LangGraph's control flow pass through.
     """
-    outcome = Outcome()
-    for attempt in range(1, step.compensation_retry.max_attempts + 1):
-        outcome.attempts = attempt
-        try:
-            async with waiting_for_io():
-                await await_with_timeout(
-                    partial(_compensate_once, step, with_attempt(ctx, attempt), result),
-                    step.compensation_timeout,
-                    f"compensation of step {step.name!r}",
-                )
-        except GraphBubbleUp:
-            raise
-        except Exception as error:
-            delay = record_compensate_error(outcome, step, error, attempt)
-            if delay is None:
-                return outcome
-            async with waiting_for_io():
-                await sleep(delay)
-            continue
-        record_compensate_ok(outcome, step, result, attempt)
-        return outcome
-    raise AssertionError("unreachable: Retry.max_attempts >= 1")
+    return await adrive(
+        compensate_attempts(step, ctx, result),
+        lambda attempt_ctx: _compensate_once(step, attempt_ctx, result),
+        timeout=step.compensation_timeout,
+        what=f"compensation of step {step.name!r}",
+        sleep=sleep,
+    )

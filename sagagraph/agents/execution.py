@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -75,8 +75,35 @@ def with_attempt(ctx: StepContext, attempt: int) -> StepContext:
     return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.services)
 
 
-# -- what one attempt records: shared by the sync path here and the async one ----------------
-# (sagagraph.agents.async_execution), so a step records the same events under both.
+# -- one attempt loop, driven by a sync driver here and an async one in async_execution -------
+# The loops decide (attempt, record, retry or give up); the drivers only run the calls and the
+# waits, so a step records the same events under ``invoke`` and ``ainvoke``.
+
+
+@dataclass(frozen=True)
+class Call:
+    """The loop asks its driver to run one attempt with this context."""
+
+    ctx: StepContext
+
+
+@dataclass(frozen=True)
+class Wait:
+    """The loop asks its driver to wait before the next attempt."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Tried:
+    """What the driver sends back after a :class:`Call`: the value returned, or the error."""
+
+    value: object = None
+    error: Exception | None = None
+
+
+AttemptLoop = Generator[Call | Wait, Tried | None, Outcome]
+"""An attempt loop: yields calls and waits, receives what each call did, returns the outcome."""
 
 
 def injected_failure(step: Step) -> InjectedFailure:
@@ -100,50 +127,54 @@ def checked_result(step: Step, result: object) -> StepResult:
     return result
 
 
-def record_execute_error(
-    outcome: Outcome, step: Step, error: Exception, attempt: int, *, injected: bool
-) -> float | None:
-    """Record a failed execute attempt.
+def _tried_result(step: Step, tried: Tried) -> StepResult | Exception:
+    if tried.error is not None:
+        return tried.error
+    try:
+        return checked_result(step, tried.value)
+    except Exception as error:
+        return error
 
-    Returns the seconds to wait before the next attempt, or None when the step has failed for
-    good (``outcome.error`` is then set). An injected failure is never retried.
+
+def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = False) -> AttemptLoop:
+    """The attempt loop of ``step.participant.execute`` under the step's retry policy.
+
+    One event per attempt: ``ok`` or ``halted`` when it finished, ``retry`` when another
+    attempt follows, ``error`` or ``timeout`` when the step failed for good. An injected
+    failure is never retried and never calls the step.
     """
-    retry = not injected and step.retry.should_retry(error, attempt)
-    kind = "timeout" if isinstance(error, StepTimeoutError) else "error"
-    outcome.events.append(
-        make_event(step.name, "execute", "retry" if retry else kind, attempt, describe_error(error))
-    )
-    if retry:
-        return step.retry.delay(attempt)
-    outcome.error = error
-    return None
-
-
-def record_execute_result(outcome: Outcome, step: Step, result: StepResult, attempt: int) -> None:
-    """Record a finished execute: ``ok``, or ``halted`` when the step stopped the saga."""
-    if result.halt:
-        detail = result.reason or "halted"
-        outcome.events.append(make_event(step.name, "execute", "halted", attempt, detail))
-    else:
-        outcome.events.append(make_event(step.name, "execute", "ok", attempt, result.output or ""))
-    outcome.result = result
-
-
-def record_compensate_error(
-    outcome: Outcome, step: Step, error: Exception, attempt: int
-) -> float | None:
-    """Record a failed compensate attempt; the wait before retrying, or None when giving up."""
-    policy = step.compensation_retry
-    retry = policy.should_retry(error, attempt)
-    outcome.events.append(
-        make_event(
-            step.name, "compensate", "retry" if retry else "error", attempt, describe_error(error)
+    outcome = Outcome()
+    for attempt in range(1, step.retry.max_attempts + 1):
+        outcome.attempts = attempt
+        if inject_failure:
+            tried = Tried(error=injected_failure(step))
+        else:
+            sent = yield Call(with_attempt(ctx, attempt))
+            assert sent is not None, "a driver answers every Call"
+            tried = sent
+        done = _tried_result(step, tried)
+        if isinstance(done, StepResult):
+            outcome.events.append(_finished_event(step, done, attempt))
+            outcome.result = done
+            return outcome
+        retry = not inject_failure and step.retry.should_retry(done, attempt)
+        kind = "timeout" if isinstance(done, StepTimeoutError) else "error"
+        outcome.events.append(
+            make_event(
+                step.name, "execute", "retry" if retry else kind, attempt, describe_error(done)
+            )
         )
-    )
-    if retry:
-        return policy.delay(attempt)
-    outcome.error = error
-    return None
+        if not retry:
+            outcome.error = done
+            return outcome
+        yield Wait(step.retry.delay(attempt))
+    raise AssertionError("unreachable: Retry.max_attempts >= 1")
+
+
+def _finished_event(step: Step, result: StepResult, attempt: int) -> Event:
+    if result.halt:
+        return make_event(step.name, "execute", "halted", attempt, result.reason or "halted")
+    return make_event(step.name, "execute", "ok", attempt, result.output or "")
 
 
 UNFINISHED_COMPENSATED = "step had not finished: cleaned up by its idempotency key"
@@ -151,15 +182,67 @@ UNFINISHED_COMPENSATED = "step had not finished: cleaned up by its idempotency k
 its compensation ran anyway and removed whatever partial work carried the step's key."""
 
 
-def record_compensate_ok(
-    outcome: Outcome, step: Step, result: StepResult | None, attempt: int
-) -> None:
-    """Record a finished compensate (a step without a result says how it was cleaned up)."""
-    detail = UNFINISHED_COMPENSATED if result is None else ""
-    outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
+def compensate_attempts(step: Step, ctx: StepContext, result: StepResult | None) -> AttemptLoop:
+    """The attempt loop of ``step.participant.compensate`` under its compensation retry policy."""
+    outcome = Outcome()
+    policy = step.compensation_retry
+    for attempt in range(1, policy.max_attempts + 1):
+        outcome.attempts = attempt
+        tried = yield Call(with_attempt(ctx, attempt))
+        assert tried is not None, "a driver answers every Call"
+        if tried.error is None:
+            detail = UNFINISHED_COMPENSATED if result is None else ""
+            outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
+            return outcome
+        retry = policy.should_retry(tried.error, attempt)
+        outcome.events.append(
+            make_event(
+                step.name,
+                "compensate",
+                "retry" if retry else "error",
+                attempt,
+                describe_error(tried.error),
+            )
+        )
+        if not retry:
+            outcome.error = tried.error
+            return outcome
+        yield Wait(policy.delay(attempt))
+    raise AssertionError("unreachable: Retry.max_attempts >= 1")
 
 
-# -- the sync path -----------------------------------------------------------------------------
+def drive(
+    loop: AttemptLoop,
+    call: Callable[[StepContext], object],
+    *,
+    timeout: float | None,
+    what: str,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Outcome:
+    """Run an attempt loop on this thread: each attempt under ``timeout``, waits with ``sleep``.
+
+    An ``Exception`` from an attempt goes back to the loop; LangGraph's control flow
+    (``interrupt()``, ``GraphBubbleUp``) and ``BaseException`` (a kill, ``KeyboardInterrupt``)
+    pass through: the graph then stops with the step unfinished, and resuming runs it again.
+    """
+    try:
+        request = next(loop)
+        while True:
+            if isinstance(request, Wait):
+                sleep(request.seconds)
+                request = loop.send(None)
+                continue
+            try:
+                value = call_with_timeout(partial(call, request.ctx), timeout, what)
+            except GraphBubbleUp:
+                raise
+            except Exception as error:
+                request = loop.send(Tried(error=error))
+            else:
+                request = loop.send(Tried(value=value))
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome
 
 
 def execute_step(
@@ -175,31 +258,13 @@ def execute_step(
     control flow (``interrupt()``) and ``BaseException`` (a kill, ``KeyboardInterrupt``) pass
     through: the graph then stops with the step unfinished, and resuming runs it again.
     """
-    outcome = Outcome()
-    what = f"step {step.name!r}"
-    for attempt in range(1, step.retry.max_attempts + 1):
-        outcome.attempts = attempt
-        attempt_ctx = with_attempt(ctx, attempt)
-        try:
-            if inject_failure:
-                raise injected_failure(step)
-            returned = call_with_timeout(
-                partial(step.participant.execute, attempt_ctx), step.timeout, what
-            )
-            result = checked_result(step, returned)
-        except GraphBubbleUp:
-            # interrupt() or Command(graph=PARENT) inside a step: LangGraph's control flow,
-            # not a failure; let it reach the graph.
-            raise
-        except Exception as error:
-            delay = record_execute_error(outcome, step, error, attempt, injected=inject_failure)
-            if delay is None:
-                return outcome
-            sleep(delay)
-            continue
-        record_execute_result(outcome, step, result, attempt)
-        return outcome
-    raise AssertionError("unreachable: Retry.max_attempts >= 1")
+    return drive(
+        execute_attempts(step, ctx, inject_failure=inject_failure),
+        step.participant.execute,
+        timeout=step.timeout,
+        what=f"step {step.name!r}",
+        sleep=sleep,
+    )
 
 
 def compensate_step(
@@ -214,24 +279,10 @@ def compensate_step(
     Like :func:`execute_step`, failures come back in the :class:`Outcome`; ``BaseException``
     and LangGraph's control flow pass through.
     """
-    outcome = Outcome()
-    for attempt in range(1, step.compensation_retry.max_attempts + 1):
-        outcome.attempts = attempt
-        attempt_ctx = with_attempt(ctx, attempt)
-        try:
-            call_with_timeout(
-                partial(step.participant.compensate, attempt_ctx, result),
-                step.compensation_timeout,
-                f"compensation of step {step.name!r}",
-            )
-        except GraphBubbleUp:
-            raise
-        except Exception as error:
-            delay = record_compensate_error(outcome, step, error, attempt)
-            if delay is None:
-                return outcome
-            sleep(delay)
-            continue
-        record_compensate_ok(outcome, step, result, attempt)
-        return outcome
-    raise AssertionError("unreachable: Retry.max_attempts >= 1")
+    return drive(
+        compensate_attempts(step, ctx, result),
+        lambda attempt_ctx: step.participant.compensate(attempt_ctx, result),
+        timeout=step.compensation_timeout,
+        what=f"compensation of step {step.name!r}",
+        sleep=sleep,
+    )

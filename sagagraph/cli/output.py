@@ -1,0 +1,88 @@
+"""What the CLI prints: exit codes, progress lines on stderr, a saga's view on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from sagagraph.agents.view import Event
+
+EXIT_COMPLETED = 0
+EXIT_UNEXPECTED = 1
+EXIT_USAGE = 2
+EXIT_ROLLED_BACK = 3
+EXIT_NEEDS_OPERATOR = 4
+
+_STATUS_EXIT = {
+    "completed": EXIT_COMPLETED,
+    "rolled_back": EXIT_ROLLED_BACK,
+    "resolved_by_operator": EXIT_ROLLED_BACK,
+    "compensation_failed": EXIT_NEEDS_OPERATOR,
+}
+
+_MARK = {"ok": "+", "halted": "!", "error": "x", "retry": "~", "timeout": "x", "rejected": "?"}
+
+
+def exit_code_for(view: dict[str, Any]) -> int:
+    """The exit code a saga's final view maps to."""
+    if view.get("waiting_for_operator"):
+        return EXIT_NEEDS_OPERATOR
+    return _STATUS_EXIT.get(str(view.get("status")), EXIT_UNEXPECTED)
+
+
+def format_event(event: Event) -> str:
+    """One progress line: ``  + validator    execute ok      outputs/s1/validation.txt``."""
+    mark = _MARK.get(event["outcome"], "-")
+    attempt = f" (attempt {event['attempt']})" if event["attempt"] > 1 else ""
+    detail = f"  {event['detail']}" if event["detail"] else ""
+    action = f"{event['action']} {event['outcome']}{attempt}"
+    return f"  {mark} {event['step']:<12} {action:<22}{detail}"
+
+
+def print_view(view: dict[str, Any], out: TextIO) -> None:
+    """A human summary of a saga's view."""
+    print(f"saga {view['saga_id']}: {view['status']}", file=out)
+    if view.get("reason"):
+        print(f"  reason: {view['reason']}", file=out)
+    if view.get("completed"):
+        print(f"  completed: {', '.join(view['completed'])}", file=out)
+    if view.get("compensated"):
+        print(f"  compensated: {', '.join(view['compensated'])}", file=out)
+    for step, path in (view.get("outputs") or {}).items():
+        print(f"  output {step}: {path}", file=out)
+    for skipped in view.get("skipped") or []:
+        left = skipped.get("left_behind") or "nothing recorded"
+        print(
+            f"  skipped by an operator: {skipped['step']} ({skipped['note']}); left behind: {left}",
+            file=out,
+        )
+    usage = view.get("usage") or {}
+    if usage.get("input_tokens") or usage.get("output_tokens"):
+        print(f"  tokens: {usage['input_tokens']} in, {usage['output_tokens']} out", file=out)
+    if view.get("waiting_for_operator"):
+        failure = view.get("compensation_failure") or {}
+        print(
+            f"  needs an operator: compensation of {failure.get('step')} failed "
+            f"({failure.get('error')}); run: sagagraph resolve {view['saga_id']} --retry "
+            "| --skip --note TEXT",
+            file=out,
+        )
+
+
+def emit(view: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        json.dump(view, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print_view(view, sys.stdout)
+    return exit_code_for(view)
+
+
+def progress_printer(enabled: bool) -> Callable[[Event], None]:
+    def show(event: Event) -> None:
+        if enabled:
+            print(format_event(event), file=sys.stderr, flush=True)
+
+    return show
