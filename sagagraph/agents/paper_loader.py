@@ -9,6 +9,7 @@ password never travels through the saga's input, state, events or outputs.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 from sagagraph.agents.input_limits import InputLimits
 from sagagraph.agents.paper import Paper, load_paper
 from sagagraph.agents.paper_files import fail
+from sagagraph.errors import ConfigurationError
+from sagagraph.redaction import register_secret
 
 CacheKey = tuple[str, int, int, str]
 
@@ -112,3 +115,34 @@ class PaperLoader:
         """Forget every cached paper."""
         with self._lock:
             self._cache.clear()
+
+
+PDF_PASSWORD_ENV = "SAGAGRAPH_PDF_PASSWORD"
+"""Environment variable holding the password of encrypted PDFs (kept out of ``ps``)."""
+
+
+def resolve_pdf_password(
+    password: str | None = None, password_file: str | Path | None = None
+) -> str | None:
+    """The PDF password: ``--password``, else the first line of ``--password-file``, else
+    ``$SAGAGRAPH_PDF_PASSWORD``, else None. It is registered for redaction, so no event, log
+    line or error shows it. ConfigurationError when both flags are given or the file cannot be
+    read (the message names the file, never its content)."""
+    if password is not None and password_file is not None:
+        raise ConfigurationError("--password and --password-file: give one of them, not both")
+    if password_file is not None:
+        try:
+            text = Path(password_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            cause = getattr(error, "strerror", None) or type(error).__name__
+            raise ConfigurationError(
+                f"--password-file {password_file}: cannot read ({cause})"
+            ) from None
+        lines = text.splitlines()
+        password = lines[0] if lines else ""
+        if not password:
+            raise ConfigurationError(f"--password-file {password_file}: the first line is empty")
+    if password is None:
+        password = os.environ.get(PDF_PASSWORD_ENV) or None
+    register_secret(password)
+    return password

@@ -24,6 +24,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
+def pdf_password(args: argparse.Namespace) -> str | None:
+    """``--password``, ``--password-file`` or ``$SAGAGRAPH_PDF_PASSWORD`` (hidden from output)."""
+    from sagagraph.agents.paper_loader import resolve_pdf_password
+
+    return resolve_pdf_password(
+        getattr(args, "password", None), getattr(args, "password_file", None)
+    )
+
+
 def paper_definition(settings: Settings, *, password: str | None = None, loader: Any = None) -> Any:
     from sagagraph.agents.models import make_engine
     from sagagraph.agents.paper_loader import PaperLoader
@@ -99,10 +108,16 @@ def paper_app(
 
 def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[Settings, str]:
     """Settings a saga was started with (flags given now win), and its router."""
+    from sagagraph.agents.outputs_root import same_outputs_root
+
     recorded = ((view.get("input") or {}).get("settings")) or {}
+    outputs = getattr(args, "outputs", None)
+    if recorded.get("outputs"):
+        # The folder the saga started with, whatever the working directory is now.
+        outputs = same_outputs_root(str(recorded["outputs"]), outputs, str(view["saga_id"]))
     settings = Settings.resolve(
         db=getattr(args, "db", None),
-        outputs=getattr(args, "outputs", None) or recorded.get("outputs"),
+        outputs=outputs,
         llm=getattr(args, "llm", None) or recorded.get("llm"),
         model=getattr(args, "model", None) or recorded.get("model"),
         parallel=bool(recorded.get("parallel")),

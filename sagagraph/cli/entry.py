@@ -10,6 +10,7 @@ from sagagraph.agents.view import describe_error
 from sagagraph.cli.output import EXIT_UNEXPECTED
 from sagagraph.cli.parser import build_parser
 from sagagraph.errors import SagaGraphError
+from sagagraph.redaction import install_log_redaction, redact
 
 
 def configure_logging(debug: bool) -> None:
@@ -18,6 +19,7 @@ def configure_logging(debug: bool) -> None:
         format="sagagraph: %(levelname)s: %(message)s",
         stream=sys.stderr,
     )
+    install_log_redaction()  # every log line, ours and the libraries', without secrets
     # Step failures are shown as progress lines; the log repeats them only when debugging.
     # CRITICAL (a compensation gave up) always shows.
     logging.getLogger("sagagraph").setLevel(logging.DEBUG if debug else logging.CRITICAL)
@@ -35,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SagaGraphError as error:
         if args.debug:
             raise
-        print(f"sagagraph: error: {error}", file=sys.stderr)
+        print(f"sagagraph: error: {redact(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print(

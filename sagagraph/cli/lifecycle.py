@@ -11,11 +11,13 @@ from sagagraph.cli.apps import (
     checkpoints_may_exist,
     load_view,
     paper_app,
+    pdf_password,
     recorded_settings,
     settings_from,
 )
 from sagagraph.cli.output import EXIT_COMPLETED, emit, exit_code_for, print_view, progress_printer
 from sagagraph.errors import InputError, SagaGraphError
+from sagagraph.redaction import redact
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -81,7 +83,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=args.password) as app:
+    with paper_app(settings, router, password=pdf_password(args)) as app:
         view = resume_saga(app, args.saga_id, on_event=progress_printer(not args.json))
         return emit(view, args.json)
 
@@ -98,21 +100,26 @@ def cmd_recover(args: argparse.Namespace) -> int:
         return EXIT_COMPLETED
     worst = EXIT_COMPLETED
     for saga_id in pending:
-        view = load_view(args, saga_id)
-        settings, router = recorded_settings(view, args)
-        with paper_app(settings, router, password=args.password) as app:
-            print(f"recovering {saga_id} ({view['status']})", file=sys.stderr)
-            try:
+        try:
+            view = load_view(args, saga_id)
+            settings, router = recorded_settings(view, args)
+            with paper_app(settings, router, password=pdf_password(args)) as app:
+                print(f"recovering {saga_id} ({view['status']})", file=sys.stderr)
                 final = recover_saga(
                     app,
                     saga_id,
                     compensate=args.compensate,
                     on_event=progress_printer(not args.json),
                 )
-            except SagaBusyError as busy:
-                # A live process is running it (it holds the saga's lease): not ours to touch.
-                print(f"skipped {saga_id}: {busy}", file=sys.stderr)
-                continue
+        except SagaBusyError as busy:
+            # A live process is running it (it holds the saga's lease): not ours to touch.
+            print(f"skipped {saga_id}: {busy}", file=sys.stderr)
+            continue
+        except SagaGraphError as error:
+            # One saga that cannot be recovered never stops the others: one line each.
+            print(f"sagagraph: error: saga {saga_id}: {redact(str(error))}", file=sys.stderr)
+            worst = max(worst, error.exit_code)
+            continue
         if not args.json:
             print_view(final, sys.stdout)
         else:

@@ -55,13 +55,23 @@ def build_parser() -> argparse.ArgumentParser:
             "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
         )
 
+    def password_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--password",
+            help="password of an encrypted PDF (visible in ps: prefer --password-file "
+            "or $SAGAGRAPH_PDF_PASSWORD)",
+        )
+        p.add_argument(
+            "--password-file", metavar="FILE", help="file whose first line is the PDF password"
+        )
+
     run = sub.add_parser("run", help="run a paper through validator, reviewer and summarizer")
     run.add_argument("paper", help="paper to process: .pdf, .txt or .md")
     run.add_argument("--saga-id", help="id for this saga (default: a new one)")
     run.add_argument("--router", choices=("deterministic", "llm"), default="deterministic")
     run.add_argument("--mode", choices=("orchestration", "choreography"), default="orchestration")
     run.add_argument("--fail-at", metavar="STEP", help="make STEP fail (demo the compensation)")
-    run.add_argument("--password", help="password of an encrypted PDF")
+    password_flags(run)
     run.add_argument(
         "--parallel",
         action="store_true",
@@ -83,13 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     resume = sub.add_parser("resume", help="continue an unfinished saga where it stopped")
     resume.add_argument("saga_id")
-    resume.add_argument("--password", help="password of an encrypted PDF")
+    password_flags(resume)
     common(resume)
     resume.set_defaults(func=cmd_resume)
 
     recover = sub.add_parser("recover", help="finish every saga left running or compensating")
     recover.add_argument("--compensate", action="store_true", help="roll them back instead")
-    recover.add_argument("--password", help="password of an encrypted PDF")
+    password_flags(recover)
     common(recover)
     recover.set_defaults(func=cmd_recover)
 
@@ -113,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="run papers under both routers and compare")
     compare.add_argument("papers", nargs="+", metavar="PAPER")
     compare.add_argument("--fail-at", metavar="STEP", help="make STEP fail in every run")
-    compare.add_argument("--password", help="password of encrypted PDFs")
+    password_flags(compare)
     router_flags(compare)
     common(compare)
     compare.set_defaults(func=cmd_compare)

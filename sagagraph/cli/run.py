@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sagagraph.agents.outputs_root import usable_outputs_root
 from sagagraph.cli.apps import (
     PAPER_STEPS,
     paper_app,
     paper_definition,
+    pdf_password,
     saga_status_or_none,
     settings_from,
 )
@@ -30,10 +33,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigurationError(
             f"--fail-at: unknown step {args.fail_at!r} (steps: {', '.join(PAPER_STEPS)})"
         )
-    saga_id = validate_saga_id(args.saga_id or new_saga_id())
+    # An explicit --saga-id '' is refused, not replaced by a new id.
+    saga_id = validate_saga_id(new_saga_id() if args.saga_id is None else args.saga_id)
+    # An outputs folder that cannot hold files is refused before anything is written; it is
+    # recorded absolute, so resume and recover write to it from any working directory.
+    settings = replace(settings, outputs=str(usable_outputs_root(settings.outputs)))
     # Unreadable input ends here, with exit 2, before any saga or output exists. The loader
     # caches what it parsed, so the saga's steps do not read the PDF again.
-    loader = PaperLoader(args.password)
+    loader = PaperLoader(pdf_password(args))
     check_paper(args.paper, loader=loader)
     # Absolute, so that resume, recover and choreography agents find it from any folder.
     args.paper = str(Path(args.paper).resolve())

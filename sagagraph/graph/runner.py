@@ -25,7 +25,14 @@ from sagagraph.agents.protocol import RESERVED_NAMES
 from sagagraph.agents.view import TERMINAL_STATUSES, Event, describe_error, saga_view
 from sagagraph.checkpoints import recovery
 from sagagraph.checkpoints.leases import saga_lease
-from sagagraph.errors import ConfigurationError, InputError, SagaBusyError, SagaNotFoundError
+from sagagraph.errors import (
+    ConfigurationError,
+    InputError,
+    SagaBusyError,
+    SagaNotFoundError,
+    StorageFullError,
+    is_disk_full,
+)
 from sagagraph.graph.pending import START, needs_settling, pending_nodes
 
 log = logging.getLogger("sagagraph")
@@ -72,17 +79,35 @@ def _drive(
 ) -> None:
     """Run the saga's graph until it ends or pauses; the caller holds the saga's lease."""
     config = saga_config(saga_id)
-    if on_event is None:
-        app.invoke(payload, config, durability=durability)
-        return
-    # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
-    stream = cast(Any, app).stream
-    for chunk in stream(payload, config, durability=durability, stream_mode="updates"):
-        for node, update in chunk.items():
-            if node.startswith("__") or not isinstance(update, dict):
-                continue  # __interrupt__ and friends carry no events
-            for event in update.get("events") or []:
-                on_event(event)
+    try:
+        if on_event is None:
+            app.invoke(payload, config, durability=durability)
+            return
+        # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
+        stream = cast(Any, app).stream
+        for chunk in stream(payload, config, durability=durability, stream_mode="updates"):
+            for node, update in chunk.items():
+                if node.startswith("__") or not isinstance(update, dict):
+                    continue  # __interrupt__ and friends carry no events
+                for event in update.get("events") or []:
+                    on_event(event)
+    except Exception as error:
+        raise_if_disk_full(error, saga_id)
+        raise
+
+
+def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
+    """StorageFullError (one line: what is full, what to do) when ``error`` is a full disk.
+
+    Steps turn their own errors (a full outputs disk) into failures and compensations; what
+    escapes a run is the checkpointer's. Its writes are all-or-nothing, so the saga is at its
+    last checkpoint.
+    """
+    if is_disk_full(error):
+        raise StorageFullError(
+            f"saga {saga_id!r}: the checkpointer's disk is full ({describe_error(error)}); "
+            "the saga stopped at its last checkpoint: free space, then run `sagagraph recover`"
+        ) from None
 
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
