@@ -3,6 +3,8 @@
 ::
 
     python -m tests.kill_worker fleet --db URL --outputs DIR --paper PATH [--async]
+    python -m tests.kill_worker run --db URL --outputs DIR --paper PATH --saga-id ID \\
+        --kill put:1 [--settings]
     python -m tests.kill_worker resume --db URL --outputs DIR [--async] ID [ID ...]
     python -m tests.kill_worker recover --db URL --outputs DIR [--compensate]
     python -m tests.kill_worker status --db URL --outputs DIR
@@ -59,7 +61,9 @@ def sync_app(db: str, outputs: str) -> Iterator[Any]:
 
 def run_one(args: argparse.Namespace, saga_id: str, fail_at: str | None, **arming: Any) -> None:
     """Run one saga to its end (or to the kill); the checkpointer is armed as asked."""
-    saga_input = {"paper": args.paper}
+    saga_input: dict[str, Any] = {"paper": args.paper}
+    if getattr(args, "settings", False):
+        saga_input["settings"] = {"outputs": args.outputs, "router": "deterministic"}
     if args.use_async:
 
         async def go() -> None:
@@ -157,17 +161,27 @@ def resume(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kill_worker")
-    parser.add_argument("command", choices=["fleet", "resume", "recover", "status"])
+    parser.add_argument("command", choices=["fleet", "run", "resume", "recover", "status"])
     parser.add_argument("saga_ids", nargs="*")
     parser.add_argument("--db", required=True)
     parser.add_argument("--outputs", required=True)
     parser.add_argument("--paper")
     parser.add_argument("--async", dest="use_async", action="store_true")
     parser.add_argument("--compensate", action="store_true")
+    parser.add_argument("--saga-id")
+    parser.add_argument("--kill", help="METHOD:N, e.g. put:1 (dies by SIGKILL)")
+    parser.add_argument(
+        "--settings", action="store_true", help="record the outputs folder as the CLI does"
+    )
     args = parser.parse_args(argv)
     result: Any
     if args.command == "fleet":
         result = fleet(args)
+    elif args.command == "run":
+        method, _, n = args.kill.partition(":")
+        kill_at = (cast(Method, method), int(n))
+        run_one(args, args.saga_id, None, counter=CallCounter(), kill_at=kill_at, how="sigkill")
+        result = "not killed"
     elif args.command == "resume":
         result = resume(args)
     else:

@@ -126,11 +126,11 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
 
 
 def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
-    from sagagraph.graph.runner import saga_config, saga_status
+    from sagagraph.graph.runner import saga_input, saga_status
 
     with paper_app(settings_from(args), "deterministic") as app:
         view = saga_status(app, saga_id)
-        view["input"] = app.get_state(saga_config(saga_id)).values.get("input") or {}
+        view["input"] = saga_input(app, saga_id)
         return view
 
 

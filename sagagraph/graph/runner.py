@@ -128,6 +128,17 @@ def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     return view
 
 
+def saga_input(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The input the saga was started with, even when it was killed before its first step
+    read it (it then sits in LangGraph's input channel, not in the state yet)."""
+    values = _snapshot(app, saga_id).values
+    if values.get("input") is not None:
+        return dict(values["input"])
+    saved = app.checkpointer.get_tuple(saga_config(saga_id)) if app.checkpointer else None
+    start = saved.checkpoint["channel_values"].get(START) if saved is not None else None
+    return dict(start.get("input") or {}) if isinstance(start, dict) else {}
+
+
 def _check_fail_at(app: SagaApp, fail_at: str | None) -> None:
     """Refuse ``fail_at`` naming no step: an injection that never fires would hide a typo."""
     nodes = getattr(app, "nodes", None)
