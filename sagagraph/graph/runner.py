@@ -355,7 +355,7 @@ def recover_sagas(
             )
         except SagaBusyError as busy:
             log.info("saga %s: not recovered: %s", saga_id, busy)
-            view = saga_status(app, saga_id)
+            view = _view_or_stub(app, saga_id)
             view["recover_skipped"] = str(busy)
         except Exception as error:
             log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
