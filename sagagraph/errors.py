@@ -7,6 +7,8 @@ field and the cause; the CLI prints exactly that line.
 
 from __future__ import annotations
 
+import errno
+
 
 class SagaGraphError(Exception):
     """Base class of every error sagagraph raises on purpose."""
@@ -75,3 +77,32 @@ class CompensationFailedError(SagaGraphError):
 
 class BusError(SagaGraphError):
     """The event bus cannot be reached or refused an operation."""
+
+
+class StorageFullError(SagaGraphError):
+    """A disk is full (the checkpointer's or the outputs'): the saga stopped at its last
+    checkpoint, with nothing half-written; free space, then ``sagagraph recover`` finishes it."""
+
+
+_ENOSPC_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_POSTGRES_DISK_FULL = "53100"
+"""SQLSTATE ``disk_full``."""
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """True when ``error`` (or what caused it) says a disk or a quota is full: ``ENOSPC`` and
+    friends, SQLite's ``SQLITE_FULL``, PostgreSQL's ``disk_full``."""
+    seen: BaseException | None = error
+    for _ in range(8):  # bounded: exception chains can loop
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in _ENOSPC_ERRNOS:
+            return True
+        if getattr(seen, "sqlstate", None) == _POSTGRES_DISK_FULL:
+            return True
+        if getattr(seen, "sqlite_errorname", None) == "SQLITE_FULL":
+            return True
+        if type(seen).__name__ == "OperationalError" and "disk is full" in str(seen):
+            return True  # SQLite before 3.11's error names; aiosqlite passes the same text
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -115,12 +115,15 @@ def generated_cases(corpus: Path) -> list[Case]:
             EXIT_USAGE,
             "corrupt PDF",
         ),
-        Case("many-blank-pages", "blank.pdf", blank_pdf(MANY_PAGES), EXIT_USAGE, "no text layer"),
+        Case(
+            "many-blank-pages", "blank.pdf", blank_pdf(MANY_PAGES), EXIT_USAGE, "pages, more than"
+        ),
         Case(
             "many-pages-of-text",
             "pages.pdf",
             text_pdf(MANY_PAGES, lambda i: f"Page {i + 1}: ordinary words that make no paper."),
-            EXIT_HALTED,
+            EXIT_USAGE,
+            "pages, more than the limit",  # SAGAGRAPH_MAX_PAGES, checked before extraction
         ),
         Case("empty-text", "empty.txt", b"  \n\n", EXIT_USAGE, "empty file"),
         Case("binary-text", "binary.md", b"# Title\x00\x01\x02", EXIT_USAGE, "binary data"),

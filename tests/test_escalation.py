@@ -10,6 +10,7 @@ An operator answers ``retry`` or ``skip`` (with a note); a skipped saga never cl
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
+from tests.services import fresh_postgres_database
 from tests.toy_saga import Journal, Plan, SimulatedCrash, saga_app, toy_saga
 
 TWO_ATTEMPTS = Retry(max_attempts=2)
@@ -113,8 +115,19 @@ def test_the_alert_fires_before_any_later_compensation_runs(journal: Journal) ->
     assert seen == [(["s3", "s2", "s2"], "compensation_failed")]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def own_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A checkpointer no other test writes to: ``recover_sagas`` scans every saga in it (the
+    session's shared PostgreSQL holds other tests' unfinished sagas)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    else:
+        with fresh_postgres_database() as url:
+            yield url
+
+
 def test_an_alert_is_not_lost_when_the_process_dies_before_sending_it(
-    journal: Journal, durable_checkpointer_url: str
+    journal: Journal, own_database: str
 ) -> None:
     calls: list[dict[str, Any]] = []
 
@@ -126,7 +139,7 @@ def test_an_alert_is_not_lost_when_the_process_dies_before_sending_it(
     plan = Plan(broken_compensations={"s1"})
     definition = toy_saga(2, journal, plan, compensation_retry=TWO_ATTEMPTS)
     saga_id = new_saga_id("lost")
-    with saga_app(definition, durable_checkpointer_url, on_escalation=pager_that_dies_once) as app:
+    with saga_app(definition, own_database, on_escalation=pager_that_dies_once) as app:
         with pytest.raises(SimulatedCrash):
             run_saga(app, {"fail": "s2"}, saga_id=saga_id)
         stopped = saga_status(app, saga_id)

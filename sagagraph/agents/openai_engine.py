@@ -57,6 +57,7 @@ from sagagraph.errors import (
     StepTimeoutError,
 )
 from sagagraph.prompts import render_prompt
+from sagagraph.redaction import redact, register_secret
 
 log = logging.getLogger("sagagraph")
 
@@ -70,7 +71,6 @@ DEFAULT_REPAIR_ATTEMPTS = 1
 DEFAULT_REVISION_ROUNDS = 2
 """Times a summary of the wrong length is sent back with its word count, before fitting."""
 
-_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")
 _NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Za-z])[.)]?\s+")
 
 
@@ -482,11 +482,12 @@ class OpenAIEngine:
         return redact_url(str(url))
 
     def _redact(self, text: str) -> str:
+        # The client's key may not come from the environment: register it, then the one
+        # redaction (sagagraph.redaction) hides it here and in every event and log line.
         secret: object = getattr(self.chat, "openai_api_key", None)
-        key = secret.get_secret_value() if isinstance(secret, SecretStr) else None
-        if isinstance(key, str) and len(key) >= 4:
-            text = text.replace(key, "***")
-        return _KEY_LIKE.sub("sk-***", text)
+        if isinstance(secret, SecretStr):
+            register_secret(secret.get_secret_value())
+        return redact(text)
 
     def _call_error(self, step: str, error: BaseException) -> StepError:
         where = f"model {self._model_name!r} at {self._url}"

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sagagraph.agents.input_limits import InputLimits
 from sagagraph.agents.pdf_layout import PageLayout, PageStyles, page_layouts
 from sagagraph.errors import PaperLoadError
 
@@ -36,10 +39,16 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:160]}"
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes; PaperLoadError when it is missing, a folder or unreadable."""
+def read_bytes(path: Path, limits: InputLimits | None = None) -> bytes:
+    """The file's bytes; PaperLoadError when it is missing, a folder, not a regular file,
+    unreadable or larger than ``limits`` (default: :meth:`InputLimits.from_env`).
+
+    Checked on the open file before reading: ``/dev/zero`` is never read, and a FIFO is
+    opened without waiting for a writer (``O_NONBLOCK``), then refused.
+    """
+    limits = limits or InputLimits.from_env()
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise fail(path, "no such file") from None
     except IsADirectoryError:
@@ -48,6 +57,32 @@ def read_bytes(path: Path) -> bytes:
         raise fail(path, "cannot read the file (permission denied)") from None
     except OSError as error:
         raise fail(path, f"cannot read the file ({error.strerror or error})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise fail(path, "is a folder, not a file")
+        raise fail(path, f"not a regular file (a {_kind(mode)}); give a PDF, .txt or .md file")
+    with os.fdopen(fd, "rb") as file:
+        try:
+            # One byte past the limit is enough to know it is too large: never more.
+            data = file.read(limits.max_paper_bytes + 1)
+        except OSError as error:
+            raise fail(path, f"cannot read the file ({error.strerror or error})") from None
+    problem = limits.too_large(len(data), is_pdf=b"%PDF-" in data[:1024])
+    if problem:
+        raise fail(path, problem)
+    return data
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
 
 
 def _quiet_pypdf() -> None:
@@ -109,6 +144,9 @@ def pdf_pages(
         raise fail(path, f"corrupt PDF ({_one_line(error)})") from None
     if not page_objects:
         raise fail(path, "PDF has no pages")
+    too_many = InputLimits.from_env().too_many_pages(len(page_objects))
+    if too_many:  # before extracting text, the costly part
+        raise fail(path, too_many)
     pages: list[str] = []
     styles: list[list[tuple[str, float, bool]]] = []
     failures: list[BaseException] = []

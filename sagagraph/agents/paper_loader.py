@@ -9,12 +9,16 @@ password never travels through the saga's input, state, events or outputs.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
+from sagagraph.agents.input_limits import InputLimits
 from sagagraph.agents.paper import Paper, load_paper
-from sagagraph.agents.paper_files import PageProgress
+from sagagraph.agents.paper_files import PageProgress, fail
+from sagagraph.errors import ConfigurationError
+from sagagraph.redaction import register_secret
 
 CacheKey = tuple[str, int, int, str]
 
@@ -22,9 +26,18 @@ CacheKey = tuple[str, int, int, str]
 class PaperLoader:
     """Loads papers through :func:`load_paper`, with a small LRU cache; thread-safe."""
 
-    def __init__(self, password: str | None = None, *, cache_size: int = 16) -> None:
-        """``password`` opens encrypted PDFs; it is held here and shown nowhere."""
+    def __init__(
+        self,
+        password: str | None = None,
+        *,
+        cache_size: int = 16,
+        limits: InputLimits | None = None,
+    ) -> None:
+        """``password`` opens encrypted PDFs; it is held here and shown nowhere. ``limits``
+        (default: from the environment) bound each paper's size and pages."""
         self._password = password
+        self.limits = limits or InputLimits.from_env()
+        """How large a paper this loader accepts."""
         self._cache_size = max(cache_size, 1)
         self._cache: OrderedDict[CacheKey, Paper] = OrderedDict()
         self._lock = threading.Lock()
@@ -64,7 +77,7 @@ class PaperLoader:
         secret = password if password is not None else self._password
         key = self._key(Path(path), secret)
         if key is None:
-            return load_paper(path, secret, on_page)
+            return self._load(path, secret, on_page)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -77,7 +90,7 @@ class PaperLoader:
             if cached is not None:
                 return cached
             try:
-                paper = load_paper(path, secret, on_page)
+                paper = self._load(path, secret, on_page)
             finally:
                 with self._lock:
                     self._key_locks.pop(key, None)
@@ -88,7 +101,55 @@ class PaperLoader:
                     self._cache.popitem(last=False)
             return paper
 
+    def _load(self, path: str | Path, secret: str | None, on_page: PageProgress | None) -> Paper:
+        """Parse the paper, within this loader's limits (the reader itself enforces the
+        environment's before it reads a byte)."""
+        file = Path(path)
+        try:
+            size = file.stat().st_size if file.is_file() else 0
+        except OSError:
+            size = 0  # load_paper names the problem
+        problem = self.limits.too_large(size, is_pdf=True)
+        if problem:
+            raise fail(file, problem)
+        paper = load_paper(path, secret, on_page)
+        problem = self.limits.too_many_pages(len(paper.pages))
+        if problem:
+            raise fail(file, problem)
+        return paper
+
     def clear(self) -> None:
         """Forget every cached paper."""
         with self._lock:
             self._cache.clear()
+
+
+PDF_PASSWORD_ENV = "SAGAGRAPH_PDF_PASSWORD"
+"""Environment variable holding the password of encrypted PDFs (kept out of ``ps``)."""
+
+
+def resolve_pdf_password(
+    password: str | None = None, password_file: str | Path | None = None
+) -> str | None:
+    """The PDF password: ``--password``, else the first line of ``--password-file``, else
+    ``$SAGAGRAPH_PDF_PASSWORD``, else None. It is registered for redaction, so no event, log
+    line or error shows it. ConfigurationError when both flags are given or the file cannot be
+    read (the message names the file, never its content)."""
+    if password is not None and password_file is not None:
+        raise ConfigurationError("--password and --password-file: give one of them, not both")
+    if password_file is not None:
+        try:
+            text = Path(password_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            cause = getattr(error, "strerror", None) or type(error).__name__
+            raise ConfigurationError(
+                f"--password-file {password_file}: cannot read ({cause})"
+            ) from None
+        lines = text.splitlines()
+        password = lines[0] if lines else ""
+        if not password:
+            raise ConfigurationError(f"--password-file {password_file}: the first line is empty")
+    if password is None:
+        password = os.environ.get(PDF_PASSWORD_ENV) or None
+    register_secret(password)
+    return password

@@ -18,7 +18,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from sagagraph.agents.ids import validate_saga_id
-from sagagraph.errors import CompensatedKeyError, ConfigurationError
+from sagagraph.errors import (
+    CompensatedKeyError,
+    ConfigurationError,
+    StorageFullError,
+    is_disk_full,
+)
 
 LEDGER_DIR = ".sagagraph"
 """Hidden folder under the root that holds the ledger; never a valid saga id."""
@@ -105,10 +110,17 @@ class OutputStore:
         split_key(key)
         if not self.ledger_path.exists():
             return []
-        with self._ledger() as conn:
-            rows = conn.execute(
-                "SELECT path FROM writes WHERE key = ? ORDER BY path", (key,)
-            ).fetchall()
+        try:
+            with self._ledger() as conn:
+                rows = conn.execute(
+                    "SELECT path FROM writes WHERE key = ? ORDER BY path", (key,)
+                ).fetchall()
+        except sqlite3.OperationalError as error:
+            if not is_disk_full(error):
+                raise
+            # Only setting the ledger up writes here; it failed, so the ledger was never set
+            # up, and no write recorded anything in it.
+            return []
         return [self.root / row[0] for row in rows]
 
     # -- forward and compensating writes -----------------------------------------------------
@@ -121,6 +133,18 @@ class OutputStore:
         including when the compensation happened while this write was in flight.
         """
         target = self.path_for(key, name)
+        try:
+            return self._write(key, target, text)
+        except (OSError, sqlite3.Error) as error:
+            if not is_disk_full(error):
+                raise
+            # Nothing is half-written (temporary files are removed); say which disk is full.
+            raise StorageFullError(
+                f"outputs folder {self.root}: the disk is full ({type(error).__name__}: {error})"
+            ) from None
+
+    def _write(self, key: str, target: Path, text: str) -> Path:
+        name = target.name
         if self.is_compensated(key):
             raise CompensatedKeyError(f"{key}: already compensated; refusing to write {name}")
         # Record the intent before the file exists, so a compensation that runs from here on
@@ -148,16 +172,37 @@ class OutputStore:
         The saga's folder is removed when this leaves it empty.
         """
         saga_id, _ = split_key(key)
-        with self._ledger() as conn:
-            conn.execute("INSERT OR IGNORE INTO tombstones (key) VALUES (?)", (key,))
-        targets = {*self.written(key), *(self.path_for(key, n) for n in names)}
+        # The tombstone first, so a write in flight sees it and undoes itself. On a full disk
+        # it may not fit yet: deleting this key's files frees space, then it is tried again.
+        marked = self._tombstone(key)
+        written = self.written(key)
+        targets = {*written, *(self.path_for(key, n) for n in names)}
         deleted = [t for t in sorted(targets) if self._delete(t)]
         for target in targets:
             # Temporary files of a write that died before its rename.
             for leftover in target.parent.glob(f".{target.name}.*.tmp"):
                 self._delete(leftover)
         self._remove_if_empty(self.saga_dir(saga_id))
+        if not marked and not self._tombstone(key) and (written or deleted):
+            # Its files are gone, but nothing would refuse a late write of this key yet.
+            raise StorageFullError(
+                f"{self.ledger_path}: disk full; {key} is undone but cannot be marked "
+                "compensated yet (free space, then retry)"
+            )
+        # A key that wrote nothing needs no space to undo. A late write of it must record its
+        # intent in the ledger first, which fails too while the disk is full.
         return deleted
+
+    def _tombstone(self, key: str) -> bool:
+        """Remember ``key`` as compensated; False when the disk is too full to record it."""
+        try:
+            with self._ledger() as conn:
+                conn.execute("INSERT OR IGNORE INTO tombstones (key) VALUES (?)", (key,))
+        except (OSError, sqlite3.Error) as error:
+            if not is_disk_full(error):
+                raise
+            return False
+        return True
 
     def _atomic_write(self, target: Path, text: str) -> None:
         data = text.encode("utf-8")

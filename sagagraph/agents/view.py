@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
 from sagagraph.agents.protocol import Usage
+from sagagraph.redaction import redact
 
 Status = Literal[
     "running",
@@ -66,13 +67,14 @@ def make_event(step: str, action: str, outcome: str, attempt: int = 1, detail: s
         "action": action,
         "outcome": outcome,
         "attempt": attempt,
-        "detail": detail,
+        # Details quote model replies and errors: the one place every event passes.
+        "detail": redact(detail),
     }
 
 
 def describe_error(error: BaseException) -> str:
-    """``Type: message`` on one line, short enough for an event."""
-    text = " ".join(str(error).split()) or "(no message)"
+    """``Type: message`` on one line, short enough for an event, with secrets hidden."""
+    text = redact(" ".join(str(error).split())) or "(no message)"
     if len(text) > 300:
         text = text[:297] + "..."
     return f"{type(error).__name__}: {text}"

@@ -11,25 +11,22 @@ any password hidden.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph.errors import ConfigurationError
+from sagagraph.redaction import MASK, redact, url_password
 
 DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
 SQLITE_BUSY_TIMEOUT = 30.0
 """Seconds a SQLite write waits for another process's write before failing."""
-
-_PASSWORD_PARAM = re.compile(r"(?i)(password=)[^&;\s]*")
 
 
 def default_db_url() -> str:
@@ -38,29 +35,19 @@ def default_db_url() -> str:
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password (``user:pw@`` or ``?password=``) replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return "<unparsable url>"
-    if password is not None:
-        host = parts.netloc.rsplit("@", 1)[1]
-        user = parts.username or ""
-        # Rebuilt only when needed: urlunsplit turns "sqlite:///a" into "sqlite:/a".
-        url = urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-    return _PASSWORD_PARAM.sub(r"\1***", url)
+    """The URL with any password (``user:pw@`` or ``?password=``) replaced by ``***``.
+
+    By pattern over the text, not by parsing: a malformed URL keeps its password hidden too.
+    """
+    return redact(url)
 
 
 def _redact_text(text: str, url: str) -> str:
-    """``text`` (a driver's error message) with the URL's password, if any, hidden."""
-    try:
-        password = urlsplit(url).password
-    except ValueError:
-        password = None
+    """``text`` (a driver's error message) with the URL's password, and any other, hidden."""
+    password = url_password(url)
     if password:
-        text = text.replace(password, "***")
-    return _PASSWORD_PARAM.sub(r"\1***", text)
+        text = text.replace(password, MASK)
+    return redact(text)
 
 
 def _first_line(error: BaseException) -> str:

@@ -26,6 +26,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
+def pdf_password(args: argparse.Namespace) -> str | None:
+    """``--password``, ``--password-file`` or ``$SAGAGRAPH_PDF_PASSWORD`` (hidden from output)."""
+    from sagagraph.agents.paper_loader import resolve_pdf_password
+
+    return resolve_pdf_password(
+        getattr(args, "password", None), getattr(args, "password_file", None)
+    )
+
+
 def paper_definition(
     settings: Settings,
     *,
@@ -126,10 +135,16 @@ def inspection_app(settings: Settings) -> Iterator[Any]:
 
 def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[Settings, str]:
     """Settings a saga was started with (flags given now win), and its router."""
+    from sagagraph.agents.outputs_root import same_outputs_root
+
     recorded = ((view.get("input") or {}).get("settings")) or {}
+    outputs = getattr(args, "outputs", None)
+    if recorded.get("outputs"):
+        # The folder the saga started with, whatever the working directory is now.
+        outputs = same_outputs_root(str(recorded["outputs"]), outputs, str(view["saga_id"]))
     settings = Settings.resolve(
         db=getattr(args, "db", None),
-        outputs=getattr(args, "outputs", None) or recorded.get("outputs"),
+        outputs=outputs,
         llm=getattr(args, "llm", None) or recorded.get("llm"),
         model=getattr(args, "model", None) or recorded.get("model"),
         parallel=bool(recorded.get("parallel")),
@@ -142,7 +157,7 @@ def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
     """An orchestrated saga's view with its recorded input; SagaNotFoundError (one line,
     saying when the saga is a choreographed one) otherwise. Creates no database."""
     from sagagraph.errors import SagaNotFoundError
-    from sagagraph.graph.runner import saga_config, saga_status
+    from sagagraph.graph.runner import saga_input, saga_status
 
     settings = settings_from(args)
     if checkpoints_may_exist(settings.db):
@@ -152,7 +167,7 @@ def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
             except SagaNotFoundError:
                 view = None
             if view is not None:
-                view["input"] = app.get_state(saga_config(saga_id)).values.get("input") or {}
+                view["input"] = saga_input(app, saga_id)
                 return view
     if is_choreographed(settings, saga_id):
         raise SagaNotFoundError(

@@ -12,6 +12,7 @@ from sagagraph.cli.interrupt import SagaInterrupted
 from sagagraph.cli.output import EXIT_COMPLETED, EXIT_INTERRUPTED, EXIT_UNEXPECTED
 from sagagraph.cli.parser import build_parser
 from sagagraph.errors import SagaGraphError
+from sagagraph.redaction import install_log_redaction, redact
 
 
 def configure_logging(debug: bool) -> None:
@@ -20,6 +21,7 @@ def configure_logging(debug: bool) -> None:
         format="sagagraph: %(levelname)s: %(message)s",
         stream=sys.stderr,
     )
+    install_log_redaction()  # every log line, ours and the libraries', without secrets
     # Step failures are shown as progress lines; the log repeats them only when debugging.
     # CRITICAL (a compensation gave up) always shows.
     logging.getLogger("sagagraph").setLevel(logging.DEBUG if debug else logging.CRITICAL)
@@ -69,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SagaGraphError as error:
         if args.debug:
             raise
-        print(f"sagagraph: error: {error}", file=sys.stderr)
+        print(f"sagagraph: error: {redact(str(error))}", file=sys.stderr)
         return error.exit_code
     except (SagaInterrupted, KeyboardInterrupt) as error:
         return interrupted(error)

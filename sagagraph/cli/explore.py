@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from sagagraph.cli.apps import router_options, settings_from
+from sagagraph.cli.apps import pdf_password, router_options, settings_from
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.config import Settings
 
@@ -33,7 +33,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.papers,
         settings=settings_from(args),
         router_options=router_options(args),
-        password=args.password,
+        password=pdf_password(args),
         fail_at=args.fail_at,
     )
     if args.json:

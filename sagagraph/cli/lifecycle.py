@@ -13,6 +13,7 @@ from sagagraph.cli.apps import (
     inspection_app,
     load_view,
     paper_app,
+    pdf_password,
     recorded_settings,
     saga_status_or_none,
     settings_from,
@@ -27,6 +28,7 @@ from sagagraph.cli.output import (
     recover_exit_code,
 )
 from sagagraph.errors import InputError, SagaGraphError
+from sagagraph.redaction import redact
 
 __all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
 
@@ -80,7 +82,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return resume_choreography(args)
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=args.password, announce=True) as app:
+    with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
         view = interruptible(
             lambda: resume_saga(app, args.saga_id, on_event=progress_printer()), args.saga_id
         )
@@ -100,11 +102,11 @@ def cmd_recover(args: argparse.Namespace) -> int:
             pending = unfinished_sagas(app)
             waiting = [v for v in list_sagas(app) if v["waiting_for_operator"]]
     for saga_id in pending:
-        view = load_view(args, saga_id)
-        settings, router = recorded_settings(view, args)
-        with paper_app(settings, router, password=args.password, announce=True) as app:
-            print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
-            try:
+        try:
+            view = load_view(args, saga_id)
+            settings, router = recorded_settings(view, args)
+            with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
+                print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
                 recover_one = partial(
                     recover_saga,
                     app,
@@ -113,12 +115,17 @@ def cmd_recover(args: argparse.Namespace) -> int:
                     on_event=progress_printer(),
                 )
                 final = interruptible(recover_one, saga_id)
-            except SagaBusyError as busy:
-                # A live process is running it (it holds the saga's lease): not ours to touch.
-                print(f"skipped {saga_id}: {busy}", file=sys.stderr)
-                view["recover_skipped"] = str(busy)
-                views.append(view)
-                continue
+        except SagaBusyError as busy:
+            # A live process is running it (it holds the saga's lease): not ours to touch.
+            print(f"skipped {saga_id}: {busy}", file=sys.stderr)
+            views.append({"saga_id": saga_id, "recover_skipped": str(busy)})
+            continue
+        except SagaGraphError as error:
+            # One saga that cannot be recovered never stops the others: one line each.
+            problem = redact(str(error))
+            print(f"sagagraph: error: saga {saga_id}: {problem}", file=sys.stderr)
+            views.append({"saga_id": saga_id, "recover_error": problem})
+            continue
         show_recovered(final, args.json)
         views.append(final)
     for view in waiting:

@@ -115,7 +115,14 @@ def saga_id_arg(p: argparse.ArgumentParser) -> None:
 
 
 def password_flag(p: argparse.ArgumentParser, what: str = "an encrypted PDF") -> None:
-    p.add_argument("--password", help=f"password of {what} (never stored or shown)")
+    p.add_argument(
+        "--password",
+        help=f"password of {what}, never stored or shown (visible in ps: prefer "
+        "--password-file or $SAGAGRAPH_PDF_PASSWORD)",
+    )
+    p.add_argument(
+        "--password-file", metavar="FILE", help="file whose first line is the PDF password"
+    )
 
 
 def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

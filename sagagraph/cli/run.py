@@ -7,12 +7,15 @@ every long phase shows progress on stderr, also under ``--json``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sagagraph.agents.outputs_root import usable_outputs_root
 from sagagraph.cli.apps import (
     paper_app,
     paper_definition,
+    pdf_password,
     saga_status_or_none,
     settings_from,
 )
@@ -40,13 +43,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     check_flags(args)
     settings = settings_from(args)
-    saga_id = validate_saga_id(args.saga_id or new_saga_id())
+    # An explicit --saga-id '' is refused, not replaced by a new id.
+    saga_id = validate_saga_id(new_saga_id() if args.saga_id is None else args.saga_id)
     routing = f"{args.router} routing" if args.mode == "orchestration" else "choreography"
     shown = args.paper if args.paper.isprintable() else repr(args.paper)
     say(f"saga {saga_id}: {shown} ({routing})")
+    # An outputs folder that cannot hold files is refused before anything is written; it is
+    # recorded absolute, so resume and recover write to it from any working directory.
+    settings = replace(settings, outputs=str(usable_outputs_root(settings.outputs)))
     # Unreadable input ends here, with exit 2, before any saga or output exists. The loader
     # caches what it parsed, so the saga's steps do not read the PDF again.
-    loader = PaperLoader(args.password)
+    loader = PaperLoader(pdf_password(args))
     on_page = page_printer(repr(Path(args.paper).name)[1:-1])
     during(lambda: loader.load(args.paper, on_page=on_page), None)
     # Absolute, so that resume, recover and choreography agents find it from any folder.

@@ -33,6 +33,7 @@ from sagagraph.graph.runner import (
     EventCallback,
     _check_fail_at,
     initial_state,
+    raise_if_disk_full,
     saga_config,
     saga_status,
 )
@@ -89,15 +90,20 @@ async def _drive(
     Returns the state the run ended with (None when streaming events).
     """
     config = saga_config(saga_id)
-    if on_event is None:
-        values = await app.ainvoke(payload, config, durability=durability)
-        return values if isinstance(values, dict) else None
-    async for chunk in app.astream(payload, config, durability=durability, stream_mode="updates"):
-        for node, update in chunk.items():
-            if node.startswith("__") or not isinstance(update, dict):
-                continue  # __interrupt__ and friends carry no events
-            for event in update.get("events") or []:
-                on_event(event)
+    try:
+        if on_event is None:
+            values = await app.ainvoke(payload, config, durability=durability)
+            return values if isinstance(values, dict) else None
+        stream = app.astream(payload, config, durability=durability, stream_mode="updates")
+        async for chunk in stream:
+            for node, update in chunk.items():
+                if node.startswith("__") or not isinstance(update, dict):
+                    continue  # __interrupt__ and friends carry no events
+                for event in update.get("events") or []:
+                    on_event(event)
+    except Exception as error:
+        raise_if_disk_full(error, saga_id)
+        raise
     return None
 
 

@@ -59,6 +59,7 @@ from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.guard import FINISH, Accepted, Rejected, allowed_now, guard
 from sagagraph.graph.state import SagaState
 from sagagraph.prompts import render_prompt
+from sagagraph.redaction import redact
 
 log = logging.getLogger("sagagraph")
 
@@ -303,10 +304,14 @@ def _reply_of(out: Any, method: RouterMethod) -> ProposalReply:
     """The reply in what the runnable returned (a message, or ``{"raw": message, ...}``)."""
     message = out.get("raw") if isinstance(out, dict) else out
     reply = read_reply(message, method)
-    usage = _usage_of(message)
-    if usage is None:
-        return reply
-    return ProposalReply(reply.proposal, reply.next_step, reply.problem, reply.error, usage)
+    # The raw reply is quoted in events, reasons and the next prompt: no secret it echoes
+    # (a server that repeats the API key) goes further than this.
+    problem = reply.problem
+    if problem is not None:
+        problem = Rejected(redact(problem.reason), problem.kind)
+    return ProposalReply(
+        redact(reply.proposal), reply.next_step, problem, reply.error, _usage_of(message)
+    )
 
 
 def _add(total: Usage, usage: Usage | None) -> Usage:
@@ -369,7 +374,7 @@ def deciding(
             decision.step = verdict.step
             return decision
         decision.rejected += 1
-        decision.last_problem = verdict.reason
+        decision.last_problem = redact(verdict.reason)
         detail = f"proposal {shown} rejected ({verdict.kind}): {verdict.reason}"
         decision.events.append(make_event(SUPERVISOR, "route", "rejected", attempt, detail))
         shown_to_model.append({"proposal": _shown(reply.proposal), "reason": verdict.reason})

@@ -25,7 +25,15 @@ from sagagraph.agents.protocol import RESERVED_NAMES
 from sagagraph.agents.view import TERMINAL_STATUSES, Event, describe_error, saga_view
 from sagagraph.checkpoints import recovery
 from sagagraph.checkpoints.leases import saga_lease
-from sagagraph.errors import ConfigurationError, InputError, SagaBusyError, SagaNotFoundError
+from sagagraph.errors import (
+    ConfigurationError,
+    InputError,
+    SagaBusyError,
+    SagaNotFoundError,
+    StorageFullError,
+    is_disk_full,
+)
+from sagagraph.graph.pending import START, needs_settling, pending_nodes
 
 log = logging.getLogger("sagagraph")
 
@@ -71,17 +79,35 @@ def _drive(
 ) -> None:
     """Run the saga's graph until it ends or pauses; the caller holds the saga's lease."""
     config = saga_config(saga_id)
-    if on_event is None:
-        app.invoke(payload, config, durability=durability)
-        return
-    # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
-    stream = cast(Any, app).stream
-    for chunk in stream(payload, config, durability=durability, stream_mode="updates"):
-        for node, update in chunk.items():
-            if node.startswith("__") or not isinstance(update, dict):
-                continue  # __interrupt__ and friends carry no events
-            for event in update.get("events") or []:
-                on_event(event)
+    try:
+        if on_event is None:
+            app.invoke(payload, config, durability=durability)
+            return
+        # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
+        stream = cast(Any, app).stream
+        for chunk in stream(payload, config, durability=durability, stream_mode="updates"):
+            for node, update in chunk.items():
+                if node.startswith("__") or not isinstance(update, dict):
+                    continue  # __interrupt__ and friends carry no events
+                for event in update.get("events") or []:
+                    on_event(event)
+    except Exception as error:
+        raise_if_disk_full(error, saga_id)
+        raise
+
+
+def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
+    """StorageFullError (one line: what is full, what to do) when ``error`` is a full disk.
+
+    Steps turn their own errors (a full outputs disk) into failures and compensations; what
+    escapes a run is the checkpointer's. Its writes are all-or-nothing, so the saga is at its
+    last checkpoint.
+    """
+    if is_disk_full(error):
+        raise StorageFullError(
+            f"saga {saga_id!r}: the checkpointer's disk is full ({describe_error(error)}); "
+            "the saga stopped at its last checkpoint: free space, then run `sagagraph recover`"
+        ) from None
 
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
@@ -90,13 +116,27 @@ def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     view = saga_view(snap.values)
+    # A saga killed right after its input checkpoint has no state yet: the id is the thread's.
+    view["saga_id"] = view["saga_id"] or saga_id
     # The compensation that gave up (step, error, attempts) and what operators skipped;
     # setdefault, so a saga_view that learns these fields stays the authority.
     view.setdefault("compensation_failure", snap.values.get("compensation_failure"))
     view.setdefault("skipped", list(snap.values.get("skipped") or []))
-    view["next"] = list(snap.next)
+    # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
+    view["next"] = [] if view["status"] in TERMINAL_STATUSES else pending_nodes(snap)
     view["waiting_for_operator"] = any(t.interrupts for t in snap.tasks)
     return view
+
+
+def saga_input(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The input the saga was started with, even when it was killed before its first step
+    read it (it then sits in LangGraph's input channel, not in the state yet)."""
+    values = _snapshot(app, saga_id).values
+    if values.get("input") is not None:
+        return dict(values["input"])
+    saved = app.checkpointer.get_tuple(saga_config(saga_id)) if app.checkpointer else None
+    start = saved.checkpoint["channel_values"].get(START) if saved is not None else None
+    return dict(start.get("input") or {}) if isinstance(start, dict) else {}
 
 
 def _check_fail_at(app: SagaApp, fail_at: str | None) -> None:
@@ -247,9 +287,21 @@ def _rollback_leased(
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any]:
+    _settle(app, saga_id)
     recovery.force_compensation(app, saga_id, reason=reason)
     _drive(app, None, saga_id, durability, on_event)
     return saga_status(app, saga_id)
+
+
+def _settle(app: SagaApp, saga_id: str) -> None:
+    """Give a saga stopped between a step's writes and its checkpoint (or before its first
+    step) the checkpoint it missed, running no step: rollback then sees where it stands."""
+    config = saga_config(saga_id)
+    if needs_settling(app.get_state(config)):
+        # Resuming applies the pending writes (the step does not run again) and stops before
+        # whatever node comes next.
+        after = [name for name in getattr(app, "nodes", {}) if name != START]
+        app.invoke(None, config, durability=DEFAULT_DURABILITY, interrupt_before=after)
 
 
 RECOVER_COMPENSATE_REASON = "recover --compensate"
@@ -303,11 +355,19 @@ def recover_sagas(
             )
         except SagaBusyError as busy:
             log.info("saga %s: not recovered: %s", saga_id, busy)
-            view = saga_status(app, saga_id)
+            view = _view_or_stub(app, saga_id)
             view["recover_skipped"] = str(busy)
         except Exception as error:
             log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
-            view = saga_status(app, saga_id)
+            view = _view_or_stub(app, saga_id)
             view["recover_error"] = describe_error(error)
         views.append(view)
     return views
+
+
+def _view_or_stub(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The saga's view, or the least one when even reading it fails: each saga gets a line."""
+    try:
+        return saga_status(app, saga_id)
+    except Exception:
+        return {"saga_id": saga_id, "status": "unknown", "completed": [], "compensated": []}

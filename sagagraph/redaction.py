@@ -1,0 +1,104 @@
+"""One redaction for every text that becomes an event, a reason, an error line or a log line.
+
+Secrets never reach state, events, logs or outputs, whatever path a text took: a model
+server's error that quotes the API key, a driver error that repeats a URL, a URL that does
+not even parse. :func:`redact` hides:
+
+- the values of the secret environment variables (:data:`SECRET_ENV_VARS`) and of URLs in the
+  URL environment variables (:data:`URL_ENV_VARS`), and every value given to
+  :func:`register_secret` (a PDF password, a key passed in code);
+- anything shaped like a credential, by pattern, without parsing: ``scheme://user:pass@``,
+  ``password=...``, ``Bearer ...``, ``sk-...`` keys.
+
+:class:`RedactingFilter` applies it to log records; events and error descriptions apply it
+where they are built (``make_event``, ``describe_error``), so every path gets it for free.
+Importing this module adds the filter to the ``sagagraph`` logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+
+MASK = "***"
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "SAGAGRAPH_PDF_PASSWORD")
+"""Environment variables whose whole value is a secret."""
+URL_ENV_VARS = ("SAGAGRAPH_DB", "SAGAGRAPH_AMQP_URL", "SAGAGRAPH_BUS", "OPENAI_BASE_URL")
+"""Environment variables holding URLs whose password is a secret."""
+MIN_SECRET_LENGTH = 4
+"""Shorter values are not searched for: masking every "ab" would garble text, not protect."""
+
+# Patterns over the raw text, so a malformed URL (``postgresql://u:p4ss@[::1/db``) is covered.
+# The password runs to the last "@" of the authority, so "u:p@ss@host" hides "p@ss".
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]*):(?:[^\s@/]*@)+")
+_PASSWORD_PARAM = re.compile(r"(?i)\b((?:pass(?:word)?|pwd|secret|api_key|apikey)=)[^&;\s]*")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"']+")
+_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """Hide ``value`` from every text redacted from now on, in this process."""
+    if value and len(value) >= MIN_SECRET_LENGTH:
+        with _lock:
+            _registered.add(value)
+
+
+def url_password(url: str) -> str | None:
+    """The password of a ``scheme://user:pass@`` URL, found by pattern (no parsing)."""
+    match = re.search(r"://[^\s:/@]*:((?:[^\s@/]*@)+)", url)
+    return match.group(1)[:-1] or None if match else None
+
+
+def known_secrets() -> list[str]:
+    """Every secret value redaction hides now, longest first (a secret may contain another)."""
+    values = set(_registered)
+    for name in SECRET_ENV_VARS:
+        values.add(os.environ.get(name, ""))
+    for name in URL_ENV_VARS:
+        values.add(url_password(os.environ.get(name, "")) or "")
+    return sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """``text`` with every known secret and every credential-shaped part replaced by ``***``."""
+    if not text:
+        return text
+    for secret in known_secrets():
+        text = text.replace(secret, MASK)
+    text = _URL_CREDENTIALS.sub(rf"\1:{MASK}@", text)
+    text = _PASSWORD_PARAM.sub(rf"\1{MASK}", text)
+    text = _BEARER.sub(rf"\1{MASK}", text)
+    return _KEY_LIKE.sub(f"sk-{MASK}", text)
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts a log record's final message (its arguments merged in) before any handler."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:
+            # A traceback (--debug) would print the exception's text unredacted; handlers
+            # use exc_text when it is set.
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+def install_log_redaction(logger: logging.Logger | None = None) -> None:
+    """Redact every record passing through ``logger``'s handlers (default: the root logger's),
+    including records from child loggers and libraries, which a logger filter would miss."""
+    target = logger or logging.getLogger()
+    for handler in target.handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
+
+
+# Our own records are redacted even when the application configured no handler of its own.
+logging.getLogger("sagagraph").addFilter(RedactingFilter())
