@@ -16,6 +16,7 @@ import pytest
 
 from tests.choreo_buses import bus_url_for, cleaned_up
 from tests.test_alert_hook import REPO
+from tests.test_bad_input import without_progress
 from tests.test_recovery_cli import PAPER, PAPER_FILES, SAGAGRAPH, clean_env, faulty_run, sagagraph
 
 BUSES = ["sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]
@@ -83,7 +84,7 @@ def test_run_refuses_when_one_agent_process_is_missing(tmp_path: Path, backend: 
             "--saga-id", "c2", "--outputs", "out", "--llm", "offline",
         )  # fmt: skip
     assert run.returncode == 2, run.stderr
-    (line,) = run.stderr.strip().splitlines()
+    (line,) = without_progress(run.stderr)
     assert "reviewer, summarizer do not" in line and "sagagraph agent" in line
     assert not (tmp_path / "out").exists()
 
@@ -120,7 +121,7 @@ def test_a_bad_bus_url_or_password_is_bad_usage(tmp_path: Path, bus: str, verb: 
     }[verb]
     done = sagagraph(tmp_path, *args, "--bus", bus)
     assert done.returncode == 2, done.stderr
-    (line,) = done.stderr.strip().splitlines()
+    (line,) = without_progress(done.stderr)
     assert line.startswith("sagagraph: error:") and "bus" in line
     assert "s3cr3t-pw" not in done.stderr + done.stdout
     assert not (tmp_path / "out").exists()
@@ -139,7 +140,7 @@ def test_a_killed_choreographed_run_is_found_by_recover_and_resume(tmp_path: Pat
         assert killed.returncode == -signal.SIGKILL, killed.stderr
 
     killed_run("k1")
-    listed = sagagraph(tmp_path, "status", "k1", "--json", *common)
+    listed = sagagraph(tmp_path, "status", "k1", "--json", "--bus", bus)
     assert json.loads(listed.stdout)["status"] == "running"
     resumed = sagagraph(tmp_path, "resume", "k1", "--json", *common)
     assert resumed.returncode == 0, resumed.stderr

@@ -128,7 +128,8 @@ def test_each_command_has_only_the_flags_it_uses() -> None:
     assert not options("list") & {"--llm", "--model", "--outputs"}
     assert not options("events") & {"--db", "--llm", "--model", "--outputs"}
     assert "--db" not in options("agent") and "--json" not in options("agent")
-    assert "--bus" not in options("resume") | options("recover") | options("resolve")
+    assert "--bus" not in options("resolve")  # an operator's answer is orchestration's
+    assert "--bus" in options("resume") & options("recover")  # they find choreographed sagas
     assert {"--step-timeout", "--db", "--bus", "--llm", "--json"} <= options("run")
     assert "--step-timeout" in options("resume") & options("recover")
 

@@ -77,8 +77,11 @@ def files_under(outputs: Path) -> list[str]:
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
+    """The one error line (progress lines, which stderr also carries, aside)."""
+    from tests.test_bad_input import without_progress
+
     assert proc.returncode == code, proc.stderr
-    lines = proc.stderr.strip().splitlines()
+    lines = without_progress(proc.stderr)
     assert len(lines) == 1 and lines[0].startswith("sagagraph: error: "), proc.stderr
     assert "Traceback" not in proc.stderr
     return lines[0]
