@@ -35,6 +35,8 @@ class Settings:
     """Event bus URL for choreography (``SAGAGRAPH_AMQP_URL`` or ``SAGAGRAPH_BUS``)."""
     parallel: bool = False
     """Run the reviewer and the summarizer side by side after the validator (``--parallel``)."""
+    mode: str = "orchestration"
+    """``orchestration`` or ``blackboard``: which graph runs (and resumes) the saga (``--mode``)."""
 
     @classmethod
     def resolve(
@@ -46,6 +48,7 @@ class Settings:
         model: str | None = None,
         bus: str | None = None,
         parallel: bool | None = None,
+        mode: str | None = None,
     ) -> Settings:
         env = os.environ
         return cls(
@@ -55,6 +58,7 @@ class Settings:
             model=model or env.get("SAGAGRAPH_MODEL") or None,
             bus=bus or env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL,
             parallel=bool(parallel),
+            mode=mode or "orchestration",
         )
 
     def recorded(self) -> dict[str, Any]:
@@ -64,6 +68,7 @@ class Settings:
             "llm": self.llm,
             "model": self.model,
             "parallel": self.parallel,
+            "mode": self.mode,
         }
 
 

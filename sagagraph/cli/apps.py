@@ -21,6 +21,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         model=getattr(args, "model", None),
         bus=getattr(args, "bus", None),
         parallel=getattr(args, "parallel", None),
+        mode=getattr(args, "mode", None),
     )
 
 
@@ -61,6 +62,10 @@ def paper_graph(
     from sagagraph.graph.builder import build_saga_graph
 
     definition = paper_definition(settings, password=password, loader=loader)
+    if settings.mode == "blackboard":
+        from sagagraph.cli.blackboard import blackboard_graph
+
+        return blackboard_graph(definition, router, args, settings.model)
     if router == "llm":
         from sagagraph.agents.models import make_chat_model
 
@@ -106,6 +111,7 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
         llm=getattr(args, "llm", None) or recorded.get("llm"),
         model=getattr(args, "model", None) or recorded.get("model"),
         parallel=bool(recorded.get("parallel")),
+        mode=recorded.get("mode"),
     )
     return settings, str(recorded.get("router") or view.get("router") or "deterministic")
 

@@ -14,6 +14,7 @@ from sagagraph.cli.apps import (
     recorded_settings,
     settings_from,
 )
+from sagagraph.cli.blackboard import blackboard_status, blackboard_unfinished
 from sagagraph.cli.output import EXIT_COMPLETED, emit, exit_code_for, print_view, progress_printer
 from sagagraph.errors import InputError, SagaGraphError
 
@@ -31,6 +32,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 view = saga_status(app, args.saga_id)
             except SagaNotFoundError:
                 view = None
+    if view is not None and view.get("mode") == "blackboard":
+        view = blackboard_status(settings, args.saga_id)
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
@@ -93,6 +96,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
     base = settings_from(args)
     with paper_app(base, "deterministic") as app:
         pending = unfinished_sagas(app)
+    pending = sorted(set(pending) | set(blackboard_unfinished(base)))
     if not pending:
         print("nothing to recover", file=sys.stderr)
         return EXIT_COMPLETED

@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("paper", help="paper to process: .pdf, .txt or .md")
     run.add_argument("--saga-id", help="id for this saga (default: a new one)")
     run.add_argument("--router", choices=("deterministic", "llm"), default="deterministic")
-    run.add_argument("--mode", choices=("orchestration", "choreography"), default="orchestration")
+    run.add_argument(
+        "--mode", choices=("orchestration", "choreography", "blackboard"), default="orchestration"
+    )
     run.add_argument("--fail-at", metavar="STEP", help="make STEP fail (demo the compensation)")
     run.add_argument("--password", help="password of an encrypted PDF")
     run.add_argument(
@@ -113,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare = sub.add_parser("compare", help="run papers under both routers and compare")
     compare.add_argument("papers", nargs="+", metavar="PAPER")
     compare.add_argument("--fail-at", metavar="STEP", help="make STEP fail in every run")
+    compare.add_argument(
+        "--modes",
+        metavar="MODE,...",
+        help="compare coordination styles instead of routers: "
+        "orchestration,choreography,blackboard",
+    )
     compare.add_argument("--password", help="password of encrypted PDFs")
     router_flags(compare)
     common(compare)

@@ -1,0 +1,66 @@
+"""The CLI's blackboard hooks: the paper blackboard graph, and finding blackboard sagas.
+
+``run``, ``resume`` and ``recover`` build the paper saga's graph from its recorded settings
+(``mode`` included), so a blackboard saga is always driven by the blackboard graph. ``status``
+and ``recover`` first look at sagas through the orchestration graph, which reads the common
+fields of any saga but not the board, nor which of a blackboard graph's nodes is due next:
+these helpers read blackboard sagas through their own graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import Any
+
+from sagagraph.config import Settings, load_alert_hook
+from sagagraph.errors import ConfigurationError
+
+BLACKBOARD = "blackboard"
+
+
+def blackboard_graph(
+    definition: Any, router: str, args: argparse.Namespace | None, model_name: str | None
+) -> Any:
+    """The paper blackboard; ``router="llm"`` lets the configured chat model be its controller."""
+    from sagagraph.blackboard.builder import paper_blackboard_graph
+    from sagagraph.cli.apps import router_options
+
+    if router != "llm":
+        return paper_blackboard_graph(definition, on_escalation=load_alert_hook())
+    from sagagraph.agents.models import make_chat_model
+
+    try:
+        model = make_chat_model(model_name)
+    except ConfigurationError as error:
+        raise ConfigurationError(
+            f"--router llm needs a chat model: {error} (or use --router deterministic)"
+        ) from None
+    return paper_blackboard_graph(
+        definition,
+        router="llm",
+        router_model=model,
+        router_options=router_options(args),
+        on_escalation=load_alert_hook(),
+    )
+
+
+def blackboard_status(settings: Settings, saga_id: str) -> dict[str, Any]:
+    """A blackboard saga's view, board included, read through the blackboard graph."""
+    from sagagraph.cli.apps import paper_app
+    from sagagraph.graph.runner import saga_status
+
+    with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
+        return saga_status(app, saga_id)
+
+
+def blackboard_unfinished(settings: Settings) -> list[str]:
+    """Blackboard sagas left unfinished (what ``recover`` must resume)."""
+    from sagagraph.cli.apps import checkpoints_may_exist, paper_app
+    from sagagraph.graph.runner import list_sagas, unfinished_sagas
+
+    if not checkpoints_may_exist(settings.db):
+        return []
+    with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
+        ours = {v["saga_id"] for v in list_sagas(app) if v.get("mode") == BLACKBOARD}
+        return [s for s in unfinished_sagas(app) if s in ours]
