@@ -106,16 +106,18 @@ def contradicted_claims(claims: Sequence[str], summary: str) -> list[str]:
 def strip_refinement(text: str) -> str:
     """``review.txt`` as the reviewer first wrote it (any refined section removed)."""
     head, sep, _ = text.partition(f"\n{REFINED_HEADING}\n")
-    return head + "\n" if sep else text
+    return head if sep else text
 
 
 def render_refinement(review: str, marks: Sequence[str]) -> str:
-    lines = [strip_refinement(review).rstrip("\n"), "", REFINED_HEADING]
+    """The review with its refined section: the first version stays, byte for byte, above it."""
+    first = strip_refinement(review)
+    lines = ["", REFINED_HEADING]
     if marks:
         lines += [f"- contradicted: {m}" for m in marks]
     else:
         lines.append("- the summary contradicts no claim of this review")
-    return "\n".join(lines) + "\n"
+    return (first if first.endswith("\n") else first + "\n") + "\n".join(lines) + "\n"
 
 
 class ReviewRefiner:
