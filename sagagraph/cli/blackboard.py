@@ -64,3 +64,27 @@ def blackboard_unfinished(settings: Settings) -> list[str]:
     with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
         ours = {v["saga_id"] for v in list_sagas(app) if v.get("mode") == BLACKBOARD}
         return [s for s in unfinished_sagas(app) if s in ours]
+
+
+def cmd_compare_modes(args: argparse.Namespace) -> int:
+    """``sagagraph compare --modes orchestration,choreography,blackboard PAPER...``."""
+    import json
+    import sys
+
+    from sagagraph.cli.apps import settings_from
+    from sagagraph.cli.output import EXIT_COMPLETED
+    from sagagraph.compare_modes import compare_modes, parse_modes, render_mode_comparison
+
+    rows = compare_modes(
+        args.papers,
+        settings=settings_from(args),
+        modes=parse_modes(args.modes),
+        password=args.password,
+        fail_at=args.fail_at,
+    )
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(render_mode_comparison(rows))
+    return EXIT_COMPLETED
