@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,68 @@ def test_resume_and_recover_compensate_on_a_killed_board(tmp_path: Path) -> None
         ("validator", "withdrawn"),
     ]
     assert files_under(outputs) == [f"resumed/{name}" for name in FILES]
+
+
+def test_a_retraction_that_fails_waits_for_an_operator_then_finishes(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    outputs = tmp_path / "out"
+    args = [str(PAPER), "--mode", "blackboard", "--db", db, "--outputs", str(outputs)]
+    args += ["--llm", "offline", "--fail-at", "summarizer", "--saga-id", "stuck"]
+    run = faulty_run(tmp_path, ["--break-undo", "reviewer"], *args)
+    assert run.returncode == 4, run.stderr
+    assert "sagagraph resolve stuck --retry" in run.stdout
+
+    waiting = json.loads(sagagraph(tmp_path, "status", "stuck", "--db", db, "--json").stdout)
+    assert (waiting["status"], waiting["waiting_for_operator"]) == ("compensation_failed", True)
+    # The review could not be retracted: it is still on the board, and still on disk.
+    assert [(e["topic"], e["status"]) for e in waiting["board"]] == [
+        ("validator", "posted"),
+        ("reviewer", "posted"),
+    ]
+    assert files_under(outputs) == ["stuck/review.txt", "stuck/validation.txt"]
+
+    retried = sagagraph(tmp_path, "resolve", "stuck", "--retry", "--db", db, "--json")
+    assert retried.returncode == 3, retried.stderr
+    view = json.loads(retried.stdout)
+    assert (view["status"], view["compensated"]) == (
+        "rolled_back",
+        ["summarizer", "reviewer", "validator"],
+    )
+    assert [(e["topic"], e["version"], e["status"]) for e in view["board"]][2:] == [
+        ("reviewer", 2, "withdrawn"),
+        ("validator", 2, "withdrawn"),
+    ]
+    assert files_under(outputs) == []
+
+
+def test_the_llm_controller_through_the_command_and_the_scripted_server(tmp_path: Path) -> None:
+    from tests.openai_server import ScriptedOpenAIServer
+    from tests.test_llm_router import ScriptedRouter
+    from tests.test_recovery_cli import SAGAGRAPH, clean_env
+
+    db = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    with ScriptedOpenAIServer(ScriptedRouter(["formatting_agent"])) as server:
+        env = clean_env() | {
+            "OPENAI_API_KEY": "sk-test-blackboard",
+            "OPENAI_BASE_URL": server.base_url,
+        }
+        command = [str(SAGAGRAPH), "run", str(PAPER), "--mode", "blackboard", "--router", "llm"]
+        command += ["--llm", "offline", "--db", db, "--outputs", str(tmp_path / "out"), "--json"]
+        proc = subprocess.run(
+            command,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        calls = len(server.requests)
+    assert proc.returncode == 0, proc.stderr
+    view = json.loads(proc.stdout)
+    assert (view["mode"], view["router"], view["status"]) == ("blackboard", "llm", "completed")
+    rejected = [e for e in view["events"] if e["outcome"] == "rejected"]
+    assert len(rejected) == 1 and "'formatting_agent' is not a step" in rejected[0]["detail"]
+    # One decision per knowledge source, one for the refinement, one to finish, one re-ask.
+    assert calls == 6
+    assert [e["version"] for e in view["board"]] == [1, 1, 1, 2]
+    assert "sk-test-blackboard" not in proc.stdout + proc.stderr
