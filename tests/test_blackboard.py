@@ -277,7 +277,7 @@ def test_the_llm_controller_picks_sources_behind_the_guard(
 def test_a_router_that_proposes_only_nonsense_is_overruled_by_the_fallback(
     router_server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
-    router_server.responder = ScriptedRouter(["publish"] * 20)
+    router_server.responder = ScriptedRouter(["publish"] * 10)  # two per decision, five decisions
     view = run_board(
         "memory://",
         tmp_path / "outputs",
@@ -286,6 +286,9 @@ def test_a_router_that_proposes_only_nonsense_is_overruled_by_the_fallback(
         router_model=chat_model(router_server),
     )
     assert view["status"] == "completed"
+    fallbacks = [e["step"] for e in view["events"] if e["detail"].startswith("fallback:")]
+    assert fallbacks == ["validator", "reviewer", "summarizer", "reviewer_refinement", "finish"]
+    assert len(router_server.requests) == 10
     assert [e["version"] for e in view["board"]] == [1, 1, 1, 2]
 
 
