@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from sagagraph.agents.ids import new_saga_id
 from sagagraph.agents.protocol import SagaDefinition, Usage
+from sagagraph.blackboard.board import MODE as BLACKBOARD
 from sagagraph.compare import _paper_definition, _steps_run, _tokens, output_digest
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import build_saga_graph
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from sagagraph.config import Settings
 
 
-MODES = ("orchestration", "choreography", "blackboard")
+MODES = ("orchestration", "choreography", BLACKBOARD)
 """The coordination styles ``compare_modes`` can run."""
 
 
@@ -71,7 +72,7 @@ def _run_mode(
             definition, {"paper": paper}, saga_id, kw["bus"], fail_at=kw["fail_at"]
         )
     app: Any
-    if mode == "blackboard":
+    if mode == BLACKBOARD:
         from sagagraph.blackboard.builder import paper_blackboard_graph
 
         app = paper_blackboard_graph(definition).compile(checkpointer=checkpointer)

@@ -62,7 +62,9 @@ def paper_graph(
     from sagagraph.graph.builder import build_saga_graph
 
     definition = paper_definition(settings, password=password, loader=loader)
-    if settings.mode == "blackboard":
+    from sagagraph.blackboard.board import MODE as BLACKBOARD
+
+    if settings.mode == BLACKBOARD:
         from sagagraph.cli.blackboard import blackboard_graph
 
         return blackboard_graph(definition, router, args, settings.model)

@@ -16,8 +16,6 @@ from typing import Any
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError
 
-BLACKBOARD = "blackboard"
-
 
 def blackboard_graph(
     definition: Any, router: str, args: argparse.Namespace | None, model_name: str | None
@@ -45,17 +43,24 @@ def blackboard_graph(
     )
 
 
-def blackboard_status(settings: Settings, saga_id: str) -> dict[str, Any]:
-    """A blackboard saga's view, board included, read through the blackboard graph."""
+def blackboard_status(
+    settings: Settings, saga_id: str, view: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """``view`` (read through the orchestration graph), or, for a blackboard saga, its view
+    read through the blackboard graph: board included, and the right ``next``."""
+    from sagagraph.blackboard.board import MODE as BLACKBOARD
     from sagagraph.cli.apps import paper_app
     from sagagraph.graph.runner import saga_status
 
+    if view is None or view.get("mode") != BLACKBOARD:
+        return view
     with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
         return saga_status(app, saga_id)
 
 
 def blackboard_unfinished(settings: Settings) -> list[str]:
     """Blackboard sagas left unfinished (what ``recover`` must resume)."""
+    from sagagraph.blackboard.board import MODE as BLACKBOARD
     from sagagraph.cli.apps import checkpoints_may_exist, paper_app
     from sagagraph.graph.runner import list_sagas, unfinished_sagas
 

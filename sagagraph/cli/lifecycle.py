@@ -32,8 +32,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 view = saga_status(app, args.saga_id)
             except SagaNotFoundError:
                 view = None
-    if view is not None and view.get("mode") == "blackboard":
-        view = blackboard_status(settings, args.saga_id)
+    view = blackboard_status(settings, args.saga_id, view)
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
