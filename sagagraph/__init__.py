@@ -26,6 +26,9 @@ from sagagraph.agents.protocol import (
 from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.view import Event, Status, saga_view
+from sagagraph.blackboard.board import BoardEntry, BoardState
+from sagagraph.blackboard.builder import build_blackboard_graph, paper_blackboard_graph
+from sagagraph.blackboard.refinement import Refinement
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.choreography import (
@@ -42,6 +45,7 @@ from sagagraph.choreography import (
     wait_for_sagas,
 )
 from sagagraph.compare import RouterRun, compare_routers, render_comparison
+from sagagraph.compare_modes import ModeRun, compare_modes, render_mode_comparison
 from sagagraph.errors import (
     BusError,
     CompensatedKeyError,
@@ -80,6 +84,7 @@ from sagagraph.graph.state import SagaState
 from sagagraph.plotting import (
     draw_choreography,
     draw_saga_graph,
+    plot_board,
     plot_saga_timeline,
     plot_saga_timelines,
     records_table,
@@ -107,6 +112,8 @@ __all__ = [
     "FINISH",
     "PAPER_STEPS",
     "Accepted",
+    "BoardEntry",
+    "BoardState",
     "BusError",
     "CompensatedKeyError",
     "CompensationFailedError",
@@ -119,6 +126,7 @@ __all__ = [
     "InputError",
     "InvalidSagaIdError",
     "MalformedModelOutput",
+    "ModeRun",
     "ModelCallError",
     "OfflineEngine",
     "OpenAIEngine",
@@ -130,6 +138,7 @@ __all__ = [
     "PaperTooShortError",
     "PartFound",
     "Participant",
+    "Refinement",
     "Rejected",
     "Retry",
     "Review",
@@ -154,9 +163,11 @@ __all__ = [
     "aresume_saga",
     "arun_saga",
     "asaga_status",
+    "build_blackboard_graph",
     "build_saga_graph",
     "check_paper",
     "choreography_status",
+    "compare_modes",
     "compare_routers",
     "derive_choreography",
     "draw_choreography",
@@ -170,8 +181,10 @@ __all__ = [
     "open_async_checkpointer",
     "open_bus",
     "open_checkpointer",
+    "paper_blackboard_graph",
     "paper_saga_definition",
     "participant",
+    "plot_board",
     "plot_saga_timeline",
     "plot_saga_timelines",
     "records_table",
@@ -179,6 +192,7 @@ __all__ = [
     "recover_sagas",
     "register_event_names",
     "render_comparison",
+    "render_mode_comparison",
     "resolve_llm",
     "resolve_saga",
     "resume_saga",

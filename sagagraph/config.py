@@ -37,6 +37,8 @@ class Settings:
     """Run the reviewer and the summarizer side by side after the validator (``--parallel``)."""
     step_timeout: float | None = None
     """Seconds each paper step may take (``--step-timeout``, ``SAGAGRAPH_STEP_TIMEOUT``)."""
+    mode: str = "orchestration"
+    """``orchestration`` or ``blackboard``: which graph runs (and resumes) the saga (``--mode``)."""
 
     @classmethod
     def resolve(
@@ -49,6 +51,7 @@ class Settings:
         bus: str | None = None,
         parallel: bool | None = None,
         step_timeout: float | str | None = None,
+        mode: str | None = None,
     ) -> Settings:
         env = os.environ
         if step_timeout is not None:
@@ -63,6 +66,7 @@ class Settings:
             bus=bus or env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL,
             parallel=bool(parallel),
             step_timeout=timeout,
+            mode=mode or "orchestration",
         )
 
     def recorded(self) -> dict[str, Any]:
@@ -73,6 +77,7 @@ class Settings:
             "model": self.model,
             "parallel": self.parallel,
             "step_timeout": self.step_timeout,
+            "mode": self.mode,
         }
 
 

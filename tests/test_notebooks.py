@@ -29,6 +29,7 @@ EXPECTED = [
     "03_routing.ipynb",
     "04_crash_and_recovery.ipynb",
     "05_your_own_saga.ipynb",
+    "07_three_patterns.ipynb",
 ]
 
 
@@ -181,6 +182,35 @@ def test_graph_drawing_shows_every_node(pyplot: Any, tmp_path: Path) -> None:
     assert {"START", "validator", "reviewer", "summarizer", "compensate", "END"} <= labels
     events = {t.get_text() for t in draw_choreography(definition).axes[0].texts}
     assert {"paper_submitted", "validated", "summary_compensated"} <= events
+
+
+def test_board_drawing_shows_one_box_per_version(pyplot: Any) -> None:
+    from sagagraph.blackboard.board import entry
+    from sagagraph.plotting import BOARD_COLOURS, plot_board
+
+    board: list[Any] = []
+    for topic, status in [("validator", "posted"), ("reviewer", "posted"), ("reviewer", "refined")]:
+        board.append(entry(board, topic, topic, status, note=""))  # type: ignore[arg-type]
+    board.append(entry(board, "reviewer", "reviewer", "withdrawn", note="retracted"))
+    figure = plot_board({"saga_id": "b1", "status": "rolled_back", "board": board})
+    ax = figure.axes[0]
+    boxes = [t for t in ax.texts if t.get_bbox_patch() is not None]
+    assert [t.get_text() for t in boxes] == [
+        "v1 posted\nby validator",
+        "v1 posted\nby reviewer",
+        "v2 refined\nby reviewer",
+        "v3 withdrawn\nby reviewer",
+    ]
+    assert boxes[3].get_bbox_patch().get_facecolor()[:3] == pyplot.matplotlib.colors.to_rgb(
+        BOARD_COLOURS["withdrawn"]
+    )
+    # Topics top to bottom in the order they first appeared.
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    ticks = sorted(zip(ax.get_yticks(), labels, strict=True))
+    assert [name for _, name in reversed(ticks)] == ["validator", "reviewer"]
+    assert ax.get_title() == "board of b1: rolled_back"
+    empty = plot_board([]).axes[0]
+    assert [t.get_text() for t in empty.texts] == ["nothing was posted"]
 
 
 def test_drawing_without_matplotlib_says_which_extra(monkeypatch: pytest.MonkeyPatch) -> None:

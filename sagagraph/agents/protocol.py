@@ -180,7 +180,17 @@ class Retry:
 
 
 RESERVED_NAMES = frozenset(
-    {"compensate", "complete", "supervisor", "escalate", "__start__", "__end__", "END", "finish"}
+    {
+        "compensate",
+        "complete",
+        "supervisor",
+        "controller",
+        "escalate",
+        "__start__",
+        "__end__",
+        "END",
+        "finish",
+    }
 )
 _STEP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 

@@ -123,4 +123,4 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "events": events,
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},
-    }
+    } | ({"board": [dict(e) for e in values["board"]]} if "board" in values else {})

@@ -23,6 +23,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         bus=getattr(args, "bus", None),
         parallel=getattr(args, "parallel", None),
         step_timeout=getattr(args, "step_timeout", None),
+        mode=getattr(args, "mode", None),
     )
 
 
@@ -86,6 +87,12 @@ def paper_graph(
     from sagagraph.graph.builder import build_saga_graph
 
     definition = paper_definition(settings, password=password, loader=loader, announce=announce)
+    from sagagraph.blackboard.board import MODE as BLACKBOARD
+
+    if settings.mode == BLACKBOARD:
+        from sagagraph.cli.blackboard import blackboard_graph
+
+        return blackboard_graph(definition, router, args, settings.model)
     if router == "llm":
         from sagagraph.agents.models import make_chat_model
 
@@ -149,6 +156,7 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
         model=getattr(args, "model", None) or recorded.get("model"),
         parallel=bool(recorded.get("parallel")),
         step_timeout=getattr(args, "step_timeout", None) or recorded.get("step_timeout"),
+        mode=recorded.get("mode"),
     )
     return settings, str(recorded.get("router") or view.get("router") or "deterministic")
 

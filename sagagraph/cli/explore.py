@@ -29,6 +29,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from sagagraph.compare import compare_routers, render_comparison
 
+    if args.modes:
+        from sagagraph.cli.blackboard import cmd_compare_modes
+
+        return cmd_compare_modes(args)
     rows = compare_routers(
         args.papers,
         settings=settings_from(args),

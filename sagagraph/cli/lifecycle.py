@@ -18,6 +18,7 @@ from sagagraph.cli.apps import (
     saga_status_or_none,
     settings_from,
 )
+from sagagraph.cli.blackboard import blackboard_status, blackboard_unfinished
 from sagagraph.cli.events import recover_choreography, resume_choreography
 from sagagraph.cli.interrupt import interruptible
 from sagagraph.cli.listing import cmd_list
@@ -46,6 +47,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 view = saga_status(app, args.saga_id)
             except SagaNotFoundError:
                 view = None
+    view = blackboard_status(settings, args.saga_id, view)
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
@@ -101,6 +103,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
         with inspection_app(base) as app:
             pending = unfinished_sagas(app)
             waiting = [v for v in list_sagas(app) if v["waiting_for_operator"]]
+    pending = sorted(set(pending) | set(blackboard_unfinished(base)))
     for saga_id in pending:
         try:
             view = load_view(args, saga_id)

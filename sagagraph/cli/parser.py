@@ -137,9 +137,10 @@ def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     run.add_argument(
         "--mode",
-        choices=("orchestration", "choreography"),
+        choices=("orchestration", "choreography", "blackboard"),
         default="orchestration",
-        help="a LangGraph graph coordinates the agents (default), or events on a bus do",
+        help="a LangGraph graph coordinates the agents (default), events on a bus do, or a "
+        "controller reading a shared board does",
     )
     run.add_argument(
         "--fail-at",
@@ -241,6 +242,12 @@ def add_explore(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
     compare.add_argument(
         "--fail-at", metavar="STEP", choices=PAPER_STEPS, help="make STEP fail in every run"
+    )
+    compare.add_argument(
+        "--modes",
+        metavar="MODE,...",
+        help="compare coordination styles instead of routers: "
+        "orchestration,choreography,blackboard",
     )
     password_flag(compare, "encrypted PDFs")
     router_flags(compare)

@@ -1,0 +1,223 @@
+"""Saga definition -> the blackboard's LangGraph ``StateGraph``.
+
+``START -> controller``; the controller sends the saga to one knowledge source (a step of the
+definition), to a refinement, to ``compensate`` or to the end; every knowledge source goes
+back to the controller. Contributions, refinements and retractions all run through the
+kernel's step execution (:func:`~sagagraph.agents.execution.execute_step` and
+:func:`~sagagraph.agents.execution.compensate_step`, async twins under ``ainvoke``), so
+retries, timeouts, events and records are the kernel's; each one also posts its version to
+the board in the same superstep, so a checkpoint never holds one without the other.
+
+The graph is returned uncompiled, like :func:`sagagraph.graph.builder.build_saga_graph`, and
+the kernel's runner (``run_saga``, ``resume_saga``, ``recover_sagas``...) drives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
+
+from sagagraph.agents.async_execution import acompensate_step, aexecute_step
+from sagagraph.agents.escalation import ESCALATION
+from sagagraph.agents.execution import Outcome, compensate_step, execute_step
+from sagagraph.agents.protocol import SagaDefinition, Step
+from sagagraph.agents.view import FailureRecord, describe_error
+from sagagraph.blackboard.board import (
+    CONTROLLER,
+    POSTED,
+    REFINED,
+    BoardState,
+    describe_data,
+    entry,
+    withdrawals,
+)
+from sagagraph.blackboard.controller import COMPENSATE, make_controller
+from sagagraph.blackboard.refinement import Refinement, paper_refinements
+from sagagraph.graph.builder import RouterKind, make_step_node
+from sagagraph.graph.compensation import (
+    CompensationMode,
+    make_compensate_node,
+    make_escalate_node,
+)
+from sagagraph.graph.context import context_for
+from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.llm_router import RouterOptions
+
+BoardGraph = StateGraph[BoardState, None, BoardState, BoardState]
+Node = DualNode[BoardState, dict[str, Any]]
+
+
+def contribution_node(definition: SagaDefinition, step: Step) -> Node:
+    """The kernel's step node for ``step``, posting version 1 of its topic when it commits."""
+    inner = make_step_node(definition, step, is_last=False, router="deterministic")
+
+    def post(state: BoardState, update: dict[str, Any]) -> dict[str, Any]:
+        record = (update.get("results") or {}).get(step.name)
+        if record is not None:
+            board = state.get("board") or []
+            note = describe_data(record["data"])
+            posted = entry(board, step.name, step.name, POSTED, note=note, output=record["output"])
+            update["board"] = [posted]
+        return update
+
+    def run(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
+        return post(state, inner.func(cast(Any, state), config))
+
+    async def arun(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
+        return post(state, await inner.afunc(cast(Any, state), config))
+
+    return Node(step.name, run, arun)
+
+
+def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
+    """Run a refinement; on success post the next version of its topic, else retract it.
+
+    A failed refinement is compensated at once, here (its own cleanup, which restores the
+    entry it was refining), and the controller goes on without it. Only when that cleanup
+    fails too is the board untrustworthy: the failure is recorded and the run abandoned.
+    """
+    step = refinement.step
+
+    def record(state: BoardState, outcome: Outcome, undo: Outcome | None) -> dict[str, Any]:
+        update: dict[str, Any] = {"events": list(outcome.events)}
+        result = outcome.result
+        if result is not None:
+            if result.usage:
+                update["usage"] = {step.name: result.usage}
+            marks = [str(m) for m in result.data.get("contradicted") or []]
+            note = f"{step.name}: {len(marks)} claim(s) marked as contradicted"
+            board = state.get("board") or []
+            refined = entry(
+                board,
+                refinement.topic,
+                refinement.topic,
+                REFINED,
+                note=note,
+                output=result.output,
+                marks=marks,
+            )
+            update["board"] = [refined]
+            return update
+        assert undo is not None
+        update["events"] += undo.events
+        if not undo.ok:
+            assert undo.error is not None
+            failure: FailureRecord = {
+                "step": step.name,
+                "phase": "compensate",
+                "error": describe_error(undo.error),
+                "attempts": undo.attempts,
+            }
+            update |= {
+                "status": "compensating",
+                "failure": failure,
+                "reason": f"refinement {step.name!r} could not be retracted: {failure['error']}",
+            }
+        return update
+
+    def run(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
+        ctx = context_for(definition, cast(Any, state), step.name, state["saga_id"])
+        outcome = execute_step(step, ctx, inject_failure=state.get("fail_at") == step.name)
+        undo = None if outcome.ok else compensate_step(step, ctx, None)
+        return record(state, outcome, undo)
+
+    async def arun(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
+        ctx = context_for(definition, cast(Any, state), step.name, state["saga_id"])
+        inject = state.get("fail_at") == step.name
+        outcome = await aexecute_step(step, ctx, inject_failure=inject)
+        undo = None if outcome.ok else await acompensate_step(step, ctx, None)
+        return record(state, outcome, undo)
+
+    return Node(step.name, run, arun)
+
+
+RetractNode = DualNode[BoardState, Command[Any]]
+
+
+def retraction_node(definition: SagaDefinition, mode: CompensationMode) -> RetractNode:
+    """The kernel's ``compensate`` node, withdrawing the board entries of what it undid."""
+    inner = make_compensate_node(definition, mode)
+
+    def withdraw(state: BoardState, command: Command[Any]) -> Command[Any]:
+        update = dict(cast(dict[str, Any], command.update or {}))
+        undone = [str(s) for s in update.get("compensated") or []]
+        if undone:
+            why = f"retracted: {state.get('reason') or 'the run was abandoned'}"
+            update["board"] = withdrawals(state.get("board") or [], undone, why)
+        return Command(update=update, goto=command.goto)
+
+    def run(state: BoardState, config: RunnableConfig) -> Command[Any]:
+        return withdraw(state, inner.func(cast(Any, state), config))
+
+    async def arun(state: BoardState, config: RunnableConfig) -> Command[Any]:
+        return withdraw(state, await inner.afunc(cast(Any, state), config))
+
+    return RetractNode(COMPENSATE, run, arun)
+
+
+def build_blackboard_graph(
+    definition: SagaDefinition,
+    router: RouterKind = "deterministic",
+    *,
+    refinements: Sequence[Refinement] = (),
+    router_model: Any = None,
+    router_options: RouterOptions | None = None,
+    on_escalation: Callable[[dict[str, Any]], None] | None = None,
+    compensation: CompensationMode = "stepwise",
+) -> BoardGraph:
+    """Build the uncompiled blackboard graph; compile it with a checkpointer to run it.
+
+    ``refinements`` are the knowledge sources' revisits (see
+    :func:`paper_blackboard_graph` for the paper's). ``router="llm"`` lets ``router_model``
+    pick each next knowledge source behind the guard; ``on_escalation`` and ``compensation``
+    are as in :func:`~sagagraph.graph.builder.build_saga_graph`.
+    """
+    from sagagraph.errors import ConfigurationError
+
+    if router not in ("deterministic", "llm"):
+        raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
+    if router == "llm" and router_model is None:
+        raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
+    names = set(definition.step_names)
+    for refinement in refinements:
+        if refinement.name in names or refinement.topic not in names:
+            raise ConfigurationError(
+                f"refinement {refinement.name!r}: its name must not be a step's, and its "
+                f"topic {refinement.topic!r} must be one"
+            )
+    graph: BoardGraph = StateGraph(BoardState)
+    # Knowledge sources first: a forced rollback writes "as" the first node (see
+    # checkpoints.recovery.force_compensation), and every source's edge leads to the controller.
+    for step in definition.steps:
+        graph.add_node(step.name, cast(Any, contribution_node(definition, step)))
+        graph.add_edge(step.name, CONTROLLER)
+    for refinement in refinements:
+        graph.add_node(refinement.name, cast(Any, refinement_node(definition, refinement)))
+        graph.add_edge(refinement.name, CONTROLLER)
+    controller = make_controller(definition, refinements, router, router_model, router_options)
+    sources = (*definition.step_names, *(r.name for r in refinements))
+    graph.add_node(CONTROLLER, cast(Any, controller), destinations=(*sources, COMPENSATE, END))
+    graph.add_edge(START, CONTROLLER)
+    graph.add_node(
+        COMPENSATE,
+        cast(Any, retraction_node(definition, compensation)),
+        destinations=(COMPENSATE, ESCALATION, END),
+    )
+    graph.add_node(
+        ESCALATION,
+        cast(Any, make_escalate_node(on_escalation)),
+        destinations=(ESCALATION, COMPENSATE),
+    )
+    return graph
+
+
+def paper_blackboard_graph(definition: SagaDefinition, **options: Any) -> BoardGraph:
+    """The paper saga's blackboard: its three agents plus the reviewer's refinement."""
+    refinements: tuple[Refinement, ...] = ()
+    if {"reviewer", "summarizer"} <= set(definition.step_names):
+        refinements = paper_refinements(definition.step("reviewer"))
+    return build_blackboard_graph(definition, refinements=refinements, **options)

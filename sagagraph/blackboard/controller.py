@@ -1,0 +1,170 @@
+"""The controller: reads the board and picks the next knowledge source.
+
+Deterministic rules by default, in this order:
+
+1. a contribution failed (after the kernel's retries) or a source halted the saga: the problem
+   cannot be solved without that entry, so the run is abandoned and goes to ``compensate``,
+   which retracts every contribution still on the board, newest first;
+2. a knowledge source whose prerequisites are on the board and whose own topic is not: it runs
+   (in definition order when several could);
+3. a refinement whose topics are on the board and that has not been tried: it runs (a failed
+   refinement is retracted by its own node and is not tried again: the board it refined still
+   solves the problem);
+4. otherwise the problem is solved: the saga completes.
+
+With ``router="llm"`` rules 2-4 are asked of a chat model through the LLM router's machinery
+(:func:`sagagraph.graph.llm_router.decide_next`) behind the same guard; rule 1 is never asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.graph import END
+from langgraph.types import Command
+
+from sagagraph.agents.protocol import SagaDefinition
+from sagagraph.agents.view import committed_order, make_event
+from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState, is_live
+from sagagraph.blackboard.refinement import Refinement
+from sagagraph.graph.context import saga_identity
+from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.guard import FINISH
+from sagagraph.graph.llm_router import (
+    RouterOptions,
+    _routed,
+    adecide_next,
+    bind_router_model,
+    decide_next,
+)
+from sagagraph.prompts import render_prompt
+
+COMPENSATE = "compensate"
+"""The kernel's compensation node, which the blackboard uses to retract contributions."""
+_FINAL = ("ok", "error", "timeout", "halted")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Where the controller sends the saga, and the rule that decided it."""
+
+    goto: str
+    """A knowledge source, a refinement, ``compensate`` or ``finish``."""
+    rule: str
+
+
+def tried(events: Sequence[Mapping[str, Any]], name: str) -> str | None:
+    """The final outcome of ``name``'s execute (``ok``, ``error``...), None when never finished."""
+    outcome = None
+    for event in events:
+        if event["step"] == name and event["action"] == "execute" and event["outcome"] in _FINAL:
+            outcome = str(event["outcome"])
+    return outcome
+
+
+def abandoned(state: BoardState) -> Choice | None:
+    """Rule 1: the run cannot go on (a failed contribution, or a halt)."""
+    failure = state.get("failure")
+    if failure:
+        return Choice(
+            COMPENSATE,
+            f"abandon: {failure['step']} failed, so its entry cannot be on the board; "
+            "retract every contribution",
+        )
+    halted = state.get("halted")
+    if halted:
+        return Choice(COMPENSATE, f"abandon: {halted['step']} halted: {halted.get('reason')}")
+    return None
+
+
+def choose(
+    definition: SagaDefinition, refinements: Sequence[Refinement], state: BoardState
+) -> Choice:
+    """The deterministic controller's decision (rules 1-4)."""
+    stop = abandoned(state)
+    if stop is not None:
+        return stop
+    board = state.get("board") or []
+    for step in definition.steps:
+        needs = definition.dependencies(step.name)
+        if not is_live(board, step.name) and all(is_live(board, n) for n in needs):
+            have = ", ".join(needs) or "nothing"
+            return Choice(step.name, f"rule: board has {have}; no {step.name} entry yet")
+    events = state.get("events") or []
+    for refinement in refinements:
+        ready = all(is_live(board, t) for t in (refinement.topic, *refinement.after))
+        if ready and tried(events, refinement.name) is None:
+            after = ", ".join(refinement.after)
+            return Choice(
+                refinement.name, f"rule: {after} now on the board; {refinement.topic} revisits"
+            )
+    return Choice(FINISH, "rule: every topic is on the board; the problem is solved")
+
+
+def router_view(
+    definition: SagaDefinition, refinements: Sequence[Refinement], state: BoardState
+) -> tuple[SagaDefinition, list[str]]:
+    """The steps the LLM router may name now, and those already done (for the guard).
+
+    A refinement that was tried and failed is left out: it is not tried again.
+    """
+    events = state.get("events") or []
+    usable = [r for r in refinements if tried(events, r.name) in (None, "ok")]
+    steps = (*definition.steps, *(r.step for r in usable))
+    routed = SagaDefinition(definition.name, steps, definition.services)
+    done = committed_order(events, state.get("results") or {})
+    done += [r.name for r in usable if tried(events, r.name) == "ok"]
+    return routed, done
+
+
+ControllerNode = DualNode[BoardState, Command[Any]]
+
+
+def make_controller(
+    definition: SagaDefinition,
+    refinements: Sequence[Refinement],
+    router: str = "deterministic",
+    router_model: Any = None,
+    router_options: RouterOptions | None = None,
+) -> ControllerNode:
+    """The ``controller`` node; with ``router="llm"`` it asks ``router_model`` behind the guard."""
+    options = router_options if router_options is not None else RouterOptions()
+    runnable: Runnable[Any, Any] | None = None
+    if router == "llm":
+        runnable = bind_router_model(router_model, options)
+    system = render_prompt("router", finish=FINISH)
+
+    def start(state: BoardState, config: RunnableConfig) -> tuple[str, dict[str, Any]]:
+        saga_id, update = saga_identity(definition, state, config, router)
+        if update:
+            update |= {"mode": MODE, "board": []}
+        return saga_id, update
+
+    def by_rule(state: BoardState, update: dict[str, Any]) -> Command[Any]:
+        choice = choose(definition, refinements, state)
+        update["events"] = [make_event(choice.goto, "route", "ok", 1, choice.rule)]
+        if choice.goto == FINISH:
+            update["status"] = "completed"
+            return Command(update=update, goto=END)
+        return Command(update=update, goto=choice.goto)
+
+    def control(state: BoardState, config: RunnableConfig) -> Command[Any]:
+        saga_id, update = start(state, config)
+        if runnable is None or abandoned(state) is not None:
+            return by_rule(state, update)
+        routed, done = router_view(definition, refinements, state)
+        decision = decide_next(runnable, system, routed, done, options)
+        return _routed(state, saga_id, update, decision, options)
+
+    async def acontrol(state: BoardState, config: RunnableConfig) -> Command[Any]:
+        saga_id, update = start(state, config)
+        if runnable is None or abandoned(state) is not None:
+            return by_rule(state, update)
+        routed, done = router_view(definition, refinements, state)
+        decision = await adecide_next(runnable, system, routed, done, options)
+        return _routed(state, saga_id, update, decision, options)
+
+    return ControllerNode(CONTROLLER, control, acontrol)

@@ -1,0 +1,95 @@
+"""The CLI's blackboard hooks: the paper blackboard graph, and finding blackboard sagas.
+
+``run``, ``resume`` and ``recover`` build the paper saga's graph from its recorded settings
+(``mode`` included), so a blackboard saga is always driven by the blackboard graph. ``status``
+and ``recover`` first look at sagas through the orchestration graph, which reads the common
+fields of any saga but not the board, nor which of a blackboard graph's nodes is due next:
+these helpers read blackboard sagas through their own graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import Any
+
+from sagagraph.config import Settings, load_alert_hook
+from sagagraph.errors import ConfigurationError
+
+
+def blackboard_graph(
+    definition: Any, router: str, args: argparse.Namespace | None, model_name: str | None
+) -> Any:
+    """The paper blackboard; ``router="llm"`` lets the configured chat model be its controller."""
+    from sagagraph.blackboard.builder import paper_blackboard_graph
+    from sagagraph.cli.apps import router_options
+
+    if router != "llm":
+        return paper_blackboard_graph(definition, on_escalation=load_alert_hook())
+    from sagagraph.agents.models import make_chat_model
+
+    try:
+        model = make_chat_model(model_name)
+    except ConfigurationError as error:
+        raise ConfigurationError(
+            f"--router llm needs a chat model: {error} (or use --router deterministic)"
+        ) from None
+    return paper_blackboard_graph(
+        definition,
+        router="llm",
+        router_model=model,
+        router_options=router_options(args),
+        on_escalation=load_alert_hook(),
+    )
+
+
+def blackboard_status(
+    settings: Settings, saga_id: str, view: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """``view`` (read through the orchestration graph), or, for a blackboard saga, its view
+    read through the blackboard graph: board included, and the right ``next``."""
+    from sagagraph.blackboard.board import MODE as BLACKBOARD
+    from sagagraph.cli.apps import paper_app
+    from sagagraph.graph.runner import saga_status
+
+    if view is None or view.get("mode") != BLACKBOARD:
+        return view
+    with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
+        return saga_status(app, saga_id)
+
+
+def blackboard_unfinished(settings: Settings) -> list[str]:
+    """Blackboard sagas left unfinished (what ``recover`` must resume)."""
+    from sagagraph.blackboard.board import MODE as BLACKBOARD
+    from sagagraph.cli.apps import checkpoints_may_exist, paper_app
+    from sagagraph.graph.runner import list_sagas, unfinished_sagas
+
+    if not checkpoints_may_exist(settings.db):
+        return []
+    with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
+        ours = {v["saga_id"] for v in list_sagas(app) if v.get("mode") == BLACKBOARD}
+        return [s for s in unfinished_sagas(app) if s in ours]
+
+
+def cmd_compare_modes(args: argparse.Namespace) -> int:
+    """``sagagraph compare --modes orchestration,choreography,blackboard PAPER...``."""
+    import json
+    import sys
+
+    from sagagraph.cli.apps import settings_from
+    from sagagraph.cli.output import EXIT_COMPLETED
+    from sagagraph.compare_modes import compare_modes, parse_modes, render_mode_comparison
+
+    rows = compare_modes(
+        args.papers,
+        settings=settings_from(args),
+        modes=parse_modes(args.modes),
+        password=args.password,
+        fail_at=args.fail_at,
+    )
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(render_mode_comparison(rows))
+    return EXIT_COMPLETED
