@@ -9,6 +9,7 @@ from sagagraph.cli.events import cmd_agent, cmd_events
 from sagagraph.cli.explore import cmd_compare, cmd_graph
 from sagagraph.cli.lifecycle import cmd_list, cmd_recover, cmd_resolve, cmd_resume, cmd_status
 from sagagraph.cli.run import cmd_run
+from sagagraph.cli.workers import add_worker_commands
 
 
 def router_flags(p: argparse.ArgumentParser) -> None:
@@ -127,4 +128,6 @@ def build_parser() -> argparse.ArgumentParser:
     events.add_argument("saga_id")
     common(events)
     events.set_defaults(func=cmd_events)
+
+    add_worker_commands(sub, common)
     return parser
