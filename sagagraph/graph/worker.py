@@ -83,6 +83,10 @@ def final_state(view: Mapping[str, Any]) -> str | None:
     return None
 
 
+class _HandBack(Exception):
+    """The worker is stopping while a saga it took is still held by someone else."""
+
+
 class _Worker:
     def __init__(
         self,
@@ -91,7 +95,9 @@ class _Worker:
         leases: WorkerLeases,
         address: QueueAddress,
         say: Callable[[str], None],
+        stopping: asyncio.Event,
     ) -> None:
+        self.stopping = stopping
         self.graph_for = graph_for
         self.checkpointer = checkpointer
         self.leases = leases
@@ -123,6 +129,8 @@ class _Worker:
                 async with self.leases.hold(saga_id):
                     return await aresume_saga(app, saga_id)
             except SagaBusyError:
+                if self.stopping.is_set():
+                    raise _HandBack from None  # not started here: nothing to finish
                 await asyncio.sleep(BUSY_POLL)
 
     async def take(self, message: AbstractIncomingMessage) -> None:
@@ -143,10 +151,11 @@ class _Worker:
         try:
             view = await self.drive(saga_id)
         except asyncio.CancelledError:
-            await _settle(message.nack(requeue=True))
-            self.tally.handed_back += 1
-            self.say(f"worker: saga {saga_id} handed back to the queue (stopping)")
+            await self._hand_back(message, saga_id)
             raise
+        except _HandBack:
+            await self._hand_back(message, saga_id)
+            return
         except SagaNotFoundError as error:
             self.say(f"worker: saga {saga_id}: {error}; dead-lettering its message")
             await message.reject(requeue=False)
@@ -168,6 +177,11 @@ class _Worker:
         await message.ack()
         self.tally.ended[ended] += 1
         self.say(f"worker: saga {saga_id} {ended} in {time.monotonic() - start:.1f} s")
+
+    async def _hand_back(self, message: AbstractIncomingMessage, saga_id: str) -> None:
+        await _settle(message.nack(requeue=True))
+        self.tally.handed_back += 1
+        self.say(f"worker: saga {saga_id} handed back to the queue (stopping)")
 
     async def record_dead_letter(self, message: AbstractIncomingMessage) -> None:
         """Record a dead-lettered saga in its audit trail, so its view says it needs an operator.
@@ -231,7 +245,7 @@ async def arun_worker(
     stop = stop or asyncio.Event()
     say = say or log.info
     async with open_async_checkpointer(db) as checkpointer, worker_leases(db) as leases:
-        worker = _Worker(graph_for, checkpointer, leases, address, say)
+        worker = _Worker(graph_for, checkpointer, leases, address, say, stop)
         async with await connect(address) as connection:
             lost = asyncio.Event()
             connection.close_callbacks.add(lambda *_: lost.set())
