@@ -161,12 +161,24 @@ class WorkerProcess:
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
+        self.reap()
 
     def terminate(self, timeout: float = 120) -> int:
-        self.proc.send_signal(signal.SIGTERM)
+        """SIGTERM once it consumes, then its exit status (one already gone is only reaped)."""
+        wait_for(
+            lambda: not self.alive() or self.count("worker: consuming"),
+            timeout=60,
+            what="the worker to start consuming",
+        )
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+        return self.reap(timeout)
+
+    def reap(self, timeout: float = 30) -> int:
         code = self.proc.wait(timeout=timeout)
         self._reader.join(timeout=10)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
         return code
 
 

@@ -100,6 +100,12 @@ def paper_graph_for(args: argparse.Namespace) -> Any:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    import signal
+
+    # Stopped while it starts: it has taken nothing yet, so it can just leave (exit 0). Once
+    # it consumes, run_worker's own handlers take over (finish what is in flight).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(EXIT_COMPLETED))
+
     from sagagraph.graph.worker import run_worker
 
     def say(line: str) -> None:
