@@ -145,16 +145,25 @@ class WorkerProcess:
             text=True,
         )
         self.lines: list[str] = []
+        self.seen: list[float] = []
+        """When each line arrived (``time.perf_counter()``), for benchmarks."""
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
+            self.seen.append(time.perf_counter())
             self.lines.append(line.rstrip("\n"))
 
     def count(self, text: str) -> int:
         return sum(1 for line in list(self.lines) if text in line)
+
+    def first_seen(self, text: str) -> float:
+        return next(t for t, line in zip(self.seen, self.lines, strict=False) if text in line)
+
+    def last_seen(self, text: str) -> float:
+        return max(t for t, line in zip(self.seen, self.lines, strict=False) if text in line)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

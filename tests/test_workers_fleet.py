@@ -99,6 +99,7 @@ def test_workers_killed_at_random_lose_no_saga_and_repeat_no_committed_step(
             return WorkerProcess(flags, cwd=tmp_path, env=env)
 
         workers = [start() for _ in range(3)]
+        started = list(workers)
         kills = 0
         try:
             while kills < kills_wanted and not all_final(readers, ids):
@@ -108,6 +109,7 @@ def test_workers_killed_at_random_lose_no_saga_and_repeat_no_committed_step(
                     time.sleep(rng.uniform(0.05, 0.8))  # a random moment of its work
                     workers[victim].kill()
                     workers[victim] = start()
+                    started.append(workers[victim])
                     kills += 1
                 time.sleep(0.2)
             wait_for(lambda: all_final(readers, ids), timeout=300, what="every saga final")
@@ -115,6 +117,8 @@ def test_workers_killed_at_random_lose_no_saga_and_repeat_no_committed_step(
             codes = [w.terminate() for w in workers]
         assert codes == [0, 0, 0], f"seed {seed}"
         assert kills >= 1, f"seed {seed}: the sagas finished before any worker was killed"
+        # The kills hit work in flight: some saga came back to a worker a second time.
+        assert any(w.count("(delivery 2 of") for w in started), f"seed {seed}"
 
     views = views_of(readers, ids)
     for index, saga_id in enumerate(ids):
