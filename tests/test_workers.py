@@ -18,7 +18,9 @@ import pytest
 
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.leases import saga_lease
+from sagagraph.cli.apps import paper_app
 from sagagraph.cli.entry import main as sagagraph
+from sagagraph.config import Settings
 from sagagraph.errors import BusError, ConfigurationError, SagaBusyError
 from sagagraph.graph import worker as worker_module
 from sagagraph.graph.work_queue import delete_queues, queue_address, queue_counts
@@ -107,6 +109,11 @@ def test_a_submitted_saga_is_queued_in_postgres_before_any_worker_sees_it(
     assert (counts.ready, counts.consumers) == (2, 0)
     summary = cli_json(capsys, "workers", *env["flags"], "--json")
     assert (summary["queued"], summary["running"], summary["finished"]) == (2, 0, 0)
+    # Queued sagas wait for a worker: recover, run elsewhere by an operator, leaves them.
+    from sagagraph.graph.runner import unfinished_sagas
+
+    with paper_app(Settings.resolve(db=env["db"], llm="offline"), "deterministic") as app:
+        assert not set(ids) & set(unfinished_sagas(app))
 
 
 def test_a_worker_runs_queued_sagas_to_their_final_state_and_empties_the_queue(
