@@ -128,6 +128,8 @@ def test_a_worker_runs_queued_sagas_to_their_final_state_and_empties_the_queue(
     assert tally.ended == {"completed": 1, "rolled_back": 2}
     views = {i: status(capsys, env, i) for i in ids}
     assert views[good]["status"] == "completed"
+    # Queued, then stamped by its first node like any new saga.
+    assert (views[good]["saga"], views[good]["mode"]) == ("paper_review", "orchestration")
     assert sorted(files_of(env["outputs"], good)) == sorted(PAPER_FILES.values())
     assert views[short]["status"] == "rolled_back" and views[short]["reason"]
     assert views[failing]["compensated"] == ["summarizer", "reviewer", "validator"]
@@ -230,3 +232,13 @@ def test_a_busy_lease_is_refused_not_waited_for_by_the_lease_itself(env: dict[st
                 pass
 
     asyncio.run(main())
+
+
+def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again() -> None:
+    from sagagraph.agents.view import DEAD_LETTER, WORKER_STEP, make_event, saga_view
+
+    dead = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="after 5 deliveries")
+    assert saga_view({"events": [dead]})["dead_letter"] == dead
+    later = make_event("validator", "execute", "ok")
+    assert saga_view({"events": [dead, later]})["dead_letter"] is None
+    assert saga_view({"events": [later]})["dead_letter"] is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import signal
 import time
 import uuid
 from collections.abc import Iterator
@@ -112,7 +113,7 @@ def test_workers_killed_at_random_lose_no_saga_and_repeat_no_committed_step(
                     started.append(workers[victim])
                     kills += 1
                 time.sleep(0.2)
-            wait_for(lambda: all_final(readers, ids), timeout=300, what="every saga final")
+            wait_for(lambda: all_final(readers, ids), timeout=300, what="every saga final", every=1)
         finally:
             codes = [w.terminate() for w in workers]
         assert codes == [0, 0, 0], f"seed {seed}"
@@ -176,7 +177,9 @@ def test_a_saga_whose_worker_always_dies_is_dead_lettered_and_the_others_finish(
         )
 
     try:
-        wait_for(settled, timeout=240, what="the poison dead-lettered and the others final")
+        wait_for(
+            settled, timeout=240, what="the poison dead-lettered and the others final", every=0.5
+        )
     finally:
         codes = [w.terminate() for w in workers]
     assert codes == [0, 0]
@@ -216,11 +219,40 @@ def test_sigterm_finishes_the_sagas_in_flight_loses_none_and_exits_0(
         assert len(left) == 3
         assert asyncio.run(queue_counts(queue_address(queue))).ready == 3
         second = WorkerProcess(worker_flags(postgres_url, queue, 3), cwd=tmp_path, env=env)
-        wait_for(lambda: all_final(readers, ids), timeout=120, what="every saga final")
+        wait_for(lambda: all_final(readers, ids), timeout=120, what="every saga final", every=0.5)
         assert second.terminate() == 0
     assert all(v["status"] == "completed" for v in views_of(readers, ids).values())
     # Nothing was killed: every step of every saga called the model exactly once.
     assert {key: len(calls) for key, calls in model.calls.items()} == {
         (i, step): 1 for i in range(count) for step in STEPS
     }
+    asyncio.run(delete_queues(queue_address(queue)))
+
+
+def test_a_second_sigterm_hands_the_sagas_in_flight_back_and_they_resume_elsewhere(
+    tmp_path: Path, postgres_url: str, amqp_url: str, readers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = unique_queue(amqp_url)
+    count = 2
+    papers = write_papers(tmp_path / "papers", count)
+    with counting_server(count, delay=1.0) as (server, model):
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-submitter")
+        ids = submit(postgres_url, queue, tmp_path / "outputs", papers, [None] * count, "openai")
+        env = worker_env(server.base_url)
+        first = WorkerProcess(worker_flags(postgres_url, queue, 2), cwd=tmp_path, env=env)
+        wait_for(lambda: first.count("took saga") == 2, timeout=60, what="both sagas taken")
+        first.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: first.count("finishing 2 saga(s)"), timeout=30, what="the first stop")
+        assert first.terminate() == 0, "\n".join(first.lines)
+        assert first.count("handed back to the queue") == 2
+        assert asyncio.run(queue_counts(queue_address(queue))).ready == 2
+        second = WorkerProcess(worker_flags(postgres_url, queue, 2), cwd=tmp_path, env=env)
+        wait_for(lambda: all_final(readers, ids), timeout=120, what="every saga final", every=0.5)
+        assert second.terminate() == 0
+        assert second.count("(delivery 2 of") == 2
+    for index, saga_id in enumerate(ids):
+        assert saga_status(readers, saga_id)["status"] == "completed"
+        for step, committed_at in commit_times(readers, saga_id).items():
+            assert all(t <= committed_at for t in model.calls[(index, step)]), (saga_id, step)
     asyncio.run(delete_queues(queue_address(queue)))
