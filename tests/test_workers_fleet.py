@@ -6,6 +6,7 @@ client against a scripted server that records, per paper and step, when each req
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from sagagraph.cli.apps import paper_app
+from sagagraph.cli.entry import main as sagagraph
 from sagagraph.config import Settings
 from sagagraph.graph.runner import saga_status
 from sagagraph.graph.submit import SagaRequest, submit_sagas
@@ -143,7 +145,11 @@ def test_workers_killed_at_random_lose_no_saga_and_repeat_no_committed_step(
 
 
 def test_a_saga_whose_worker_always_dies_is_dead_lettered_and_the_others_finish(
-    tmp_path: Path, postgres_url: str, amqp_url: str, readers: Any
+    tmp_path: Path,
+    postgres_url: str,
+    amqp_url: str,
+    readers: Any,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     queue = unique_queue(amqp_url, max_deliveries=3)
     outputs = tmp_path / "outputs"
@@ -167,14 +173,14 @@ def test_a_saga_whose_worker_always_dies_is_dead_lettered_and_the_others_finish(
 
     def settled() -> bool:
         nonlocal deaths
+        # Read first: a death that led to what is read has happened, and is counted below.
+        done = all_final(readers, others) and saga_status(readers, poison)["dead_letter"]
         for i, w in enumerate(workers):
             if not w.alive():
                 assert w.reap() == DIE_EXIT_CODE, "\n".join(w.lines)
                 deaths += 1
                 workers[i] = start()
-        return (
-            all_final(readers, others) and saga_status(readers, poison)["dead_letter"] is not None
-        )
+        return bool(done)
 
     try:
         wait_for(
@@ -188,13 +194,11 @@ def test_a_saga_whose_worker_always_dies_is_dead_lettered_and_the_others_finish(
     assert view["status"] == "queued" and "3 deliveries" in view["dead_letter"]["detail"]
     assert all(v["status"] == "completed" for v in views_of(readers, others).values())
 
-    from sagagraph.cli.workers import queue_summary
-
-    listed = [
-        dict(v, input={"queue": queue_address(queue).name}) for v in views_of(readers, ids).values()
-    ]
-    summary = queue_summary(listed, queue_address(queue).name)
+    capsys.readouterr()
+    assert sagagraph(["workers", "--db", postgres_url, "--queue", queue, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
     assert [s["saga_id"] for s in summary["needs_operator"]] == [poison]
+    assert "3 deliveries" in summary["needs_operator"][0]["why"]
     assert summary["finished"] == len(others)
     asyncio.run(delete_queues(queue_address(queue)))
 
@@ -206,18 +210,22 @@ def test_sigterm_finishes_the_sagas_in_flight_loses_none_and_exits_0(
     count = 6
     papers = write_papers(tmp_path / "papers", count)
     outputs = tmp_path / "outputs"
-    with counting_server(count, delay=0.4) as (server, model):
+    with counting_server(count, delay=1.0) as (server, model):
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-submitter")
         ids = submit(postgres_url, queue, outputs, papers, [None] * count, "openai")
         env = worker_env(server.base_url)
         first = WorkerProcess(worker_flags(postgres_url, queue, 3), cwd=tmp_path, env=env)
-        wait_for(lambda: first.count("took saga") == 3, timeout=60, what="three sagas taken")
+        wait_for(lambda: first.count("took saga") >= 3, timeout=60, what="three sagas taken")
         assert first.terminate() == 0, "\n".join(first.lines)
-        assert first.count(" completed in ") == 3 and first.count("handed back to the queue") == 0
+        taken = first.count("took saga")
+        assert 3 <= taken < count
+        # Every saga it took, it finished; none handed back, none lost, the rest still queued.
+        assert first.count(" completed in ") == taken
+        assert first.count("handed back to the queue") == 0
         left = [i for i in ids if saga_status(readers, i)["status"] == "queued"]
-        assert len(left) == 3
-        assert asyncio.run(queue_counts(queue_address(queue))).ready == 3
+        assert len(left) == count - taken
+        assert asyncio.run(queue_counts(queue_address(queue))).ready == count - taken
         second = WorkerProcess(worker_flags(postgres_url, queue, 3), cwd=tmp_path, env=env)
         wait_for(lambda: all_final(readers, ids), timeout=120, what="every saga final", every=0.5)
         assert second.terminate() == 0
