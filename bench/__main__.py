@@ -28,6 +28,7 @@ ITEMS = {
     "3": "footprint",
     "4": "tokens",
     "5": "big_input",
+    "6": "workers",
 }
 
 
@@ -48,6 +49,10 @@ def _run_item(name: str, quick: bool, args: argparse.Namespace) -> Any:
         from bench import tokens
 
         return tokens.run(quick=quick)
+    if name == "workers":
+        from bench import workers
+
+        return workers.run(sagas=args.sagas, quick=quick)
     from bench import big_input
 
     return big_input.run(quick=quick)
@@ -59,13 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small runs, to check the setup")
     parser.add_argument("--rounds", type=int, default=9, help="rounds of item 1 (median)")
     parser.add_argument("--runs", type=int, default=5, help="runs per engine of item 2 (median)")
-    parser.add_argument("--sagas", type=int, default=500, help="sagas at once in item 2")
+    parser.add_argument(
+        "--sagas", type=int, default=500, help="sagas at once in item 2; sagas submitted in item 6"
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in ITEMS]
     if unknown:
-        parser.error(f"--only: unknown item(s) {', '.join(unknown)} (choose from 1-5)")
+        parser.error(f"--only: unknown item(s) {', '.join(unknown)} (choose from 1-6)")
 
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     results: dict[str, Any] = {}

@@ -144,6 +144,22 @@ def _big_input_rows(result: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _workers_rows(rows: list[dict[str, Any]]) -> list[Row]:
+    out: list[Row] = []
+    for r in rows:
+        store = "PostgreSQL" if r["backend"] == "postgres" else "one SQLite file"
+        if "skipped" in r:
+            out.append((f"6. Workers, {store}", "skipped", r["skipped"], "", "", ""))
+            continue
+        what = (
+            f"6. {r['sagas']} submitted sagas, {r['latency_s'] * 1000:.0f} ms per step, "
+            f"{r['workers']} worker process(es) × {r['concurrency']}, {store}: wall time"
+        )
+        ideal = f"ideal (slots only) {_s(r['ideal_s'])}"
+        out.append((what, _s(r["wall_s"]), ideal, f"{r['vs_ideal']:.2f}×", "", ""))
+    return out
+
+
 def table(results: dict[str, Any]) -> str:
     """The markdown table of every measurement present in ``results``."""
     rows: list[Row] = []
@@ -157,6 +173,8 @@ def table(results: dict[str, Any]) -> str:
         rows += _token_rows(results["tokens"])
     if "big_input" in results:
         rows += _big_input_rows(results["big_input"])
+    if "workers" in results:
+        rows += _workers_rows(results["workers"])
     header: Row = ("Measure", "sagagraph", "Baseline", "Ratio", "Target", "Met")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -191,6 +209,12 @@ NOTES = {
     "token), replies scripted alike for both sides; sagagraph's validator reads the outline "
     "and abstract, the naive pipeline sends the whole paper to all three agents.",
     "big_input": "5: a generated text PDF, loaded with pypdf, then the whole offline saga.",
+    "workers": "6: `sagagraph submit` then `sagagraph worker --concurrency 16` processes on "
+    "this machine, the paper pipeline with the openai engine against the scripted server "
+    "(one call per step, 200 ms each); from the first saga taken to the last one finished. "
+    "PostgreSQL is the shared state workers on several machines use; the SQLite rows are "
+    "the same runs on one file (one machine only). The ideal counts only the workers' slots: "
+    "ceil(sagas / (workers × 16)) × 3 × 200 ms.",
 }
 
 

@@ -94,6 +94,19 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from sagagraph.agents.openai_engine import OpenAIEngine
+    from sagagraph.graph.submit import SagaRequest, submit_saga, submit_sagas
+    from sagagraph.graph.worker import WorkerTally, arun_worker, run_worker
+
+
+_WORK_QUEUE = {
+    "SagaRequest": "sagagraph.graph.submit",
+    "submit_saga": "sagagraph.graph.submit",
+    "submit_sagas": "sagagraph.graph.submit",
+    "WorkerTally": "sagagraph.graph.worker",
+    "arun_worker": "sagagraph.graph.worker",
+    "run_worker": "sagagraph.graph.worker",
+}
+"""The work queue needs aio-pika (the rabbitmq extra): imported on first use only."""
 
 
 def __getattr__(name: str) -> Any:
@@ -102,6 +115,10 @@ def __getattr__(name: str) -> Any:
         from sagagraph.agents.openai_engine import OpenAIEngine
 
         return OpenAIEngine
+    if name in _WORK_QUEUE:
+        import importlib
+
+        return getattr(importlib.import_module(_WORK_QUEUE[name]), name)
     raise AttributeError(f"module 'sagagraph' has no attribute {name!r}")
 
 
@@ -148,6 +165,7 @@ __all__ = [
     "SagaDefinition",
     "SagaGraphError",
     "SagaNotFoundError",
+    "SagaRequest",
     "SagaState",
     "Section",
     "Status",
@@ -159,9 +177,11 @@ __all__ = [
     "Summary",
     "Usage",
     "ValidationReport",
+    "WorkerTally",
     "__version__",
     "aresume_saga",
     "arun_saga",
+    "arun_worker",
     "asaga_status",
     "build_blackboard_graph",
     "build_saga_graph",
@@ -200,11 +220,14 @@ __all__ = [
     "run_agent",
     "run_choreographed_saga",
     "run_saga",
+    "run_worker",
     "saga_config",
     "saga_events",
     "saga_status",
     "saga_view",
     "start_choreographed_saga",
+    "submit_saga",
+    "submit_sagas",
     "unfinished_sagas",
     "validate_saga_id",
     "wait_for_sagas",

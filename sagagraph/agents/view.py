@@ -14,6 +14,7 @@ from sagagraph.agents.protocol import Usage
 from sagagraph.redaction import redact
 
 Status = Literal[
+    "queued",
     "running",
     "compensating",
     "completed",
@@ -22,7 +23,11 @@ Status = Literal[
     "resolved_by_operator",
 ]
 """Lifecycle: running -> completed, or running -> compensating -> rolled_back, or
-compensating -> compensation_failed (needs an operator) -> resolved_by_operator."""
+compensating -> compensation_failed (needs an operator) -> resolved_by_operator. A saga
+submitted to the work queue is ``queued`` until its first step has run."""
+
+QUEUED: Status = "queued"
+"""A submitted saga no step has run for yet (its input checkpoint is all there is)."""
 
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """Statuses after which nothing more happens to a saga."""
@@ -30,9 +35,23 @@ TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "reso
 Action = Literal["execute", "compensate", "route", "finish", "resolve", "escalate"]
 """What an event records: a step's execute or compensate, a routing decision, the end."""
 Outcome = Literal[
-    "ok", "error", "retry", "halted", "rejected", "skipped", "timeout", "waiting", "rollback"
+    "ok",
+    "error",
+    "retry",
+    "halted",
+    "rejected",
+    "skipped",
+    "timeout",
+    "waiting",
+    "rollback",
+    "dead_letter",
 ]
 """How it went."""
+
+WORKER_STEP = "worker"
+"""The ``step`` of events a queue worker records about a saga (not one of its steps)."""
+DEAD_LETTER: Outcome = "dead_letter"
+"""Outcome of the event that records a saga dead-lettered by the work queue."""
 
 
 class Event(TypedDict):
@@ -98,6 +117,17 @@ def committed_order(events: Sequence[Mapping[str, Any]], results: Mapping[str, A
     return order + [s for s in results if s not in order]
 
 
+def dead_letter(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The dead-letter event when it is the saga's last event: it needs an operator.
+
+    Once anything runs again for the saga (an operator resumed it), later events follow and
+    the saga is no longer dead-lettered.
+    """
+    if events and events[-1]["step"] == WORKER_STEP and events[-1]["outcome"] == DEAD_LETTER:
+        return events[-1]
+    return None
+
+
 def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON object ``status --json`` prints, from a saga's state values."""
     results: Mapping[str, Mapping[str, Any]] = values.get("results") or {}
@@ -120,6 +150,7 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "failure": values.get("failure"),
         "compensation_failure": values.get("compensation_failure"),
         "skipped": list(values.get("skipped") or []),
+        "dead_letter": dead_letter(events),
         "events": events,
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},

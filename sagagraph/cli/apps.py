@@ -148,7 +148,7 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
     outputs = getattr(args, "outputs", None)
     if recorded.get("outputs"):
         # The folder the saga started with, whatever the working directory is now.
-        outputs = same_outputs_root(str(recorded["outputs"]), outputs, str(view["saga_id"]))
+        outputs = same_outputs_root(str(recorded["outputs"]), outputs, str(view.get("saga_id")))
     settings = Settings.resolve(
         db=getattr(args, "db", None),
         outputs=outputs,

@@ -18,7 +18,8 @@ EXIT_NEEDS_OPERATOR = 4
 EXIT_HALTED = 5
 """A step stopped the saga on purpose (an invalid paper): rolled back, nothing written."""
 EXIT_TRY_LATER = 75
-"""``recover`` only: a saga was left unfinished (a live process holds it): run it again later."""
+"""Not finished yet: ``status`` of a queued or running saga, or ``recover`` leaving one
+unfinished (a live process holds it): ask again later."""
 EXIT_INTERRUPTED = 130
 
 _STATUS_EXIT = {
@@ -27,6 +28,7 @@ _STATUS_EXIT = {
     "resolved_by_operator": EXIT_ROLLED_BACK,
     "compensation_failed": EXIT_NEEDS_OPERATOR,
     # Only `status` sees these: the saga is not finished yet (or its process died).
+    "queued": EXIT_TRY_LATER,
     "running": EXIT_TRY_LATER,
     "compensating": EXIT_TRY_LATER,
 }
@@ -36,7 +38,7 @@ _MARK = {"ok": "+", "halted": "!", "error": "x", "retry": "~", "timeout": "x", "
 
 def exit_code_for(view: dict[str, Any]) -> int:
     """The exit code a saga's final view maps to."""
-    if view.get("waiting_for_operator"):
+    if view.get("waiting_for_operator") or view.get("dead_letter"):
         return EXIT_NEEDS_OPERATOR
     if view.get("status") == "rolled_back" and view.get("halted") and not view.get("failure"):
         return EXIT_HALTED

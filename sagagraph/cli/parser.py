@@ -8,10 +8,24 @@ from importlib import metadata
 from sagagraph.cli.apps import PAPER_STEPS
 from sagagraph.cli.events import cmd_agent, cmd_events
 from sagagraph.cli.explore import cmd_compare, cmd_graph
+from sagagraph.cli.flags import (
+    agents_flag,
+    bus_flag,
+    db_flag,
+    debug_flag,
+    engine_flags,
+    json_flag,
+    password_flag,
+    router_flags,
+    saga_id_arg,
+    step_timeout_flag,
+)
 from sagagraph.cli.lifecycle import cmd_list, cmd_recover, cmd_resolve, cmd_resume, cmd_status
 from sagagraph.cli.run import cmd_run
+from sagagraph.cli.workers import add_worker_commands
 
 STATUSES = (
+    "queued",
     "running",
     "compensating",
     "completed",
@@ -31,98 +45,6 @@ def version() -> str:
         from sagagraph import __version__
 
         return __version__
-
-
-def router_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--router-attempts",
-        type=int,
-        metavar="N",
-        help="LLM router: proposals asked for per decision, first included (default 2)",
-    )
-    p.add_argument(
-        "--router-fallback",
-        choices=("deterministic", "abort"),
-        help="LLM router: after N rejected proposals, take the deterministic step (default) "
-        "or compensate and stop",
-    )
-
-
-def agents_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--agents",
-        choices=("auto", "in-process", "external"),
-        default="auto",
-        help="choreography: run the agents in this process, or use `sagagraph agent` "
-        "processes already serving; auto (default): external when all serve, in-process "
-        "when none does, refused when only some do",
-    )
-
-
-def db_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--db",
-        metavar="URL",
-        help="checkpointer URL (default: $SAGAGRAPH_DB or sqlite:///sagagraph.sqlite)",
-    )
-
-
-def bus_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--bus",
-        metavar="URL",
-        help="event bus URL for choreography "
-        "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite)",
-    )
-
-
-def engine_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--outputs",
-        metavar="DIR",
-        help="outputs folder (default: $SAGAGRAPH_OUTPUTS or outputs)",
-    )
-    p.add_argument(
-        "--llm",
-        choices=("offline", "openai"),
-        help="engine (default: $SAGAGRAPH_LLM; openai if OPENAI_API_KEY is set; else offline)",
-    )
-    p.add_argument("--model", metavar="NAME", help="chat model name (default: $SAGAGRAPH_MODEL)")
-
-
-def step_timeout_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--step-timeout",
-        metavar="S",
-        help="seconds each step may take before it fails (and is retried or compensated); "
-        "recorded, so resume and recover use it (default: $SAGAGRAPH_STEP_TIMEOUT or none)",
-    )
-
-
-def json_flag(p: argparse.ArgumentParser, what: str = "print one JSON object on stdout") -> None:
-    p.add_argument("--json", action="store_true", help=what)
-
-
-def debug_flag(p: argparse.ArgumentParser) -> None:
-    # Accepted after the verb too (`sagagraph run --debug ...`); listed once, on the main help.
-    p.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-    )
-
-
-def saga_id_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("saga_id", metavar="SAGA_ID", help="the saga's id (run prints it first)")
-
-
-def password_flag(p: argparse.ArgumentParser, what: str = "an encrypted PDF") -> None:
-    p.add_argument(
-        "--password",
-        help=f"password of {what}, never stored or shown (visible in ps: prefer "
-        "--password-file or $SAGAGRAPH_PDF_PASSWORD)",
-    )
-    p.add_argument(
-        "--password-file", metavar="FILE", help="file whose first line is the PDF password"
-    )
 
 
 def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -289,4 +211,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_lifecycle(sub)
     add_explore(sub)
     add_choreography(sub)
+    add_worker_commands(sub)
     return parser

@@ -8,6 +8,7 @@ from langchain_core.runnables import RunnableConfig
 
 from sagagraph.agents.ids import validate_saga_id
 from sagagraph.agents.protocol import SagaDefinition, StepContext, StepResult
+from sagagraph.agents.view import QUEUED
 from sagagraph.graph.state import SagaState
 
 
@@ -36,7 +37,8 @@ def saga_identity(
     configurable = config.get("configurable") or {}
     saga_id = validate_saga_id(state.get("saga_id") or configurable.get("thread_id"))
     stamp: dict[str, Any] = {}
-    if not state.get("status"):
+    # A queued saga (submitted to the work queue) is stamped by its first node, as a new one.
+    if not state.get("status") or state.get("status") == QUEUED:
         stamp = {
             "saga_id": saga_id,
             "saga": definition.name,

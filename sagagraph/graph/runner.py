@@ -22,7 +22,7 @@ from langgraph.types import Command, Durability, StateSnapshot
 
 from sagagraph.agents.ids import new_saga_id, validate_saga_id
 from sagagraph.agents.protocol import RESERVED_NAMES
-from sagagraph.agents.view import TERMINAL_STATUSES, Event, describe_error, saga_view
+from sagagraph.agents.view import QUEUED, TERMINAL_STATUSES, Event, describe_error, saga_view
 from sagagraph.checkpoints import recovery
 from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.errors import (
@@ -250,6 +250,8 @@ def _unfinished(view: Mapping[str, Any]) -> bool:
         view["status"] not in TERMINAL_STATUSES
         and not view["waiting_for_operator"]
         and bool(view["next"])
+        # A queued saga waits for a queue worker, not for recovery; unless it was dead-lettered.
+        and (view["status"] != QUEUED or view.get("dead_letter") is not None)
     )
 
 

@@ -97,6 +97,7 @@ def _first(values: Sequence[T]) -> T:
 
 
 STATUS_PRECEDENCE: dict[str, int] = {
+    "queued": 0,
     "running": 0,
     "completed": 1,
     "compensating": 2,

@@ -1,0 +1,135 @@
+"""6. Workers: wall time for submitted sagas run by 1, 2 and 4 ``sagagraph worker`` processes.
+
+Each saga is the paper pipeline with the ``openai`` engine (the real ``ChatOpenAI`` client)
+against the scripted local server, which answers every step's one model call after
+``latency`` (200 ms). The workers are started first and wait on a fresh queue; then the sagas
+are submitted (recorded ``queued``, then published). The clock runs from the first saga a
+worker takes to the last one that ends, read from the workers' log lines.
+
+The shared state is PostgreSQL, what workers on several machines use; the same runs on one
+SQLite file (workers on one machine only) are shown beside it. The ideal is what the workers'
+slots allow with no engine at all: ``ceil(sagas / (workers * concurrency)) * 3 * latency``.
+
+    python -m bench.workers --sagas 500 --workers 1,2,4 --concurrency 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import sys
+import time
+import uuid
+from contextlib import nullcontext
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+from bench.common import ROOT, emit, postgres_database
+
+LATENCY = 0.2
+CONCURRENCY = 16
+WORKERS = (1, 2, 4)
+STEPS = 3
+AMQP_URL = os.environ.get("SAGAGRAPH_TEST_AMQP", "amqp://guest:guest@127.0.0.1:5672/")
+
+
+def ideal(sagas: int, workers: int, concurrency: int, latency: float) -> float:
+    return math.ceil(sagas / (workers * concurrency)) * STEPS * latency
+
+
+def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float) -> dict[str, Any]:
+    from sagagraph.cli.apps import paper_app
+    from sagagraph.config import Settings
+    from sagagraph.graph.submit import SagaRequest, submit_sagas
+    from sagagraph.graph.work_queue import delete_queues, queue_address
+    from tests.queue_support import WorkerProcess, counting_server, wait_for, write_papers
+
+    queue = f"{AMQP_URL}?queue=sagagraph-bench-{uuid.uuid4().hex[:8]}"
+    with (
+        TemporaryDirectory(prefix="sagagraph-workers-") as tmp,
+        counting_server(sagas, delay=latency) as (server, _model),
+    ):
+        folder = Path(tmp)
+        papers = write_papers(folder / "papers", sagas)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SAGAGRAPH_", "OPENAI_"))}
+        env |= {"PYTHONPATH": str(ROOT), "OPENAI_BASE_URL": server.base_url}
+        env |= {"OPENAI_API_KEY": "sk-bench"}
+        flags = ["--db", db, "--queue", queue, "--concurrency", str(concurrency)]
+        pool = [WorkerProcess(flags, cwd=folder, env=env) for _ in range(workers)]
+        try:
+            try:
+                wait_for(
+                    lambda: all(w.count("worker: consuming") for w in pool),
+                    timeout=120,
+                    what="the workers to start",
+                )
+            except AssertionError:
+                raise RuntimeError("\n".join(line for w in pool for line in w.lines)) from None
+            settings = Settings.resolve(db=db, outputs=str(folder / "outputs"), llm="openai")
+            recorded = settings.recorded() | {"router": "deterministic"}
+            os.environ |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-bench"}
+            with paper_app(settings, "deterministic") as app:
+                submitted = time.perf_counter()
+                submit_sagas(
+                    app,
+                    [SagaRequest({"paper": str(p), "settings": recorded}) for p in papers],
+                    queue=queue,
+                )
+                submit_s = time.perf_counter() - submitted
+            wait_for(
+                lambda: sum(w.count(" completed in ") for w in pool) >= sagas,
+                timeout=1800,
+                what="every saga to complete",
+            )
+            first = min(w.first_seen("took saga") for w in pool if w.count("took saga"))
+            last = max(w.last_seen(" completed in ") for w in pool if w.count(" completed in "))
+        finally:
+            codes = [w.terminate() for w in pool]
+        asyncio.run(delete_queues(queue_address(queue)))
+    wall = last - first
+    best = ideal(sagas, workers, concurrency, latency)
+    return {
+        "workers": workers,
+        "sagas": sagas,
+        "concurrency": concurrency,
+        "latency_s": latency,
+        "wall_s": wall,
+        "ideal_s": best,
+        "vs_ideal": wall / best,
+        "submit_s": submit_s,
+        "exit_codes": codes,
+    }
+
+
+def run(*, sagas: int = 500, quick: bool = False) -> list[dict[str, Any]]:
+    """Every worker count on PostgreSQL (skipped when unreachable), then on SQLite."""
+    sagas = 48 if quick else sagas
+    rows: list[dict[str, Any]] = []
+    for backend in ("postgres", "sqlite"):
+        for workers in WORKERS:
+            print(f"bench: workers: {backend}, {workers} worker(s) ...", file=sys.stderr)
+            shared = postgres_database() if backend == "postgres" else nullcontext(None)
+            with TemporaryDirectory() as tmp, shared as pg:
+                db = pg if backend == "postgres" else f"sqlite:///{Path(tmp) / 'sagas.sqlite'}"
+                if db is None:
+                    rows.append({"backend": backend, "workers": workers, "skipped": "no db"})
+                    continue
+                row = one_run(db, sagas, workers, CONCURRENCY, LATENCY)
+            rows.append({"backend": backend, **row})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.workers", description=__doc__)
+    parser.add_argument("--sagas", type=int, default=500)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    emit({"workers": run(sagas=args.sagas, quick=args.quick)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
