@@ -43,6 +43,7 @@ from sagagraph.choreography import (
 )
 from sagagraph.compare import RouterRun, compare_routers, render_comparison
 from sagagraph.errors import (
+    AgentRunError,
     BusError,
     CompensatedKeyError,
     CompensationFailedError,
@@ -50,6 +51,7 @@ from sagagraph.errors import (
     InjectedFailure,
     InputError,
     InvalidSagaIdError,
+    IrreversibleToolError,
     MalformedModelOutput,
     ModelCallError,
     PaperLoadError,
@@ -58,6 +60,7 @@ from sagagraph.errors import (
     SagaNotFoundError,
     StepError,
     StepTimeoutError,
+    ToolUndoError,
 )
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
 from sagagraph.graph.builder import build_saga_graph
@@ -89,6 +92,32 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from sagagraph.agents.openai_engine import OpenAIEngine
+    from sagagraph.tools import (
+        AgentParticipant,
+        ToolCall,
+        ToolCompensationMiddleware,
+        agent_step,
+        compensable,
+        create_compensating_agent,
+        idempotency_key,
+        irreversible,
+        read_only,
+    )
+
+_TOOLS = frozenset(
+    {
+        "AgentParticipant",
+        "ToolCall",
+        "ToolCompensationMiddleware",
+        "agent_step",
+        "compensable",
+        "create_compensating_agent",
+        "idempotency_key",
+        "irreversible",
+        "read_only",
+    }
+)
+"""Names of :mod:`sagagraph.tools`, which needs the ``tools`` extra (langchain)."""
 
 
 def __getattr__(name: str) -> Any:
@@ -97,6 +126,10 @@ def __getattr__(name: str) -> Any:
         from sagagraph.agents.openai_engine import OpenAIEngine
 
         return OpenAIEngine
+    if name in _TOOLS:
+        import sagagraph.tools
+
+        return getattr(sagagraph.tools, name)
     raise AttributeError(f"module 'sagagraph' has no attribute {name!r}")
 
 
@@ -107,6 +140,8 @@ __all__ = [
     "FINISH",
     "PAPER_STEPS",
     "Accepted",
+    "AgentParticipant",
+    "AgentRunError",
     "BusError",
     "CompensatedKeyError",
     "CompensationFailedError",
@@ -118,6 +153,7 @@ __all__ = [
     "InjectedFailure",
     "InputError",
     "InvalidSagaIdError",
+    "IrreversibleToolError",
     "MalformedModelOutput",
     "ModelCallError",
     "OfflineEngine",
@@ -148,9 +184,13 @@ __all__ = [
     "StepResult",
     "StepTimeoutError",
     "Summary",
+    "ToolCall",
+    "ToolCompensationMiddleware",
+    "ToolUndoError",
     "Usage",
     "ValidationReport",
     "__version__",
+    "agent_step",
     "aresume_saga",
     "arun_saga",
     "asaga_status",
@@ -158,10 +198,14 @@ __all__ = [
     "check_paper",
     "choreography_status",
     "compare_routers",
+    "compensable",
+    "create_compensating_agent",
     "derive_choreography",
     "draw_choreography",
     "draw_saga_graph",
     "guard",
+    "idempotency_key",
+    "irreversible",
     "list_sagas",
     "load_paper",
     "make_chat_model",
@@ -174,6 +218,7 @@ __all__ = [
     "participant",
     "plot_saga_timeline",
     "plot_saga_timelines",
+    "read_only",
     "records_table",
     "recover_saga",
     "recover_sagas",

@@ -27,6 +27,7 @@ from langgraph.errors import GraphBubbleUp
 from sagagraph.agents.execution import (
     Outcome,
     checked_result,
+    collecting_events,
     injected_failure,
     record_compensate_error,
     record_compensate_ok,
@@ -132,9 +133,10 @@ async def aexecute_step(
             if inject_failure:
                 raise injected_failure(step)
             async with waiting_for_io():
-                returned = await await_with_timeout(
-                    partial(_execute_once, step, attempt_ctx), step.timeout, what
-                )
+                with collecting_events(outcome.events):
+                    returned = await await_with_timeout(
+                        partial(_execute_once, step, attempt_ctx), step.timeout, what
+                    )
             result = checked_result(step, returned)
         except GraphBubbleUp:
             raise  # interrupt() inside a step: LangGraph's control flow, not a failure
@@ -167,11 +169,12 @@ async def acompensate_step(
         outcome.attempts = attempt
         try:
             async with waiting_for_io():
-                await await_with_timeout(
-                    partial(_compensate_once, step, with_attempt(ctx, attempt), result),
-                    step.compensation_timeout,
-                    f"compensation of step {step.name!r}",
-                )
+                with collecting_events(outcome.events):
+                    await await_with_timeout(
+                        partial(_compensate_once, step, with_attempt(ctx, attempt), result),
+                        step.compensation_timeout,
+                        f"compensation of step {step.name!r}",
+                    )
         except GraphBubbleUp:
             raise
         except Exception as error:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -68,6 +69,38 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> 
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
+
+
+_step_events: contextvars.ContextVar[list[Event] | None] = contextvars.ContextVar(
+    "sagagraph_step_events", default=None
+)
+
+
+@contextmanager
+def collecting_events(events: list[Event]) -> Iterator[None]:
+    """Let the participant running now add events to its step's trail (see :func:`emit_event`).
+
+    The list is shared by reference with the copies of the context that timeouts and thread
+    pools run the participant in, so events land in ``events`` whichever thread emits them.
+    """
+    token = _step_events.set(events)
+    try:
+        yield
+    finally:
+        _step_events.reset(token)
+
+
+def emit_event(event: Event) -> bool:
+    """Append ``event`` to the trail of the step whose execute or compensate is running.
+
+    For what happens inside a step (an agent's tool calls and their undos). False, and nothing
+    recorded, outside a step run by the engine (an agent used on its own).
+    """
+    events = _step_events.get()
+    if events is None:
+        return False
+    events.append(event)
+    return True
 
 
 def with_attempt(ctx: StepContext, attempt: int) -> StepContext:
@@ -183,9 +216,10 @@ def execute_step(
         try:
             if inject_failure:
                 raise injected_failure(step)
-            returned = call_with_timeout(
-                partial(step.participant.execute, attempt_ctx), step.timeout, what
-            )
+            with collecting_events(outcome.events):
+                returned = call_with_timeout(
+                    partial(step.participant.execute, attempt_ctx), step.timeout, what
+                )
             result = checked_result(step, returned)
         except GraphBubbleUp:
             # interrupt() or Command(graph=PARENT) inside a step: LangGraph's control flow,
@@ -219,11 +253,12 @@ def compensate_step(
         outcome.attempts = attempt
         attempt_ctx = with_attempt(ctx, attempt)
         try:
-            call_with_timeout(
-                partial(step.participant.compensate, attempt_ctx, result),
-                step.compensation_timeout,
-                f"compensation of step {step.name!r}",
-            )
+            with collecting_events(outcome.events):
+                call_with_timeout(
+                    partial(step.participant.compensate, attempt_ctx, result),
+                    step.compensation_timeout,
+                    f"compensation of step {step.name!r}",
+                )
         except GraphBubbleUp:
             raise
         except Exception as error:
