@@ -61,7 +61,10 @@ class SwarmResponder:
 def chat_model(server: ScriptedOpenAIServer) -> ChatOpenAI:
     """The real client, pointed at the scripted server."""
     return ChatOpenAI(
-        model="gpt-test", base_url=server.base_url, api_key="sk-test", max_retries=0  # type: ignore[arg-type]
+        model="gpt-test",
+        base_url=server.base_url,
+        api_key="sk-test",
+        max_retries=0,  # type: ignore[arg-type]
     )
 
 

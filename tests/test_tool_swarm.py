@@ -78,7 +78,9 @@ def test_a_model_that_retries_a_failed_tool_call_triggers_no_undo(
     server: ScriptedOpenAIServer, responder: SwarmResponder, tmp_path: Path
 ) -> None:
     # The first hotel answers FULL (a tool error the model sees), the model asks the next one.
-    view, *_ = run_trip(tmp_path, f"sqlite:///{tmp_path / 's.sqlite'}", server, ADA, "deterministic")
+    view, *_ = run_trip(
+        tmp_path, f"sqlite:///{tmp_path / 's.sqlite'}", server, ADA, "deterministic"
+    )
 
     assert view["status"] == "completed"
     assert responder.agent_requests.count("hotel agent") == 3  # call, retry, answer
@@ -114,7 +116,7 @@ def test_insufficient_funds_undoes_every_call_newest_first_across_agents(
 def test_a_late_booking_that_lands_after_its_undo_is_refused(
     server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
-    view, before, after, stores = run_trip(
+    view, before, _, stores = run_trip(
         tmp_path, f"sqlite:///{tmp_path / 's.sqlite'}", server, BOB, "deterministic"
     )
     assert view["status"] == "rolled_back"
