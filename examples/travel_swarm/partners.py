@@ -21,13 +21,20 @@ HOTELS = ("harbour-view", "old-town")
 
 
 def open_partners(folder: Path) -> TravelStores:
-    """The partners under ``folder``: one flight, a full hotel and a free one, two wallets."""
+    """The partners under ``folder``: one flight, a full hotel and a free one, two wallets.
+
+    Seeded once: opening them again (another process, after a crash) keeps what they hold.
+    """
     stores = TravelStores.open(folder)
-    stores.airline.add_flight(FLIGHT, seats=120, price_cents=42_000)
-    stores.hotel.add_hotel(HOTELS[0], rooms=0, nightly_cents=12_000)
-    stores.hotel.add_hotel(HOTELS[1], rooms=12, nightly_cents=9_500)
-    stores.wallet.open_account("ada", balance_cents=150_000)
-    stores.wallet.open_account("bob", balance_cents=30_000)
+    seed = [
+        (stores.airline, "flights", [(FLIGHT, 120, 42_000)]),
+        (stores.hotel, "hotels", [(HOTELS[0], 0, 12_000), (HOTELS[1], 12, 9_500)]),
+        (stores.wallet, "accounts", [("ada", 150_000), ("bob", 30_000)]),
+    ]
+    for store, table, rows in seed:
+        with store.transaction() as conn:
+            marks = ", ".join("?" * len(rows[0]))
+            conn.executemany(f"INSERT OR IGNORE INTO {table} VALUES ({marks})", rows)
     return stores
 
 
