@@ -29,6 +29,7 @@ EXPECTED = [
     "03_routing.ipynb",
     "04_crash_and_recovery.ipynb",
     "05_your_own_saga.ipynb",
+    "06_agents_with_tools.ipynb",
 ]
 
 
