@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from examples.travel_swarm.partners import TravelStores, open_partners
 from examples.travel_swarm.script import ROUTER_PREFIX, decide, route
@@ -61,10 +62,7 @@ class SwarmResponder:
 def chat_model(server: ScriptedOpenAIServer) -> ChatOpenAI:
     """The real client, pointed at the scripted server."""
     return ChatOpenAI(
-        model="gpt-test",
-        base_url=server.base_url,
-        api_key="sk-test",
-        max_retries=0,  # type: ignore[arg-type]
+        model="gpt-test", base_url=server.base_url, api_key=SecretStr("sk-test"), max_retries=0
     )
 
 

@@ -90,9 +90,9 @@ def undos(stores: TravelStores) -> list[str]:
 
         return call
 
-    stores.airline.cancel = recording(stores.airline.cancel)  # type: ignore[method-assign]
-    stores.hotel.cancel = recording(stores.hotel.cancel)  # type: ignore[method-assign]
-    stores.wallet.refund = recording(stores.wallet.refund)  # type: ignore[method-assign]
+    stores.airline.cancel = recording(stores.airline.cancel)  # type: ignore[method-assign,assignment]
+    stores.hotel.cancel = recording(stores.hotel.cancel)  # type: ignore[method-assign,assignment]
+    stores.wallet.refund = recording(stores.wallet.refund)  # type: ignore[method-assign,assignment]
     return journal
 
 

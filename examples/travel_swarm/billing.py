@@ -9,8 +9,7 @@ from langchain_core.tools import BaseTool, tool
 
 from examples.travel_booking.stores import Wallet
 from examples.travel_swarm.partners import InsufficientFunds, saga_of
-from sagagraph import Step, StepContext, agent_step, compensable, idempotency_key
-from sagagraph.tools import ToolCall
+from sagagraph import Step, StepContext, ToolCall, agent_step, compensable, idempotency_key
 
 NAME = "billing"
 SYSTEM_PROMPT = (

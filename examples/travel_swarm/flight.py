@@ -9,8 +9,15 @@ from langchain_core.tools import BaseTool, tool
 
 from examples.travel_booking.stores import Airline
 from examples.travel_swarm.partners import saga_of
-from sagagraph import Step, StepContext, agent_step, compensable, idempotency_key, read_only
-from sagagraph.tools import ToolCall
+from sagagraph import (
+    Step,
+    StepContext,
+    ToolCall,
+    agent_step,
+    compensable,
+    idempotency_key,
+    read_only,
+)
 
 NAME = "flight"
 SYSTEM_PROMPT = (

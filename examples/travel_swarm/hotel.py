@@ -9,8 +9,7 @@ from langchain_core.tools import BaseTool, ToolException, tool
 
 from examples.travel_booking.stores import Hotel
 from examples.travel_swarm.partners import HOTELS, SoldOut, saga_of
-from sagagraph import Step, StepContext, agent_step, compensable, idempotency_key
-from sagagraph.tools import ToolCall
+from sagagraph import Step, StepContext, ToolCall, agent_step, compensable, idempotency_key
 
 NAME = "hotel"
 SYSTEM_PROMPT = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from examples.shared import SqliteStore
 from examples.travel_booking.stores import InsufficientFunds, SoldOut, TravelStores
 
 __all__ = ["FLIGHT", "HOTELS", "InsufficientFunds", "SoldOut", "TravelStores", "open_partners"]
@@ -26,7 +27,7 @@ def open_partners(folder: Path) -> TravelStores:
     Seeded once: opening them again (another process, after a crash) keeps what they hold.
     """
     stores = TravelStores.open(folder)
-    seed = [
+    seed: list[tuple[SqliteStore, str, list[tuple[str | int, ...]]]] = [
         (stores.airline, "flights", [(FLIGHT, 120, 42_000)]),
         (stores.hotel, "hotels", [(HOTELS[0], 0, 12_000), (HOTELS[1], 12, 9_500)]),
         (stores.wallet, "accounts", [("ada", 150_000), ("bob", 30_000)]),

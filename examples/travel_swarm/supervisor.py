@@ -7,7 +7,7 @@ defined or not allowed now.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import StateGraph
@@ -17,7 +17,6 @@ from examples.travel_swarm.flight import flight_agent
 from examples.travel_swarm.hotel import hotel_agent
 from examples.travel_swarm.partners import TravelStores
 from sagagraph import RouterOptions, SagaDefinition, build_saga_graph
-from sagagraph.graph.builder import RouterKind
 
 
 def swarm_saga(stores: TravelStores, model: BaseChatModel) -> SagaDefinition:
@@ -32,7 +31,7 @@ def swarm_saga(stores: TravelStores, model: BaseChatModel) -> SagaDefinition:
 def swarm_graph(
     stores: TravelStores,
     model: BaseChatModel,
-    router: RouterKind = "deterministic",
+    router: Literal["deterministic", "llm"] = "deterministic",
     router_options: RouterOptions | None = None,
 ) -> StateGraph[Any, None, Any, Any]:
     """The uncompiled supervisor graph; ``router="llm"`` asks ``model`` for each next step."""
