@@ -26,10 +26,22 @@ compensating -> compensation_failed (needs an operator) -> resolved_by_operator.
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """Statuses after which nothing more happens to a saga."""
 
-Action = Literal["execute", "compensate", "route", "finish", "resolve", "escalate"]
-"""What an event records: a step's execute or compensate, a routing decision, the end."""
+Action = Literal[
+    "execute", "compensate", "route", "finish", "resolve", "escalate", "tool_call", "tool_undo"
+]
+"""What an event records: a step's execute or compensate, a routing decision, the end, an
+agent step's tool call or the undo of one."""
 Outcome = Literal[
-    "ok", "error", "retry", "halted", "rejected", "skipped", "timeout", "waiting", "rollback"
+    "ok",
+    "error",
+    "retry",
+    "halted",
+    "rejected",
+    "skipped",
+    "timeout",
+    "waiting",
+    "rollback",
+    "irreversible",
 ]
 """How it went."""
 
