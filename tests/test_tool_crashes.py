@@ -194,7 +194,17 @@ def test_a_swarm_killed_while_undoing_finishes_its_rollback(
     assert_forward_calls_not_repeated(entries, crashed_key(boundary, sid))
     given_back = calls([e for e in entries if e["outcome"] == "gave_back"], *UNDO)
     assert given_back == {f"{sid}:flight:call-1": 1, f"{sid}:hotel:call-2": 1}
-    # The trail names each undo once, newest first, whatever the crash cut.
+    # The trail names each call once (a run cut short has its calls recorded by the
+    # compensation), and each undo once, newest first, whatever the crash cut.
+    made = [e["key"] for e in view["events"] if e["action"] == "tool_call"]
+    assert sorted(made) == sorted(
+        [
+            f"{sid}:flight:call-1",
+            f"{sid}:hotel:call-1",
+            f"{sid}:hotel:call-2",
+            f"{sid}:billing:call-1",
+        ]
+    )
     undone = [
         e["key"] for e in view["events"] if e["action"] == "tool_undo" and e["outcome"] == "ok"
     ]

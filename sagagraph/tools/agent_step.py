@@ -148,7 +148,15 @@ class AgentParticipant:
             log = merge_tool_calls(log, state.get("tool_calls") or [])
             messages = list(state.get("messages") or []) or messages
         lost = unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo())
-        done = _undone_keys(ctx)
+        called, done = _trail_keys(ctx)
+        # A run cut short by a crash left no tool_call events: record its calls now, so the
+        # trail names every call it undoes.
+        for call in [*log, *lost]:
+            if call["key"] not in called:
+                outcome = "error" if call["status"] == "failed" else "ok"
+                text = call["result"] if call["result"] is not None else "result lost in a crash"
+                detail = f"{call['tool']} {call['key']} -> {text}"[:300]
+                emit_event(tool_event(ctx.step, TOOL_CALL, outcome, call, detail))
         calls = [c for c in to_undo([*log, *lost]) if c["key"] not in done]
         report = undo_calls(
             calls, self._policies, step=ctx.step, retry=self.undo_retry, emit=emit_event
@@ -225,24 +233,26 @@ def _step_checkpoints(ctx: StepContext) -> list[Mapping[str, Any]]:
     return [values for _, values in sorted(latest.values(), key=lambda pair: pair[0])]
 
 
-def _undone_keys(ctx: StepContext) -> set[str]:
-    """Keys whose undo is already in the saga's checkpointed trail (an earlier attempt)."""
+def _trail_keys(ctx: StepContext) -> tuple[set[str], set[str]]:
+    """Keys with a ``tool_call`` event, and keys with a ``tool_undo ok`` event, in the saga's
+    checkpointed trail (an earlier attempt's undos are not run again)."""
     try:
         config = get_config()
     except RuntimeError:
-        return set()
+        return set(), set()
     saver = _checkpointer(config)
-    if saver is None:
-        return set()
-    root = saver.get_tuple({"configurable": {"thread_id": ctx.saga_id, "checkpoint_ns": ""}})
+    root = None
+    if saver is not None:
+        root = saver.get_tuple({"configurable": {"thread_id": ctx.saga_id, "checkpoint_ns": ""}})
     if root is None:
-        return set()
+        return set(), set()
     events = root.checkpoint["channel_values"].get("events") or []
-    return {
-        str(e["key"])
-        for e in events
-        if e.get("action") == TOOL_UNDO and e.get("outcome") == "ok" and e.get("key")
+    mine = [e for e in events if e.get("step") == ctx.step and e.get("key")]
+    called = {str(e["key"]) for e in mine if e.get("action") == TOOL_CALL}
+    undone = {
+        str(e["key"]) for e in mine if e.get("action") == TOOL_UNDO and e.get("outcome") == "ok"
     }
+    return called, undone
 
 
 def _text(message: AIMessage | None) -> str:
