@@ -47,6 +47,7 @@ from sagagraph.choreography import (
 from sagagraph.compare import RouterRun, compare_routers, render_comparison
 from sagagraph.compare_modes import ModeRun, compare_modes, render_mode_comparison
 from sagagraph.errors import (
+    AgentRunError,
     BusError,
     CompensatedKeyError,
     CompensationFailedError,
@@ -54,6 +55,7 @@ from sagagraph.errors import (
     InjectedFailure,
     InputError,
     InvalidSagaIdError,
+    IrreversibleToolError,
     MalformedModelOutput,
     ModelCallError,
     PaperLoadError,
@@ -62,6 +64,7 @@ from sagagraph.errors import (
     SagaNotFoundError,
     StepError,
     StepTimeoutError,
+    ToolUndoError,
 )
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
 from sagagraph.graph.builder import build_saga_graph
@@ -96,29 +99,48 @@ if TYPE_CHECKING:
     from sagagraph.agents.openai_engine import OpenAIEngine
     from sagagraph.graph.submit import SagaRequest, submit_saga, submit_sagas
     from sagagraph.graph.worker import WorkerTally, arun_worker, run_worker
+    from sagagraph.tools import (
+        AgentParticipant,
+        ToolCall,
+        ToolCompensationMiddleware,
+        agent_step,
+        compensable,
+        create_compensating_agent,
+        idempotency_key,
+        irreversible,
+        read_only,
+    )
 
 
-_WORK_QUEUE = {
+_LAZY = {
+    # langchain-openai takes about 0.5 s to import
+    "OpenAIEngine": "sagagraph.agents.openai_engine",
+    # the work queue needs aio-pika (the rabbitmq extra)
     "SagaRequest": "sagagraph.graph.submit",
     "submit_saga": "sagagraph.graph.submit",
     "submit_sagas": "sagagraph.graph.submit",
     "WorkerTally": "sagagraph.graph.worker",
     "arun_worker": "sagagraph.graph.worker",
     "run_worker": "sagagraph.graph.worker",
+    # tool-calling agents need langchain (the tools extra)
+    "AgentParticipant": "sagagraph.tools",
+    "ToolCall": "sagagraph.tools",
+    "ToolCompensationMiddleware": "sagagraph.tools",
+    "agent_step": "sagagraph.tools",
+    "compensable": "sagagraph.tools",
+    "create_compensating_agent": "sagagraph.tools",
+    "idempotency_key": "sagagraph.tools",
+    "irreversible": "sagagraph.tools",
+    "read_only": "sagagraph.tools",
 }
-"""The work queue needs aio-pika (the rabbitmq extra): imported on first use only."""
+"""Public names imported on first use only: their module pulls in an optional dependency."""
 
 
 def __getattr__(name: str) -> Any:
-    # The OpenAI engine pulls in langchain-openai (about 0.5 s): import it on first use only.
-    if name == "OpenAIEngine":
-        from sagagraph.agents.openai_engine import OpenAIEngine
-
-        return OpenAIEngine
-    if name in _WORK_QUEUE:
+    if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_WORK_QUEUE[name]), name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'sagagraph' has no attribute {name!r}")
 
 
@@ -129,6 +151,8 @@ __all__ = [
     "FINISH",
     "PAPER_STEPS",
     "Accepted",
+    "AgentParticipant",
+    "AgentRunError",
     "BoardEntry",
     "BoardState",
     "BusError",
@@ -142,6 +166,7 @@ __all__ = [
     "InjectedFailure",
     "InputError",
     "InvalidSagaIdError",
+    "IrreversibleToolError",
     "MalformedModelOutput",
     "ModeRun",
     "ModelCallError",
@@ -175,10 +200,14 @@ __all__ = [
     "StepResult",
     "StepTimeoutError",
     "Summary",
+    "ToolCall",
+    "ToolCompensationMiddleware",
+    "ToolUndoError",
     "Usage",
     "ValidationReport",
     "WorkerTally",
     "__version__",
+    "agent_step",
     "aresume_saga",
     "arun_saga",
     "arun_worker",
@@ -189,10 +218,14 @@ __all__ = [
     "choreography_status",
     "compare_modes",
     "compare_routers",
+    "compensable",
+    "create_compensating_agent",
     "derive_choreography",
     "draw_choreography",
     "draw_saga_graph",
     "guard",
+    "idempotency_key",
+    "irreversible",
     "list_sagas",
     "load_paper",
     "make_chat_model",
@@ -207,6 +240,7 @@ __all__ = [
     "plot_board",
     "plot_saga_timeline",
     "plot_saga_timelines",
+    "read_only",
     "records_table",
     "recover_saga",
     "recover_sagas",

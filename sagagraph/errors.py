@@ -106,3 +106,23 @@ def is_disk_full(error: BaseException) -> bool:
             return True  # SQLite before 3.11's error names; aiosqlite passes the same text
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+class ToolUndoError(CompensationFailedError):
+    """Undoing an agent's tool calls gave up: the message names every call left in effect."""
+
+    def __init__(self, message: str, not_undone: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.not_undone: list[str] = list(not_undone or [])
+        """Idempotency keys of the calls whose undo failed (or that cannot be undone)."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (str(self), self.not_undone))
+
+
+class IrreversibleToolError(ToolUndoError):
+    """A tool declared irreversible ran: its effect stays, so the rollback needs an operator."""
+
+
+class AgentRunError(StepError):
+    """An agent run failed; its tool calls were undone (the message says the first failure)."""

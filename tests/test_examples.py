@@ -320,6 +320,19 @@ def test_food_run_prints_both_orders(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "compensated, in this order: make_payment, reserve_inventory, create_order" in second
 
 
+@pytest.mark.parametrize("router", ["deterministic", "llm"])
+def test_travel_swarm_run_books_one_trip_and_undoes_the_other_tool_by_tool(
+    router: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from examples.travel_swarm import run as swarm_run
+
+    assert swarm_run.main(tmp_path, router=router) == 0
+    printed = capsys.readouterr().out
+    assert "compensated, in this order: billing, hotel, flight" in printed
+    assert "partners as they began: True" in printed
+    assert "late booking refused" in printed
+
+
 def test_travel_run_leaves_nothing_behind_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -329,7 +342,14 @@ def test_travel_run_leaves_nothing_behind_by_default(
 
 
 @pytest.mark.parametrize(
-    "source", sorted([*EXAMPLES.glob("travel_booking/*.py"), *EXAMPLES.glob("food_order/*.py")])
+    "source",
+    sorted(
+        [
+            *EXAMPLES.glob("travel_booking/*.py"),
+            *EXAMPLES.glob("food_order/*.py"),
+            *EXAMPLES.glob("travel_swarm/*.py"),
+        ]
+    ),
 )
 def test_examples_use_only_the_public_api(source: Path) -> None:
     tree = ast.parse(source.read_text(), filename=str(source))

@@ -29,6 +29,7 @@ EXPECTED = [
     "03_routing.ipynb",
     "04_crash_and_recovery.ipynb",
     "05_your_own_saga.ipynb",
+    "06_agents_with_tools.ipynb",
     "07_three_patterns.ipynb",
 ]
 
@@ -219,3 +220,33 @@ def test_drawing_without_matplotlib_says_which_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import now fails
     with pytest.raises(ConfigurationError, match=r"sagagraph\[notebooks\]"):
         plot_saga_timeline([])
+
+
+def test_timeline_draws_tool_calls_inside_their_step(pyplot: Any) -> None:
+    from sagagraph.agents.view import make_event
+    from sagagraph.plotting import plot_saga_timeline
+
+    def tool_event(step: str, action: str, tool: str, outcome: str = "ok") -> Any:
+        return {**make_event(step, action, outcome), "tool": tool, "key": f"s1:{step}:call-1"}
+
+    events = [
+        tool_event("flight", "tool_call", "book_flight"),
+        make_event("flight", "execute", "ok"),
+        tool_event("billing", "tool_call", "charge_wallet", "error"),
+        make_event("billing", "execute", "error"),
+        tool_event("flight", "tool_undo", "book_flight"),
+        make_event("flight", "compensate", "ok"),
+    ]
+    figure = plot_saga_timeline({"saga_id": "s1", "status": "rolled_back", "events": events})
+    ax = figure.axes[0]
+
+    assert len(ax.collections) == 6  # three step bars, three tool bars
+    assert {t.get_text() for t in ax.texts} == {"book_flight", "charge_wallet"}
+    tool_bar, execute_bar = ax.collections[0], ax.collections[1]  # drawn in event order
+    # The tool bar lies inside the flight's execute bar.
+    outer = execute_bar.get_paths()[0].get_extents()
+    inner = tool_bar.get_paths()[0].get_extents()
+    assert outer.x0 <= inner.x0 and inner.x1 <= outer.x1
+    assert outer.y0 <= inner.y0 and inner.y1 <= outer.y1
+    labels = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert {"tool call", "tool undo"} <= labels

@@ -29,6 +29,7 @@ from sagagraph.agents.execution import (
     Outcome,
     Tried,
     Wait,
+    collecting_events,
     compensate_attempts,
     execute_attempts,
 )
@@ -132,7 +133,8 @@ async def adrive(
                 continue
             try:
                 async with waiting_for_io():
-                    value = await await_with_timeout(partial(call, request.ctx), timeout, what)
+                    with collecting_events(request.events):
+                        value = await await_with_timeout(partial(call, request.ctx), timeout, what)
             except GraphBubbleUp:
                 raise  # interrupt() inside a step: LangGraph's control flow, not a failure
             except Exception as error:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -70,6 +71,38 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> 
     return box["value"]  # type: ignore[return-value]
 
 
+_step_events: contextvars.ContextVar[list[Event] | None] = contextvars.ContextVar(
+    "sagagraph_step_events", default=None
+)
+
+
+@contextmanager
+def collecting_events(events: list[Event]) -> Iterator[None]:
+    """Let the participant running now add events to its step's trail (see :func:`emit_event`).
+
+    The list is shared by reference with the copies of the context that timeouts and thread
+    pools run the participant in, so events land in ``events`` whichever thread emits them.
+    """
+    token = _step_events.set(events)
+    try:
+        yield
+    finally:
+        _step_events.reset(token)
+
+
+def emit_event(event: Event) -> bool:
+    """Append ``event`` to the trail of the step whose execute or compensate is running.
+
+    For what happens inside a step (an agent's tool calls and their undos). False, and nothing
+    recorded, outside a step run by the engine (an agent used on its own).
+    """
+    events = _step_events.get()
+    if events is None:
+        return False
+    events.append(event)
+    return True
+
+
 def with_attempt(ctx: StepContext, attempt: int) -> StepContext:
     """``ctx`` for attempt number ``attempt`` (the idempotency key stays the same)."""
     return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.services)
@@ -85,6 +118,8 @@ class Call:
     """The loop asks its driver to run one attempt with this context."""
 
     ctx: StepContext
+    events: list[Event]
+    """Where events the participant emits while it runs go (its step's trail)."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +184,7 @@ def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = Fal
         if inject_failure:
             tried = Tried(error=injected_failure(step))
         else:
-            sent = yield Call(with_attempt(ctx, attempt))
+            sent = yield Call(with_attempt(ctx, attempt), outcome.events)
             assert sent is not None, "a driver answers every Call"
             tried = sent
         done = _tried_result(step, tried)
@@ -188,7 +223,7 @@ def compensate_attempts(step: Step, ctx: StepContext, result: StepResult | None)
     policy = step.compensation_retry
     for attempt in range(1, policy.max_attempts + 1):
         outcome.attempts = attempt
-        tried = yield Call(with_attempt(ctx, attempt))
+        tried = yield Call(with_attempt(ctx, attempt), outcome.events)
         assert tried is not None, "a driver answers every Call"
         if tried.error is None:
             detail = UNFINISHED_COMPENSATED if result is None else ""
@@ -233,7 +268,8 @@ def drive(
                 request = loop.send(None)
                 continue
             try:
-                value = call_with_timeout(partial(call, request.ctx), timeout, what)
+                with collecting_events(request.events):
+                    value = call_with_timeout(partial(call, request.ctx), timeout, what)
             except GraphBubbleUp:
                 raise
             except Exception as error:

@@ -17,6 +17,7 @@ from sagagraph.errors import (
     ConfigurationError,
     InjectedFailure,
     InputError,
+    ToolUndoError,
 )
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -24,6 +25,7 @@ PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     InputError,
     CompensatedKeyError,
     InjectedFailure,
+    ToolUndoError,
 )
 """Errors a retry cannot fix."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from sagagraph.agents.protocol import Usage
 from sagagraph.redaction import redact
@@ -32,8 +32,11 @@ QUEUED: Status = "queued"
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """Statuses after which nothing more happens to a saga."""
 
-Action = Literal["execute", "compensate", "route", "finish", "resolve", "escalate"]
-"""What an event records: a step's execute or compensate, a routing decision, the end."""
+Action = Literal[
+    "execute", "compensate", "route", "finish", "resolve", "escalate", "tool_call", "tool_undo"
+]
+"""What an event records: a step's execute or compensate, a routing decision, the end, an
+agent step's tool call or the undo of one."""
 Outcome = Literal[
     "ok",
     "error",
@@ -45,6 +48,7 @@ Outcome = Literal[
     "waiting",
     "rollback",
     "dead_letter",
+    "irreversible",
 ]
 """How it went."""
 
@@ -63,6 +67,39 @@ class Event(TypedDict):
     outcome: str
     attempt: int
     detail: str
+    tool: NotRequired[str]
+    """The tool an agent step called or undid (``tool_call`` and ``tool_undo`` events)."""
+    key: NotRequired[str]
+    """That call's idempotency key (``saga_id:step:call-n``)."""
+
+
+TOOL_CALL = "tool_call"
+"""Event action of a tool call an agent step made (outcome ``ok`` or ``error``)."""
+TOOL_UNDO = "tool_undo"
+"""Event action of the undo of one tool call (``ok``, ``retry``, ``error``, ``irreversible``)."""
+
+
+def tools_by_step(events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each agent step's tool calls, in call order, with where each stands now.
+
+    ``status`` is ``forward`` (the call took effect), ``failed`` (the tool reported an error),
+    ``undone`` (its undo ran), or ``not_undone`` (its undo gave up or the tool is
+    irreversible). A call whose result was lost in a crash shows up once its undo ran.
+    """
+    steps: dict[str, dict[str, dict[str, Any]]] = {}
+    for event in events:
+        key = event.get("key")
+        if event["action"] not in (TOOL_CALL, TOOL_UNDO) or not key:
+            continue
+        calls = steps.setdefault(event["step"], {})
+        call = calls.setdefault(key, {"tool": event.get("tool"), "key": key, "status": "forward"})
+        if event["action"] == TOOL_CALL:
+            call["status"] = "forward" if event["outcome"] == "ok" else "failed"
+        elif event["outcome"] == "ok":
+            call["status"] = "undone"
+        elif event["outcome"] in ("error", "irreversible"):
+            call["status"] = "not_undone"
+    return {step: list(calls.values()) for step, calls in steps.items()}
 
 
 class FailureRecord(TypedDict):
@@ -154,4 +191,5 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "events": events,
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},
+        "tools": tools_by_step(events),
     } | ({"board": [dict(e) for e in values["board"]]} if "board" in values else {})

@@ -43,6 +43,8 @@ TIMELINE_COLOURS: dict[str, str] = {
     "escalate": "#8172b3",
     "resolve": "#55a868",
     "finish": "#222222",
+    "tool_call": "#1f3f66",
+    "tool_undo": "#8a4a0c",
 }
 """Colours of :func:`plot_saga_timeline`: bars by action, marks by what they flag."""
 

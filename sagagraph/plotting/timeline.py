@@ -61,6 +61,24 @@ def _spans(events: Sequence[Mapping[str, Any]], axis: TimelineAxis) -> list[tupl
     return [(s, max(w, floor)) for s, w in spans]
 
 
+_TOOL_OF = {"execute": "tool_call", "compensate": "tool_undo"}
+"""The tool events an execute or compensate bar encloses (an agent step's calls, undos)."""
+
+
+def _step_extent(events: Sequence[Mapping[str, Any]], i: int) -> int:
+    """Index of the first event of step ``i``'s execute or compensate: its tool events (they
+    are recorded just before it, on its row) are drawn inside its bar."""
+    tool = _TOOL_OF.get(str(events[i]["action"]))
+    first = i
+    while (
+        first > 0
+        and events[first - 1]["action"] == tool
+        and _row_of(events[first - 1]) == _row_of(events[i])
+    ):
+        first -= 1
+    return first
+
+
 def plot_saga_timeline(
     saga: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     *,
@@ -75,7 +93,9 @@ def plot_saga_timeline(
     orange one. Marks: a red cross for a failed or retried attempt and a rejected or failed
     route, a black diamond where a step halted the saga, a purple triangle where it waits for
     an operator, a green star for the operator's answer, a grey dot for an accepted route,
-    a black bar where the saga ended. ``x="order"`` gives each event one slot in recorded
+    a black bar where the saga ended. An agent step's tool calls (dark blue) and undos (dark
+    orange) are thin bars inside its execute or compensate bar, each named by its tool.
+    ``x="order"`` gives each event one slot in recorded
     order; ``x="time"`` places it on the clock (seconds since the first event; a bar then
     spans from the previous event to its own). The title defaults to the saga id and status.
     """
@@ -96,22 +116,39 @@ def plot_saga_timeline(
     def mark(at: float, row: str, marker: str, colour: str, size: float = 9) -> None:
         ax.plot([at], [level[row]], marker=marker, color=colour, markersize=size, zorder=4)
 
-    for event, (start, width) in zip(events, spans, strict=True):
+    for index, (event, (start, width)) in enumerate(zip(events, spans, strict=True)):
         row = _row_of(event)
         action, outcome = str(event["action"]), str(event["outcome"])
         middle = start + width / 2
         if action in ("execute", "compensate"):
+            first = _step_extent(events, index)
+            encloses = first < index
+            if encloses:  # the bar spans the step's tool events, drawn over it
+                width = start + width - spans[first][0]
+                start = spans[first][0]
+                middle = spans[index][0] + spans[index][1] / 2
             ax.broken_barh(
                 [(start, width)],
                 (level[row] - 0.32, 0.64),
                 facecolors=TIMELINE_COLOURS[action],
-                alpha=1.0 if outcome in ("ok", "halted") else 0.45,
+                alpha=(1.0 if outcome in ("ok", "halted") else 0.45) * (0.4 if encloses else 1),
                 zorder=3,
             )
             if outcome in ("error", "retry", "timeout"):
                 mark(middle, row, "X", TIMELINE_COLOURS["failed"])
             elif outcome == "halted":
                 mark(middle, row, "D", TIMELINE_COLOURS["halted"], 7)
+        elif action in ("tool_call", "tool_undo"):
+            ax.broken_barh(
+                [(start + width * 0.1, width * 0.8)],
+                (level[row] - 0.14, 0.28),
+                facecolors=TIMELINE_COLOURS[action],
+                zorder=4,
+            )
+            label = str(event.get("tool") or "tool")
+            ax.text(middle, level[row] + 0.2, label, ha="center", va="bottom", fontsize=6, zorder=5)
+            if outcome not in ("ok",):
+                mark(middle, row, "X", TIMELINE_COLOURS["failed"], 7)
         elif action == "route":
             if outcome == "ok":
                 mark(middle, row, "o", TIMELINE_COLOURS["route"], 5)
@@ -147,6 +184,9 @@ def plot_saga_timeline(
         Patch(color=TIMELINE_COLOURS["compensate"], label="compensate"),
     ]
     seen = {(str(e["action"]), str(e["outcome"])) for e in events}
+    for action, label in (("tool_call", "tool call"), ("tool_undo", "tool undo")):
+        if any(a == action for a, _ in seen):
+            handles.append(Patch(color=TIMELINE_COLOURS[action], label=label))
     if any(o in ("error", "retry", "timeout", "rejected") for _, o in seen):
         handles.append(marker("X", TIMELINE_COLOURS["failed"], "failed / retried / rejected"))
     if any(o == "halted" for _, o in seen):

@@ -1,0 +1,272 @@
+"""An LLM agent that calls tools, run as one saga step: :func:`agent_step`.
+
+The step's local transaction is a ``create_agent`` run. Its compensation undoes the calls the
+agent made, newest first, each under the step's compensation retry policy, then escalates like
+any compensation when one cannot be undone. Because the saga compensates committed steps in
+reverse order, a failed saga undoes every agent's calls in exact reverse chronological order.
+
+Where the log lives: the agent runs inside the step's node, so LangGraph stores the agent's
+state (messages and the ``tool_calls`` log) in the saga's own checkpointer, under the step's
+checkpoint namespace on the saga's thread, after each of the agent's supersteps. A process
+killed mid-run is recovered from there: resuming re-runs the step, whose agent carries on from
+its last checkpoint (finished calls are not made again); a rollback reads the log from there
+and also undoes, by its idempotency key, a call whose result was lost in the crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.errors import GraphBubbleUp
+
+from sagagraph.agents.execution import emit_event
+from sagagraph.agents.protocol import Retry, Step, StepContext, StepResult, Usage
+from sagagraph.agents.view import TOOL_CALL, TOOL_UNDO, describe_error
+from sagagraph.tools.declare import ToolPolicy, policies
+from sagagraph.tools.middleware import ToolCompensationMiddleware
+from sagagraph.tools.records import (
+    ToolCall,
+    merge_tool_calls,
+    to_undo,
+    tool_event,
+    unrecorded_calls,
+)
+from sagagraph.tools.undo import DEFAULT_UNDO_RETRY, undo_calls
+
+PromptFn = Callable[[StepContext], str]
+"""The task the agent gets, from the saga's input and the earlier steps' results."""
+
+
+@dataclass
+class AgentParticipant:
+    """A participant whose ``execute`` is a ``create_agent`` run with logged tool calls.
+
+    Build it with :func:`agent_step`, which also sets the step's policies.
+    """
+
+    name: str
+    """The step name; also the label in the calls' keys (``saga_id:step:call-n``)."""
+    model: BaseChatModel | str
+    """The chat model, or the name of the saga service that holds it."""
+    tools: Sequence[BaseTool]
+    """The agent's tools, each declared compensable, read-only or irreversible."""
+    prompt: PromptFn
+    """The task handed to the agent as its first message."""
+    system_prompt: str | None = None
+    """The agent's instructions."""
+    undo_retry: Retry = DEFAULT_UNDO_RETRY
+    """Retry policy of each undo (the step's compensation retry policy)."""
+    _agents: dict[int, Any] = field(default_factory=dict, repr=False)
+    _policies: dict[str, ToolPolicy] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._policies = policies(list(self.tools))
+
+    # -- the forward local transaction --------------------------------------------------
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        """Run the agent on the step's task; its calls' events go to the saga's trail."""
+        agent = self._agent(ctx)
+        try:
+            final = agent.invoke({"messages": [HumanMessage(self.prompt(ctx))]})
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            state = _checkpointed_state(agent)
+            if state is not None:
+                self._emit_calls(ctx, state, error)
+            raise
+        self._emit_calls(ctx, final)
+        messages: list[BaseMessage] = list(final.get("messages") or [])
+        answer = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        start = int(final.get("tool_run_start") or 0)
+        calls = [c for c in final.get("tool_calls") or [] if c["n"] > start]
+        return StepResult(
+            data={"answer": _text(answer), "tool_calls": calls},
+            usage=_usage(messages),
+        )
+
+    def _agent(self, ctx: StepContext) -> Any:
+        from langchain.agents import create_agent
+
+        model = ctx.service(self.model) if isinstance(self.model, str) else self.model
+        agent = self._agents.get(id(model))
+        if agent is None:
+            recorder = ToolCompensationMiddleware(self.name, rollback_on_failure=False)
+            agent = create_agent(
+                model,
+                list(self.tools),
+                system_prompt=self.system_prompt,
+                middleware=[recorder.bind_tools(self.tools)],
+                name=self.name,
+            )
+            self._agents[id(model)] = agent
+        return agent
+
+    def _emit_calls(
+        self, ctx: StepContext, state: Mapping[str, Any], error: BaseException | None = None
+    ) -> None:
+        # From the log, not as each call happens: calls made before a crash are then
+        # recorded once, when the resumed run ends.
+        start = int(state.get("tool_run_start") or 0)
+        for call in state.get("tool_calls") or []:
+            if call["n"] > start:
+                outcome = "ok" if call["status"] != "failed" else "error"
+                detail = f"{call['tool']} {call['key']} -> {call['result'] or ''}"[:300]
+                emit_event(tool_event(ctx.step, TOOL_CALL, outcome, call, detail))
+        if error is None:
+            return
+        # The calls of the tools node that raised: no record reached the log.
+        messages = list(state.get("messages") or [])
+        log = list(state.get("tool_calls") or [])
+        for call in unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo()):
+            detail = f"{call['tool']} {call['key']} -> {describe_error(error)}"[:300]
+            emit_event(tool_event(ctx.step, TOOL_CALL, "error", call, detail))
+
+    def _needs_undo(self) -> dict[str, bool]:
+        return {name: p.kind != "read_only" for name, p in self._policies.items()}
+
+    # -- the compensation -----------------------------------------------------------------
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        """Undo the agent's calls newest first; ToolUndoError naming what stays in effect.
+
+        The log comes from the committed result, and from the agent's checkpoints on the
+        saga's thread (a run that failed or crashed has no result). Calls already undone
+        (their ``tool_undo ok`` event is checkpointed) are skipped.
+        """
+        log: list[ToolCall] = list((result.data.get("tool_calls") or []) if result else [])
+        messages: list[BaseMessage] = []
+        for state in _step_checkpoints(ctx):
+            log = merge_tool_calls(log, state.get("tool_calls") or [])
+            messages = list(state.get("messages") or []) or messages
+        lost = unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo())
+        called, done = _trail_keys(ctx)
+        # A run cut short by a crash left no tool_call events: record its calls now, so the
+        # trail names every call it undoes.
+        for call in [*log, *lost]:
+            if call["key"] not in called:
+                outcome = "error" if call["status"] == "failed" else "ok"
+                text = call["result"] if call["result"] is not None else "result lost in a crash"
+                detail = f"{call['tool']} {call['key']} -> {text}"[:300]
+                emit_event(tool_event(ctx.step, TOOL_CALL, outcome, call, detail))
+        calls = [c for c in to_undo([*log, *lost]) if c["key"] not in done]
+        report = undo_calls(
+            calls, self._policies, step=ctx.step, retry=self.undo_retry, emit=emit_event
+        )
+        failure = report.error()
+        if failure is not None:
+            raise failure
+
+
+def agent_step(
+    name: str,
+    model: BaseChatModel | str,
+    tools: Sequence[BaseTool],
+    *,
+    prompt: PromptFn,
+    system_prompt: str | None = None,
+    undo_retry: Retry = DEFAULT_UNDO_RETRY,
+    timeout: float | None = None,
+    after: tuple[str, ...] | None = None,
+) -> Step:
+    """A saga step whose local transaction is a ``create_agent`` agent calling ``tools``.
+
+    ``model`` is a chat model, or the name of the saga service holding one. Every tool must be
+    declared (:func:`~sagagraph.tools.compensable`, ``read_only``, ``irreversible``).
+    ``undo_retry`` is the compensation retry policy, applied to each undo; an undo that still
+    fails (or an irreversible call) makes the compensation escalate to an operator. The agent
+    run is not retried as a whole: the model decides, within the run, how to handle a tool error.
+    """
+    participant = AgentParticipant(name, model, list(tools), prompt, system_prompt, undo_retry)
+    # The participant retries each undo itself (ToolUndoError is permanent for the engine):
+    # a retry of the whole compensation would undo again what was already undone.
+    return Step(
+        participant, retry=Retry(), compensation_retry=Retry(), timeout=timeout, after=after
+    )
+
+
+def _checkpointer(config: Mapping[str, Any]) -> Any:
+    return (config.get("configurable") or {}).get(CONFIG_KEY_CHECKPOINTER)
+
+
+def _checkpointed_state(agent: Any) -> Mapping[str, Any] | None:
+    """The agent's state as its last checkpoint holds it; None outside a checkpointed graph."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return None
+    if _checkpointer(config) is None:
+        return None
+    values: Mapping[str, Any] = agent.get_state(config).values
+    return values
+
+
+def _step_checkpoints(ctx: StepContext) -> list[Mapping[str, Any]]:
+    """The latest state of each run of this step's agent on the saga's thread, oldest first.
+
+    A step's agent runs under the namespace ``<step>:<task id>``; the task id is the same when
+    the step re-runs after a crash, so there is usually one.
+    """
+    try:
+        config = get_config()
+    except RuntimeError:
+        return []
+    saver = _checkpointer(config)
+    if saver is None:
+        return []
+    latest: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for item in saver.list({"configurable": {"thread_id": ctx.saga_id}}):
+        ns = str(item.config["configurable"].get("checkpoint_ns") or "")
+        if "|" in ns or ns.split(":", 1)[0] != ctx.step:
+            continue
+        checkpoint_id = str(item.checkpoint["id"])
+        if ns not in latest or checkpoint_id > latest[ns][0]:
+            latest[ns] = (checkpoint_id, item.checkpoint["channel_values"])
+    return [values for _, values in sorted(latest.values(), key=lambda pair: pair[0])]
+
+
+def _trail_keys(ctx: StepContext) -> tuple[set[str], set[str]]:
+    """Keys with a ``tool_call`` event, and keys with a ``tool_undo ok`` event, in the saga's
+    checkpointed trail (an earlier attempt's undos are not run again)."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return set(), set()
+    saver = _checkpointer(config)
+    root = None
+    if saver is not None:
+        root = saver.get_tuple({"configurable": {"thread_id": ctx.saga_id, "checkpoint_ns": ""}})
+    if root is None:
+        return set(), set()
+    events = root.checkpoint["channel_values"].get("events") or []
+    mine = [e for e in events if e.get("step") == ctx.step and e.get("key")]
+    called = {str(e["key"]) for e in mine if e.get("action") == TOOL_CALL}
+    undone = {
+        str(e["key"]) for e in mine if e.get("action") == TOOL_UNDO and e.get("outcome") == "ok"
+    }
+    return called, undone
+
+
+def _text(message: AIMessage | None) -> str:
+    if message is None:
+        return ""
+    content = message.content
+    return content if isinstance(content, str) else str(content)
+
+
+def _usage(messages: Sequence[BaseMessage]) -> Usage:
+    tokens: Usage = {"input_tokens": 0, "output_tokens": 0}
+    for message in messages:
+        meta = getattr(message, "usage_metadata", None)
+        if isinstance(message, AIMessage) and meta:
+            tokens["input_tokens"] += int(meta.get("input_tokens", 0))
+            tokens["output_tokens"] += int(meta.get("output_tokens", 0))
+    return tokens

@@ -1,0 +1,173 @@
+"""Declaring what a tool's effect is: compensable (with its undo), read-only, or irreversible.
+
+Every tool an agent may call under sagagraph says so explicitly, because the rollback depends on
+it: a compensable call is undone by its ``undo``, a read-only call needs nothing, and an
+irreversible call that ran makes the rollback escalate to an operator instead of pretending.
+
+The declaration rides on the LangChain tool itself (in its ``metadata``), so the same tool
+object goes to ``create_agent`` and to sagagraph:
+
+    @compensable(undo=cancel_flight)
+    @tool
+    def book_flight(flight: str, traveller: str) -> str:
+        return airline.book(idempotency_key(), flight, traveller)
+
+The forward call and its undo see the same idempotency key (``saga_id:step:call-n``), so a
+forward call repeated after a crash is deduplicated by the partner, and an undo finds exactly
+what its call wrote, even when the call's result was lost.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, overload
+
+from langchain_core.tools import BaseTool
+from langchain_core.tools import tool as as_tool
+
+from sagagraph.errors import ConfigurationError
+from sagagraph.tools.records import ToolCall
+
+ToolKind = Literal["compensable", "read_only", "irreversible"]
+"""What a tool's effect is, for the rollback."""
+
+UndoFn = Callable[[ToolCall], object]
+"""Undoes one recorded call; must be idempotent (an undo may run again after a crash)."""
+
+_METADATA_KEY = "sagagraph_tool"
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """How sagagraph treats one tool's calls."""
+
+    kind: ToolKind
+    """``compensable``, ``read_only`` or ``irreversible``."""
+    undo: UndoFn | None = None
+    """The compensating action of a compensable tool, called with the call's record."""
+
+
+def _tool_of(tool: BaseTool | Callable[..., Any]) -> BaseTool:
+    if isinstance(tool, BaseTool):
+        return tool
+    if callable(tool):
+        converted = as_tool(tool)
+        assert isinstance(converted, BaseTool)
+        return converted
+    raise ConfigurationError(f"expected a LangChain tool or a function, got {type(tool).__name__}")
+
+
+def _declare(tool: BaseTool | Callable[..., Any], policy: ToolPolicy) -> BaseTool:
+    declared = _tool_of(tool)
+    existing = policy_of(declared)
+    if existing is not None and existing != policy:
+        raise ConfigurationError(
+            f"tool {declared.name!r} is already declared {existing.kind}; declare it once"
+        )
+    # A copy, so that declaring does not change a tool object someone else holds.
+    copy = declared.model_copy()
+    copy.metadata = {**(declared.metadata or {}), _METADATA_KEY: policy}
+    return copy
+
+
+@overload
+def compensable(tool: BaseTool | Callable[..., Any], *, undo: UndoFn) -> BaseTool: ...
+
+
+@overload
+def compensable(
+    tool: None = None, *, undo: UndoFn
+) -> Callable[[BaseTool | Callable[..., Any]], BaseTool]: ...
+
+
+def compensable(
+    tool: BaseTool | Callable[..., Any] | None = None, *, undo: UndoFn
+) -> BaseTool | Callable[[BaseTool | Callable[..., Any]], BaseTool]:
+    """Declare ``tool`` compensable: each successful call is logged and undone by ``undo``.
+
+    Use it as a function (``compensable(book_flight, undo=cancel_flight)``) or as a decorator
+    over ``@tool`` or a plain function (``@compensable(undo=cancel_flight)``). ``undo`` gets the
+    call's :class:`~sagagraph.tools.records.ToolCall` (tool, args, result, idempotency key) and
+    must be idempotent: after a crash it may run again, and it may run for a call whose result
+    was lost (``result`` is None), where it undoes whatever the key shows was written.
+    """
+    if not callable(undo):
+        raise ConfigurationError("compensable: undo must be a function of the call's record")
+    policy = ToolPolicy("compensable", undo)
+    if tool is None:
+        return lambda t: _declare(t, policy)
+    return _declare(tool, policy)
+
+
+def read_only(tool: BaseTool | Callable[..., Any]) -> BaseTool:
+    """Declare ``tool`` read-only: it changes nothing, so its calls need no undo."""
+    return _declare(tool, ToolPolicy("read_only"))
+
+
+def irreversible(tool: BaseTool | Callable[..., Any]) -> BaseTool:
+    """Declare ``tool`` irreversible: once it ran, a rollback escalates to an operator.
+
+    Its calls are logged like compensable ones; a rollback undoes every other call and then
+    raises :class:`~sagagraph.errors.IrreversibleToolError` naming what stays in effect.
+    """
+    return _declare(tool, ToolPolicy("irreversible"))
+
+
+def policy_of(tool: BaseTool) -> ToolPolicy | None:
+    """The declaration of ``tool``; None when it was never declared."""
+    policy = (tool.metadata or {}).get(_METADATA_KEY)
+    return policy if isinstance(policy, ToolPolicy) else None
+
+
+def require_policy(tool: BaseTool) -> ToolPolicy:
+    """The declaration of ``tool``; ConfigurationError naming the tool when there is none."""
+    policy = policy_of(tool)
+    if policy is None:
+        raise ConfigurationError(
+            f"tool {tool.name!r} is not declared: wrap it with compensable(tool, undo=...), "
+            "read_only(tool) or irreversible(tool)"
+        )
+    return policy
+
+
+def policies(tools: list[BaseTool]) -> dict[str, ToolPolicy]:
+    """Declarations by tool name; ConfigurationError for an undeclared or duplicate tool."""
+    found: dict[str, ToolPolicy] = {}
+    for tool in tools:
+        if tool.name in found:
+            raise ConfigurationError(f"two tools are named {tool.name!r}")
+        found[tool.name] = require_policy(tool)
+    return found
+
+
+_current_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "sagagraph_tool_call_key", default=None
+)
+
+
+@contextmanager
+def calling_with_key(key: str) -> Iterator[None]:
+    """Make ``key`` the answer of :func:`idempotency_key` while one tool call runs."""
+    token = _current_key.set(key)
+    try:
+        yield
+    finally:
+        _current_key.reset(token)
+
+
+def idempotency_key() -> str:
+    """The idempotency key of the tool call running now (``saga_id:step:call-n``).
+
+    Call it inside a compensable tool and hand it to the partner API, which deduplicates by
+    it; the undo sees the same key in its record. ConfigurationError outside a call that
+    sagagraph's middleware runs.
+    """
+    key = _current_key.get()
+    if key is None:
+        raise ConfigurationError(
+            "idempotency_key(): no tool call is running under ToolCompensationMiddleware"
+        )
+    return key
