@@ -7,25 +7,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from sagagraph.agents.engine import PaperEngine
-from sagagraph.agents.ids import new_saga_id, validate_saga_id
 from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper, PaperTooShortError, Section, check_paper, load_paper
 from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
-from sagagraph.agents.protocol import (
-    Participant,
-    Retry,
-    SagaDefinition,
-    Step,
-    StepContext,
-    StepResult,
-    Usage,
-    participant,
-)
 from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
 from sagagraph.agents.store import OutputStore
-from sagagraph.agents.view import Event, Status, saga_view
 from sagagraph.blackboard.board import BoardEntry, BoardState
 from sagagraph.blackboard.builder import build_blackboard_graph, paper_blackboard_graph
 from sagagraph.blackboard.refinement import Refinement
@@ -69,7 +57,6 @@ from sagagraph.errors import (
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.compensation import CompensationMode
-from sagagraph.graph.guard import FINISH, Accepted, Rejected, guard
 from sagagraph.graph.llm_router import RouterOptions
 from sagagraph.graph.runner import (
     list_sagas,
@@ -92,6 +79,19 @@ from sagagraph.plotting import (
     plot_saga_timelines,
     records_table,
 )
+from sagagraph.saga.guard import FINISH, Accepted, Rejected, guard
+from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.protocol import (
+    Participant,
+    Retry,
+    SagaDefinition,
+    Step,
+    StepContext,
+    StepResult,
+    Usage,
+    participant,
+)
+from sagagraph.saga.view import Event, Status, saga_view
 
 __version__ = "0.1.0"
 

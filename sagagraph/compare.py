@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from sagagraph.agents.ids import new_saga_id
-from sagagraph.agents.protocol import SagaDefinition, Usage
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import RouterKind, build_saga_graph
 from sagagraph.graph.llm_router import SUPERVISOR, RouterOptions
 from sagagraph.graph.runner import run_saga, saga_config
+from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

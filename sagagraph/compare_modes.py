@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from sagagraph.agents.ids import new_saga_id
-from sagagraph.agents.protocol import SagaDefinition, Usage
 from sagagraph.blackboard.board import MODE as BLACKBOARD
 from sagagraph.compare import _paper_definition, _steps_run, _tokens, output_digest
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import run_saga
+from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:
     from sagagraph.config import Settings

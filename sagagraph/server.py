@@ -40,11 +40,11 @@ from sagagraph.agents.models import make_engine
 from sagagraph.agents.paper import check_paper
 from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.agents.protocol import SagaDefinition
 from sagagraph.config import DEFAULT_OUTPUTS
 from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.protocol import SagaDefinition
 
 
 class RunRefused(ValueError):

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from sagagraph.choreography.bus import EventBus, open_bus
+from sagagraph.choreography.bus import EventBus
+from sagagraph.choreography.buses import open_bus
 from tests.services import require_rabbitmq
 
 BACKENDS = ["memory", "sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]

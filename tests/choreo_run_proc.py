@@ -24,7 +24,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sagagraph.choreography.bus import Consumer, EventBus, open_bus
+from sagagraph.choreography.bus import Consumer, EventBus
+from sagagraph.choreography.buses import open_bus
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.runner import run_choreographed_saga
 from tests.choreo_saga import CRASH_ENV, file_saga

@@ -23,10 +23,10 @@ from sagagraph import (
     run_saga,
     saga_config,
 )
-from sagagraph.agents.execution import UNFINISHED_COMPENSATED
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.graph.async_runner import aresume_saga, arun_saga
+from sagagraph.saga.execution import UNFINISHED_COMPENSATED
 from tests.toy_saga import Crash, Journal, Plan, SimulatedCrash, toy_saga
 
 T = TypeVar("T")

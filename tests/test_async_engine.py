@@ -31,11 +31,11 @@ from sagagraph import (
     run_saga,
     saga_status,
 )
-from sagagraph.agents.async_execution import acompensate_step, aexecute_step
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.group_commit import GroupCommitSqliteSaver
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
+from sagagraph.saga.async_execution import acompensate_step, aexecute_step
 from tests.toy_saga import Crash, Journal, Plan, SimulatedCrash, toy_saga
 
 T = TypeVar("T")

@@ -13,9 +13,9 @@ import pytest
 
 from sagagraph import build_saga_graph, open_checkpointer, resume_saga
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
-from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.errors import SagaBusyError
 from sagagraph.graph.async_runner import aresume_saga
+from sagagraph.graph.leases import saga_lease
 from tests.toy_saga import HOLDING, Journal, toy_saga
 
 REPO = Path(__file__).resolve().parents[1]

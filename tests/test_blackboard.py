@@ -17,7 +17,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from sagagraph.agents.paper import load_paper
 from sagagraph.agents.paper_agents import REVIEW_FILE
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
-from sagagraph.agents.protocol import SagaDefinition, StepContext, StepResult
 from sagagraph.blackboard.board import BoardEntry, add_entries, entry, is_live, withdrawals
 from sagagraph.blackboard.builder import build_blackboard_graph, paper_blackboard_graph
 from sagagraph.blackboard.refinement import (
@@ -31,6 +30,7 @@ from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.runner import run_saga
+from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
 from tests.openai_server import Reply, ScriptedOpenAIServer, structured
 from tests.test_llm_router import ScriptedRouter, chat_model
 from tests.test_openai_engine import (

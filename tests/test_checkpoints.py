@@ -21,7 +21,7 @@ from sagagraph import (
     unfinished_sagas,
 )
 from sagagraph.checkpoints.factory import redact_url
-from sagagraph.checkpoints.recovery import saga_ids
+from sagagraph.graph.recovery import saga_ids
 from tests.toy_saga import Crash, Journal, Plan, SimulatedCrash, saga_app, toy_saga
 
 

@@ -15,7 +15,6 @@ import pytest
 
 from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.agents.protocol import SagaDefinition
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.compare import compare_routers, disagreements, output_digest, render_comparison
 from sagagraph.config import Settings
@@ -23,6 +22,7 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.llm_router import RouterOptions
 from sagagraph.graph.runner import saga_status
+from sagagraph.saga.protocol import SagaDefinition
 from tests.openai_server import Reply, ScriptedOpenAIServer, request_text, structured
 from tests.test_llm_router import (
     STEPS,

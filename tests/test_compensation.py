@@ -18,9 +18,9 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
-from sagagraph.agents.view import make_event
 from sagagraph.graph.compensation import pending_compensations
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.view import make_event
 from tests.toy_saga import (
     Crash,
     Journal,

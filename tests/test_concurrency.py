@@ -40,8 +40,8 @@ from sagagraph import (
     saga_status,
 )
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
-from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.errors import SagaBusyError
+from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import recover_saga
 from tests.services import fresh_postgres_database
 from tests.toy_saga import HOLDING, Journal, Plan, saga_app, step_names, toy_saga

@@ -18,7 +18,6 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from sagagraph.agents.protocol import SagaDefinition, Step, StepContext, StepResult, participant
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import ConfigurationError, StepError
 from sagagraph.graph.builder import build_saga_graph
@@ -29,6 +28,7 @@ from sagagraph.graph.llm_router import (
     read_reply,
 )
 from sagagraph.graph.runner import run_saga, saga_config
+from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult, participant
 from tests.openai_server import Reply, ScriptedOpenAIServer, request_text, structured, wants_schema
 
 STEPS = ("validator", "reviewer", "summarizer")

@@ -151,8 +151,8 @@ def test_records_table_as_text_and_html() -> None:
 
 
 def test_timeline_draws_one_bar_per_execute_and_compensate(pyplot: Any) -> None:
-    from sagagraph.agents.view import make_event
     from sagagraph.plotting import plot_saga_timeline
+    from sagagraph.saga.view import make_event
 
     events = [
         make_event("a", "execute", "ok"),
@@ -223,8 +223,8 @@ def test_drawing_without_matplotlib_says_which_extra(monkeypatch: pytest.MonkeyP
 
 
 def test_timeline_draws_tool_calls_inside_their_step(pyplot: Any) -> None:
-    from sagagraph.agents.view import make_event
     from sagagraph.plotting import plot_saga_timeline
+    from sagagraph.saga.view import make_event
 
     def tool_event(step: str, action: str, tool: str, outcome: str = "ok") -> Any:
         return {**make_event(step, action, outcome), "tool": tool, "key": f"s1:{step}:call-1"}

@@ -18,13 +18,13 @@ from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
-from sagagraph.agents.protocol import SagaDefinition, Usage
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import CompensatedKeyError, ConfigurationError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import run_saga
+from sagagraph.saga.protocol import SagaDefinition, Usage
 from tests.test_paper_loading import make_bad_file
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "papers"

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from sagagraph import SagaDefinition, Step, build_saga_graph, resume_saga, run_saga
-from sagagraph.agents.ids import new_saga_id
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.choreography.topology import derive_choreography
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.runner import saga_config
+from sagagraph.saga.ids import new_saga_id
 from tests.test_paper_saga import COMPLETE, paper_app, visible_files
 from tests.toy_saga import (
     FAST_RETRY,

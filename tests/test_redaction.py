@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sagagraph.agents.paper_loader import resolve_pdf_password
-from sagagraph.agents.view import describe_error, make_event
 from sagagraph.checkpoints.factory import open_checkpointer, redact_url
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import redact, register_secret
+from sagagraph.saga.view import describe_error, make_event
 
 
 @pytest.mark.parametrize(

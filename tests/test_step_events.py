@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from sagagraph import Retry, Step, StepContext, StepResult, participant
-from sagagraph.agents.async_execution import acompensate_step, aexecute_step
-from sagagraph.agents.execution import compensate_step, emit_event, execute_step
-from sagagraph.agents.view import make_event
+from sagagraph.saga.async_execution import acompensate_step, aexecute_step
+from sagagraph.saga.execution import compensate_step, emit_event, execute_step
+from sagagraph.saga.view import make_event
 
 CTX = StepContext(saga_id="s1", step="agent", input={}, results={})
 

@@ -22,9 +22,9 @@ from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
 from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import PAPER_SAGA
-from sagagraph.agents.protocol import Usage
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
+from sagagraph.saga.protocol import Usage
 from tests.toy_saga import saga_app
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from sagagraph.checkpoints.factory import open_checkpointer
-from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.cli.apps import paper_app
 from sagagraph.cli.entry import main as sagagraph
 from sagagraph.config import Settings
 from sagagraph.errors import BusError, ConfigurationError, SagaBusyError
 from sagagraph.graph import worker as worker_module
+from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.work_queue import delete_queues, queue_address, queue_counts
 from sagagraph.graph.worker import arun_worker
 from tests.queue_support import PAPER_FILES, files_of, unique_queue, write_papers
@@ -244,7 +244,7 @@ def test_a_busy_lease_is_refused_not_waited_for_by_the_lease_itself(env: dict[st
 
 
 def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again() -> None:
-    from sagagraph.agents.view import DEAD_LETTER, WORKER_STEP, make_event, saga_view
+    from sagagraph.saga.view import DEAD_LETTER, WORKER_STEP, make_event, saga_view
 
     dead = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="after 5 deliveries")
     assert saga_view({"events": [dead]})["dead_letter"] == dead

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from sagagraph.agents.protocol import Usage
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
+from sagagraph.saga.protocol import Usage
 
 if TYPE_CHECKING:
     from sagagraph.agents.paper import Paper

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from pydantic import SecretStr
 
+from sagagraph.agents.model_options import choice, resolve_method
 from sagagraph.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from sagagraph.agents.engine import PaperEngine
 
 LlmKind = Literal["offline", "openai"]
-StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
 
 DEFAULT_MODEL = "gpt-4o-mini"
 """Chat model used when neither ``model=`` nor ``SAGAGRAPH_MODEL`` names one."""
@@ -38,35 +38,15 @@ DEFAULT_MAX_RETRIES = 0
 step's ``Retry`` policy is the only layer and every attempt is an event of the saga."""
 
 
-def _choice(value: str, allowed: tuple[str, ...], source: str) -> str:
-    normalised = value.strip().lower()
-    if normalised not in allowed:
-        raise ConfigurationError(f"{source}={value!r}: expected one of {', '.join(allowed)}")
-    return normalised
-
-
 def resolve_llm(llm: str | None = None) -> LlmKind:
     """Which engine to use: ``--llm``, else ``SAGAGRAPH_LLM``, else by ``OPENAI_API_KEY``."""
     allowed = get_args(LlmKind)
     if llm is not None:
-        return cast(LlmKind, _choice(llm, allowed, "--llm"))
+        return cast(LlmKind, choice(llm, allowed, "--llm"))
     from_env = os.environ.get("SAGAGRAPH_LLM", "").strip()
     if from_env:
-        return cast(LlmKind, _choice(from_env, allowed, "SAGAGRAPH_LLM"))
+        return cast(LlmKind, choice(from_env, allowed, "SAGAGRAPH_LLM"))
     return "openai" if os.environ.get("OPENAI_API_KEY", "").strip() else "offline"
-
-
-def resolve_method(method: str | None = None) -> StructuredOutputMethod:
-    """How to ask for structured output: ``method=``, else ``SAGAGRAPH_STRUCTURED_OUTPUT``."""
-    allowed = get_args(StructuredOutputMethod)
-    if method is not None:
-        return cast(StructuredOutputMethod, _choice(method, allowed, "method"))
-    from_env = os.environ.get("SAGAGRAPH_STRUCTURED_OUTPUT", "").strip()
-    if from_env:
-        return cast(
-            StructuredOutputMethod, _choice(from_env, allowed, "SAGAGRAPH_STRUCTURED_OUTPUT")
-        )
-    return "json_schema"
 
 
 def make_chat_model(

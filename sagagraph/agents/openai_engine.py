@@ -40,10 +40,9 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from sagagraph.agents.engine import NO_USAGE
 from sagagraph.agents.headings import normalize_line, normalize_title
-from sagagraph.agents.models import StructuredOutputMethod, resolve_method
+from sagagraph.agents.model_options import StructuredOutputMethod, resolve_method
 from sagagraph.agents.offline_summary import ranked_sentences
 from sagagraph.agents.paper import Paper, PaperTooShortError
-from sagagraph.agents.protocol import Usage
 from sagagraph.agents.review_grounding import drop_points, ungrounded_points
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.validator_evidence import DEFAULT_EVIDENCE_TOKENS, validator_evidence
@@ -58,6 +57,7 @@ from sagagraph.errors import (
 )
 from sagagraph.prompts import render_prompt
 from sagagraph.redaction import redact, register_secret
+from sagagraph.saga.protocol import Usage
 
 log = logging.getLogger("sagagraph")
 

@@ -15,12 +15,12 @@ from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_review import OFFLINE_REVIEW_NOTE
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.paper_loader import PaperLoader
-from sagagraph.agents.protocol import StepContext, StepResult
 from sagagraph.agents.schemas import Review, ValidationReport
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.validation_rules import PART_LABELS
 from sagagraph.agents.words import count_words
 from sagagraph.errors import InputError, MalformedModelOutput
+from sagagraph.saga.protocol import StepContext, StepResult
 
 VALIDATION_FILE = "validation.txt"
 REVIEW_FILE = "review.txt"

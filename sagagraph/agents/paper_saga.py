@@ -13,9 +13,9 @@ from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
 from sagagraph.agents.paper_loader import PaperLoader
-from sagagraph.agents.protocol import Retry, SagaDefinition, Step
 from sagagraph.agents.store import OutputStore
 from sagagraph.errors import ConfigurationError, ModelCallError, StepTimeoutError
+from sagagraph.saga.protocol import Retry, SagaDefinition, Step
 
 PAPER_SAGA = "paper_review"
 """Name of the saga definition."""

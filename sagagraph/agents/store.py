@@ -17,13 +17,13 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from sagagraph.agents.ids import validate_saga_id
 from sagagraph.errors import (
     CompensatedKeyError,
     ConfigurationError,
     StorageFullError,
     is_disk_full,
 )
+from sagagraph.saga.ids import validate_saga_id
 
 LEDGER_DIR = ".sagagraph"
 """Hidden folder under the root that holds the ledger; never a valid saga id."""

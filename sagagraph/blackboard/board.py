@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
-from sagagraph.agents.view import now
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.view import now
 
 MODE = "blackboard"
 """The ``mode`` a blackboard saga records (and its JSON view shows)."""

@@ -3,8 +3,8 @@
 ``START -> controller``; the controller sends the saga to one knowledge source (a step of the
 definition), to a refinement, to ``compensate`` or to the end; every knowledge source goes
 back to the controller. Contributions, refinements and retractions all run through the
-kernel's step execution (:func:`~sagagraph.agents.execution.execute_step` and
-:func:`~sagagraph.agents.execution.compensate_step`, async twins under ``ainvoke``), so
+kernel's step execution (:func:`~sagagraph.saga.execution.execute_step` and
+:func:`~sagagraph.saga.execution.compensate_step`, async twins under ``ainvoke``), so
 retries, timeouts, events and records are the kernel's; each one also posts its version to
 the board in the same superstep, so a checkpoint never holds one without the other.
 
@@ -21,11 +21,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from sagagraph.agents.async_execution import acompensate_step, aexecute_step
-from sagagraph.agents.escalation import ESCALATION
-from sagagraph.agents.execution import Outcome, compensate_step, execute_step
-from sagagraph.agents.protocol import SagaDefinition, Step
-from sagagraph.agents.view import FailureRecord, describe_error
 from sagagraph.blackboard.board import (
     CONTROLLER,
     POSTED,
@@ -46,6 +41,11 @@ from sagagraph.graph.compensation import (
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.llm_router import RouterOptions
+from sagagraph.saga.async_execution import acompensate_step, aexecute_step
+from sagagraph.saga.escalation import ESCALATION
+from sagagraph.saga.execution import Outcome, compensate_step, execute_step
+from sagagraph.saga.protocol import SagaDefinition, Step
+from sagagraph.saga.view import FailureRecord, describe_error
 
 BoardGraph = StateGraph[BoardState, None, BoardState, BoardState]
 Node = DualNode[BoardState, dict[str, Any]]
@@ -191,7 +191,7 @@ def build_blackboard_graph(
             )
     graph: BoardGraph = StateGraph(BoardState)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
-    # checkpoints.recovery.force_compensation), and every source's edge leads to the controller.
+    # graph.recovery.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:
         graph.add_node(step.name, cast(Any, contribution_node(definition, step)))
         graph.add_edge(step.name, CONTROLLER)

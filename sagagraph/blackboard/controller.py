@@ -26,13 +26,10 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END
 from langgraph.types import Command
 
-from sagagraph.agents.protocol import SagaDefinition
-from sagagraph.agents.view import committed_order, make_event
 from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState, is_live
 from sagagraph.blackboard.refinement import Refinement
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.guard import FINISH
 from sagagraph.graph.llm_router import (
     RouterOptions,
     _routed,
@@ -41,6 +38,9 @@ from sagagraph.graph.llm_router import (
     decide_next,
 )
 from sagagraph.prompts import render_prompt
+from sagagraph.saga.guard import FINISH
+from sagagraph.saga.protocol import SagaDefinition
+from sagagraph.saga.view import committed_order, make_event
 
 COMPENSATE = "compensate"
 """The kernel's compensation node, which the blackboard uses to retract contributions."""

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sagagraph.agents.paper_agents import REVIEW_FILE
-from sagagraph.agents.protocol import Step, StepContext, StepResult
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.words import split_sentences
 from sagagraph.errors import ConfigurationError
+from sagagraph.saga.protocol import Step, StepContext, StepResult
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Choreography: the same participants coordinated by events on a bus."""
 
-from sagagraph.choreography.bus import Consumer, DeadLetter, EventBus, open_bus
+from sagagraph.choreography.bus import Consumer, DeadLetter, EventBus
+from sagagraph.choreography.buses import open_bus
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.projection import choreography_view
 from sagagraph.choreography.runner import (

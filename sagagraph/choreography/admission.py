@@ -2,7 +2,7 @@
 
 A bus is a dumb pipe: anyone who can publish can put any event on it. Before an agent acts on
 an event it reads the saga's history (its events on the bus log) and applies the rule the LLM
-router's guard applies to a proposed step (:func:`~sagagraph.graph.guard.allowed_now`): a
+router's guard applies to a proposed step (:func:`~sagagraph.saga.guard.allowed_now`): a
 forward step runs only when it is the step due now, never after the saga started to
 compensate or ended. A compensation is obeyed only when the step that emitted it was due, and
 never after the saga ended. Everything else is refused with a reason, recorded by the agent,
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sagagraph.agents.ids import validate_saga_id
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import AgentRole, Choreography
 from sagagraph.errors import InputError
-from sagagraph.graph.guard import allowed_now
+from sagagraph.saga.guard import allowed_now
+from sagagraph.saga.ids import validate_saga_id
 
 
 def refusal(

@@ -1,7 +1,7 @@
 """One agent of a choreographed saga: it reacts to its two events and emits its own.
 
-The agent runs its step through :func:`~sagagraph.agents.execution.execute_step` and
-:func:`~sagagraph.agents.execution.compensate_step`, so retries, timeouts, injected failures and
+The agent runs its step through :func:`~sagagraph.saga.execution.execute_step` and
+:func:`~sagagraph.saga.execution.compensate_step`, so retries, timeouts, injected failures and
 audit events behave exactly as under orchestration. What it decides is recorded in its
 :class:`~sagagraph.choreography.ledger.AgentLedger` in the same transaction as the messages it
 will emit, which makes every handler safe to run again on a redelivered event.
@@ -15,15 +15,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sagagraph.agents.escalation import AlertHook, alert_operator
-from sagagraph.agents.execution import compensate_step, execute_step
-from sagagraph.agents.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
-from sagagraph.agents.view import Event, FailureRecord, describe_error, make_event
 from sagagraph.choreography.admission import refusal
 from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
 from sagagraph.choreography.ledger import AgentLedger, LocalState
 from sagagraph.choreography.messages import SagaMessage, encode, new_message
 from sagagraph.choreography.topology import AgentRole, Choreography
+from sagagraph.saga.escalation import AlertHook, alert_operator
+from sagagraph.saga.execution import compensate_step, execute_step
+from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
+from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
 
 log = logging.getLogger("sagagraph")
 

@@ -18,14 +18,11 @@ import threading
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, TypedDict
 
-from sagagraph.checkpoints.factory import redact_url
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import Choreography
-from sagagraph.errors import ConfigurationError
 
 Handler = Callable[[SagaMessage], list[SagaMessage]]
 """Reacts to one event; returns the events to publish before the delivery is acknowledged."""
@@ -112,28 +109,3 @@ class EventBus(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def open_bus(url: str, *, state_dir: str | Path | None = None, create: bool = True) -> EventBus:
-    """The bus a URL names.
-
-    ``state_dir`` is where RabbitMQ agents keep their inbox files (default
-    ``./sagagraph-agents``); log backends keep them in the log itself. With ``create=False``
-    a missing SQLite file is not created (reads then find nothing).
-    """
-    if url == "memory" or url.startswith("memory://"):
-        from sagagraph.choreography.memory_bus import MemoryBus
-
-        return MemoryBus()
-    if url.startswith("sqlite:///"):
-        from sagagraph.choreography.sqlite_bus import SqliteBus
-
-        return SqliteBus(url, create=create)
-    scheme = url.split(":", 1)[0].lower()
-    if scheme in ("amqp", "amqps"):
-        from sagagraph.choreography.rabbitmq_bus import RabbitBus
-
-        return RabbitBus(url, state_dir=state_dir)
-    raise ConfigurationError(
-        f"bus url {redact_url(url)!r}: expected memory://, sqlite:///PATH or amqp://..."
-    )

@@ -14,16 +14,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from sagagraph.agents.escalation import AlertHook
-from sagagraph.agents.protocol import SagaDefinition
-from sagagraph.agents.view import describe_error
 from sagagraph.choreography.agent import ChoreographyAgent, DefinitionFor
-from sagagraph.choreography.bus import Consumer, EventBus, Handler, open_bus
+from sagagraph.choreography.bus import Consumer, EventBus, Handler
+from sagagraph.choreography.buses import open_bus
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.config import Settings
 from sagagraph.errors import BusError, SagaGraphError
+from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.protocol import SagaDefinition
+from sagagraph.saga.view import describe_error
 
 log = logging.getLogger("sagagraph")
 

@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypedDict, cast
 
-from sagagraph.agents.protocol import StepRecord
-from sagagraph.agents.view import now
 from sagagraph.choreography.messages import SagaMessage
+from sagagraph.saga.protocol import StepRecord
+from sagagraph.saga.view import now
 
 LocalState = Literal["committed", "halted", "compensated", "blocked", "compensation_failed"]
 """Where a saga stands for one agent: its step committed, halted the saga, was undone, was

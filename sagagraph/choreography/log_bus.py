@@ -16,11 +16,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 
-from sagagraph.agents.view import describe_error
 from sagagraph.choreography.bus import Consumer, DeadLetter
 from sagagraph.choreography.messages import SagaMessage, decode, encode
 from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError
+from sagagraph.saga.view import describe_error
 
 log = logging.getLogger("sagagraph")
 

@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
-from sagagraph.agents.protocol import StepRecord, Usage
-from sagagraph.agents.view import Event, FailureRecord, now
 from sagagraph.errors import BusError
+from sagagraph.saga.protocol import StepRecord, Usage
+from sagagraph.saga.view import Event, FailureRecord, now
 
 Kind = Literal["start", "done", "compensated", "compensation_failed"]
 Terminal = Literal["completed", "rolled_back", "compensation_failed"]

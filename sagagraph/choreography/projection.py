@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sagagraph.agents.view import TERMINAL_STATUSES, saga_view
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.errors import SagaNotFoundError
+from sagagraph.saga.view import TERMINAL_STATUSES, saga_view
 
 
 def project(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str, Any]:

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from sagagraph.agents.view import describe_error
 from sagagraph.checkpoints.factory import redact_url
 from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES, Consumer, DeadLetter
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage, decode, encode
 from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError, ConfigurationError
+from sagagraph.saga.view import describe_error
 
 try:
     import aio_pika

@@ -15,9 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sagagraph.agents.escalation import AlertHook
-from sagagraph.agents.ids import validate_saga_id
-from sagagraph.agents.protocol import SagaDefinition
 from sagagraph.choreography.admission import fold_history
 from sagagraph.choreography.agent import ChoreographyAgent, DefinitionFor
 from sagagraph.choreography.bus import EventBus
@@ -35,6 +32,9 @@ from sagagraph.choreography.runner import (
 )
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import SagaNotFoundError
+from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.protocol import SagaDefinition
 
 UNFINISHED = ("running", "compensating")
 ABORT_REASON = "rolled back by recover --compensate"

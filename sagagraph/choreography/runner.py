@@ -21,9 +21,6 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from sagagraph.agents.escalation import AlertHook
-from sagagraph.agents.ids import new_saga_id, validate_saga_id
-from sagagraph.agents.protocol import SagaDefinition
 from sagagraph.choreography.agent import DefinitionFor
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import (
@@ -41,6 +38,9 @@ from sagagraph.choreography.messages import SagaMessage, encode, new_message
 from sagagraph.choreography.projection import choreography_view
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import BusError, ConfigurationError, InputError, SagaNotFoundError
+from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.protocol import SagaDefinition
 
 __all__ = [
     "AGENT_START_TIMEOUT",

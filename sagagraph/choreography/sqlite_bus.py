@@ -15,7 +15,6 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from sagagraph.agents.view import now
 from sagagraph.checkpoints.factory import sqlite_path
 from sagagraph.choreography.bus import Consumer, DeadLetter
 from sagagraph.choreography.ledger import (
@@ -27,6 +26,7 @@ from sagagraph.choreography.ledger import (
 from sagagraph.choreography.log_bus import Entry, LogBus
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.errors import BusError, ConfigurationError
+from sagagraph.saga.view import now
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bus_events (

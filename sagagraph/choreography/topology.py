@@ -19,8 +19,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from sagagraph.agents.protocol import SagaDefinition, Step
 from sagagraph.errors import ConfigurationError
+from sagagraph.saga.protocol import SagaDefinition, Step
 
 _EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 """Event names are routing keys: no dots or wildcards, so a topic binding matches exactly."""

@@ -84,33 +84,32 @@ def paper_graph(
     args: argparse.Namespace | None = None,
     announce: bool = False,
 ) -> Any:
-    from sagagraph.graph.builder import build_saga_graph
-
-    definition = paper_definition(settings, password=password, loader=loader, announce=announce)
     from sagagraph.blackboard.board import MODE as BLACKBOARD
 
+    definition = paper_definition(settings, password=password, loader=loader, announce=announce)
+    build: Any
     if settings.mode == BLACKBOARD:
-        from sagagraph.cli.blackboard import blackboard_graph
+        from sagagraph.blackboard.builder import paper_blackboard_graph as build
+    else:
+        from sagagraph.graph.builder import build_saga_graph as build
+    if router != "llm":
+        return build(definition, on_escalation=load_alert_hook())
+    from sagagraph.agents.models import make_chat_model
 
-        return blackboard_graph(definition, router, args, settings.model)
-    if router == "llm":
-        from sagagraph.agents.models import make_chat_model
-
-        try:
-            model = make_chat_model(settings.model)
-        except ConfigurationError:
-            raise ConfigurationError(
-                "--router llm needs a chat model: set OPENAI_API_KEY (any value for a local "
-                "server, with OPENAI_BASE_URL), or use --router deterministic"
-            ) from None
-        return build_saga_graph(
-            definition,
-            router="llm",
-            router_model=model,
-            router_options=router_options(args),
-            on_escalation=load_alert_hook(),
-        )
-    return build_saga_graph(definition, on_escalation=load_alert_hook())
+    try:
+        model = make_chat_model(settings.model)
+    except ConfigurationError:
+        raise ConfigurationError(
+            "--router llm needs a chat model: set OPENAI_API_KEY (any value for a local "
+            "server, with OPENAI_BASE_URL), or use --router deterministic"
+        ) from None
+    return build(
+        definition,
+        router="llm",
+        router_model=model,
+        router_options=router_options(args),
+        on_escalation=load_alert_hook(),
+    )
 
 
 @contextmanager

@@ -13,34 +13,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-from sagagraph.config import Settings, load_alert_hook
-from sagagraph.errors import ConfigurationError
-
-
-def blackboard_graph(
-    definition: Any, router: str, args: argparse.Namespace | None, model_name: str | None
-) -> Any:
-    """The paper blackboard; ``router="llm"`` lets the configured chat model be its controller."""
-    from sagagraph.blackboard.builder import paper_blackboard_graph
-    from sagagraph.cli.apps import router_options
-
-    if router != "llm":
-        return paper_blackboard_graph(definition, on_escalation=load_alert_hook())
-    from sagagraph.agents.models import make_chat_model
-
-    try:
-        model = make_chat_model(model_name)
-    except ConfigurationError as error:
-        raise ConfigurationError(
-            f"--router llm needs a chat model: {error} (or use --router deterministic)"
-        ) from None
-    return paper_blackboard_graph(
-        definition,
-        router="llm",
-        router_model=model,
-        router_options=router_options(args),
-        on_escalation=load_alert_hook(),
-    )
+from sagagraph.config import Settings
 
 
 def blackboard_status(

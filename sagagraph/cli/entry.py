@@ -7,12 +7,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from sagagraph.agents.view import describe_error
 from sagagraph.cli.interrupt import SagaInterrupted
 from sagagraph.cli.output import EXIT_COMPLETED, EXIT_INTERRUPTED, EXIT_UNEXPECTED
 from sagagraph.cli.parser import build_parser
 from sagagraph.errors import SagaGraphError
 from sagagraph.redaction import install_log_redaction, redact
+from sagagraph.saga.view import describe_error
 
 
 def configure_logging(debug: bool) -> None:

@@ -42,7 +42,7 @@ def row(view: dict[str, Any], paper: str | None, orphaned: bool) -> dict[str, An
 
 def lease_is_free(app: Any, saga_id: str) -> bool:
     """True when no live process holds the saga (taken and released at once, never waited)."""
-    from sagagraph.checkpoints.leases import saga_lease
+    from sagagraph.graph.leases import saga_lease
 
     try:
         with saga_lease(app.checkpointer, saga_id):

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from sagagraph.agents.view import Event
+from sagagraph.saga.view import Event
 
 EXIT_COMPLETED = 0
 EXIT_UNEXPECTED = 1

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from sagagraph.agents.protocol import SagaDefinition, StepContext, StepResult
+from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
 
 
 def say(text: str) -> None:

@@ -38,8 +38,8 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sagagraph.agents.ids import new_saga_id, validate_saga_id
     from sagagraph.agents.paper_loader import PaperLoader
+    from sagagraph.saga.ids import new_saga_id, validate_saga_id
 
     check_flags(args)
     settings = settings_from(args)

@@ -10,8 +10,8 @@ a checkpointer from :func:`~sagagraph.checkpoints.async_factory.open_async_check
         views = await asyncio.gather(*(arun_saga(app, i) for i in inputs))
 
 Steps run their participant's ``aexecute`` when it has one, else ``execute`` on a thread
-(see :mod:`sagagraph.agents.async_execution`). Sagas take turns for the engine's own work
-(:mod:`sagagraph.agents.loop_gate`), so each moves from one model call to the next without
+(see :mod:`sagagraph.saga.async_execution`). Sagas take turns for the engine's own work
+(:mod:`sagagraph.saga.loop_gate`), so each moves from one model call to the next without
 waiting for every other saga's bookkeeping.
 """
 
@@ -23,11 +23,8 @@ from typing import Any, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability, StateSnapshot
 
-from sagagraph.agents.ids import new_saga_id, validate_saga_id
-from sagagraph.agents.loop_gate import saga_turn
-from sagagraph.agents.view import TERMINAL_STATUSES
-from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.errors import InputError
+from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     EventCallback,
@@ -37,6 +34,9 @@ from sagagraph.graph.runner import (
     saga_config,
     saga_status,
 )
+from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.loop_gate import saga_turn
+from sagagraph.saga.view import TERMINAL_STATUSES
 
 
 class AsyncSagaApp(Protocol):

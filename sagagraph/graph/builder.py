@@ -20,14 +20,14 @@ from typing import Any, Literal, TypedDict, cast
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from sagagraph.agents.async_execution import aexecute_step
-from sagagraph.agents.execution import Outcome, execute_step
-from sagagraph.agents.protocol import SagaDefinition, Step, StepContext
-from sagagraph.agents.view import FailureRecord, describe_error
 from sagagraph.graph.compensation import CompensationMode, add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.async_execution import aexecute_step
+from sagagraph.saga.execution import Outcome, execute_step
+from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
+from sagagraph.saga.view import FailureRecord, describe_error
 
 log = logging.getLogger("sagagraph")
 
@@ -46,7 +46,7 @@ def make_step_node(
 
     The node has a sync body for ``invoke`` and an async one for ``ainvoke``; both record the
     same events and state. The async body awaits the participant's ``aexecute`` when it has
-    one, else runs ``execute`` on the step pool (:mod:`sagagraph.agents.async_execution`).
+    one, else runs ``execute`` on the step pool (:mod:`sagagraph.saga.async_execution`).
 
     In a parallel definition (``Step.after``) a step reached after a sibling branch failed
     does nothing (the saga is compensating), and the saga completes only once every step

@@ -23,21 +23,21 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
-from sagagraph.agents.async_execution import acompensate_step
-from sagagraph.agents.escalation import ESCALATION, alert_operator, escalation_payload
-from sagagraph.agents.execution import Outcome, compensate_step
-from sagagraph.agents.protocol import SagaDefinition, Step, StepContext, StepResult
-from sagagraph.agents.view import (
+from sagagraph.errors import ConfigurationError
+from sagagraph.graph.context import context_for
+from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.state import SagaState
+from sagagraph.saga.async_execution import acompensate_step
+from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_payload
+from sagagraph.saga.execution import Outcome, compensate_step
+from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
+from sagagraph.saga.view import (
     Event,
     FailureRecord,
     committed_order,
     describe_error,
     make_event,
 )
-from sagagraph.errors import ConfigurationError
-from sagagraph.graph.context import context_for
-from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.state import SagaState
 
 log = logging.getLogger("sagagraph")
 
@@ -201,7 +201,7 @@ def make_compensate_node(
     With ``mode="batch"`` it runs every pending compensation, in order, before it records
     them; it stops at the first one that gives up. Under ``ainvoke`` it awaits the
     participant's ``acompensate`` when it has one, else runs ``compensate`` on the step pool
-    (:mod:`sagagraph.agents.async_execution`), not on asyncio's small default executor.
+    (:mod:`sagagraph.saga.async_execution`), not on asyncio's small default executor.
     """
     if mode not in ("stepwise", "batch"):
         raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")

@@ -6,10 +6,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sagagraph.agents.ids import validate_saga_id
-from sagagraph.agents.protocol import SagaDefinition, StepContext, StepResult
-from sagagraph.agents.view import QUEUED
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
+from sagagraph.saga.view import QUEUED
 
 
 def context_for(

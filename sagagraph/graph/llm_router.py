@@ -13,7 +13,7 @@ made with ``with_structured_output(..., method="json_schema")`` (default),
 models without structured output). Either way the reply is parsed here, from the raw message:
 malformed JSON, an empty reply or a failed model call is a rejected proposal, never a crash.
 
-Every proposal goes through :func:`sagagraph.graph.guard.guard`: only a defined step that is
+Every proposal goes through :func:`sagagraph.saga.guard.guard`: only a defined step that is
 due now, or ``"finish"`` (any ASCII case, surrounding whitespace ignored: ``"Reviewer "`` is
 ``reviewer``) once every step has committed, is followed. LangGraph silently ignores
 ``Command(goto=<unknown node>)``, so the guard is the only defence; an undefined step never
@@ -51,15 +51,15 @@ from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from sagagraph.agents.protocol import SagaDefinition, Usage
-from sagagraph.agents.view import Event, FailureRecord, committed_order, describe_error, make_event
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.guard import FINISH, Accepted, Rejected, allowed_now, guard
 from sagagraph.graph.state import SagaState
 from sagagraph.prompts import render_prompt
 from sagagraph.redaction import redact
+from sagagraph.saga.guard import FINISH, Accepted, Rejected, allowed_now, guard
+from sagagraph.saga.protocol import SagaDefinition, Usage
+from sagagraph.saga.view import Event, FailureRecord, committed_order, describe_error, make_event
 
 log = logging.getLogger("sagagraph")
 

@@ -5,7 +5,7 @@ a step's completion is on disk before the next step starts, so a crash re-runs a
 step that was running.
 
 Every function that drives a saga holds the saga's lease while it does
-(:mod:`sagagraph.checkpoints.leases`): a saga still running in another process or thread is
+(:mod:`sagagraph.graph.leases`): a saga still running in another process or thread is
 refused with SagaBusyError, and ``recover`` skips it instead of running it twice. Each takes
 an optional ``on_event`` callback that sees every event as its step finishes (progress).
 """
@@ -20,11 +20,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability, StateSnapshot
 
-from sagagraph.agents.ids import new_saga_id, validate_saga_id
-from sagagraph.agents.protocol import RESERVED_NAMES
-from sagagraph.agents.view import QUEUED, TERMINAL_STATUSES, Event, describe_error, saga_view
-from sagagraph.checkpoints import recovery
-from sagagraph.checkpoints.leases import saga_lease
 from sagagraph.errors import (
     ConfigurationError,
     InputError,
@@ -33,7 +28,12 @@ from sagagraph.errors import (
     StorageFullError,
     is_disk_full,
 )
+from sagagraph.graph import recovery
+from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, needs_settling, pending_nodes
+from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.protocol import RESERVED_NAMES
+from sagagraph.saga.view import QUEUED, TERMINAL_STATUSES, Event, describe_error, saga_view
 
 log = logging.getLogger("sagagraph")
 

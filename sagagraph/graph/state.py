@@ -18,8 +18,8 @@ from typing import Annotated, Any, Self, TypedDict, TypeVar
 
 from langgraph.channels import LastValue
 
-from sagagraph.agents.protocol import StepRecord, Usage
-from sagagraph.agents.view import Event, FailureRecord, Status
+from sagagraph.saga.protocol import StepRecord, Usage
+from sagagraph.saga.view import Event, FailureRecord, Status
 
 
 def merge_results(

@@ -18,11 +18,11 @@ from typing import Any, NamedTuple
 
 from langgraph.constants import START
 
-from sagagraph.agents.ids import new_saga_id, validate_saga_id
-from sagagraph.agents.view import QUEUED
 from sagagraph.errors import InputError
 from sagagraph.graph.runner import SagaApp, _check_fail_at, initial_state, saga_config
 from sagagraph.graph.work_queue import PublishError, publish_jobs, queue_address
+from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.view import QUEUED
 
 
 class SagaRequest(NamedTuple):

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from sagagraph.agents.ids import validate_saga_id
-from sagagraph.agents.view import describe_error
 from sagagraph.checkpoints.factory import _redact_text, redact_url
 from sagagraph.errors import BusError, ConfigurationError, InputError
+from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.view import describe_error
 
 try:
     import aio_pika

@@ -33,13 +33,6 @@ from typing import Any
 from aio_pika.abc import AbstractIncomingMessage
 from langgraph._internal._constants import NULL_TASK_ID  # null writes: see record_dead_letter
 
-from sagagraph.agents.view import (
-    DEAD_LETTER,
-    TERMINAL_STATUSES,
-    WORKER_STEP,
-    describe_error,
-    make_event,
-)
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import default_db_url
 from sagagraph.errors import BusError, InputError, SagaBusyError, SagaNotFoundError
@@ -47,6 +40,13 @@ from sagagraph.graph.async_runner import aresume_saga
 from sagagraph.graph.runner import saga_config
 from sagagraph.graph.work_queue import QueueAddress, connect, declare, decode_job, queue_address
 from sagagraph.graph.worker_lease import WorkerLeases, worker_leases
+from sagagraph.saga.view import (
+    DEAD_LETTER,
+    TERMINAL_STATUSES,
+    WORKER_STEP,
+    describe_error,
+    make_event,
+)
 
 log = logging.getLogger("sagagraph.worker")
 

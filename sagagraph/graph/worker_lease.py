@@ -1,6 +1,6 @@
 """The saga lease a queue worker holds while it drives a saga, across machines.
 
-:func:`~sagagraph.checkpoints.leases.saga_lease` keeps a saga to one process, except for the
+:func:`~sagagraph.graph.leases.saga_lease` keeps a saga to one process, except for the
 async PostgreSQL saver: it runs on a connection pool, and a session lock taken on a pooled
 connection would stay behind with that connection. A worker therefore keeps one connection
 of its own for its leases and takes PostgreSQL's session advisory lock on it, with the key

@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from sagagraph.agents.protocol import SagaDefinition
     from sagagraph.choreography.topology import Choreography
+    from sagagraph.saga.protocol import SagaDefinition
 
 
 def draw_choreography(

@@ -26,9 +26,9 @@ from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 
-from sagagraph.agents.execution import emit_event
-from sagagraph.agents.protocol import Retry, Step, StepContext, StepResult, Usage
-from sagagraph.agents.view import TOOL_CALL, TOOL_UNDO, describe_error
+from sagagraph.saga.execution import emit_event
+from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
+from sagagraph.saga.view import TOOL_CALL, TOOL_UNDO, describe_error
 from sagagraph.tools.declare import ToolPolicy, policies
 from sagagraph.tools.middleware import ToolCompensationMiddleware
 from sagagraph.tools.records import (

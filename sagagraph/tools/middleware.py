@@ -42,9 +42,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from sagagraph.agents.protocol import Retry
-from sagagraph.agents.view import describe_error
 from sagagraph.errors import AgentRunError, ToolUndoError
+from sagagraph.saga.protocol import Retry
+from sagagraph.saga.view import describe_error
 from sagagraph.tools.declare import ToolPolicy, calling_with_key, require_policy
 from sagagraph.tools.records import (
     CallStatus,

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sagagraph.agents.protocol import Retry
-from sagagraph.agents.view import TOOL_UNDO, Event, describe_error
 from sagagraph.errors import IrreversibleToolError, ToolUndoError
+from sagagraph.saga.protocol import Retry
+from sagagraph.saga.view import TOOL_UNDO, Event, describe_error
 from sagagraph.tools.declare import ToolPolicy
 from sagagraph.tools.records import ToolCall, tool_event
 

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sagagraph.agents.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
 
 log = logging.getLogger("sagagraph")
 

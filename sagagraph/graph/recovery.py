@@ -15,10 +15,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.agents.ids import validate_saga_id
-from sagagraph.agents.protocol import RESERVED_NAMES
-from sagagraph.agents.view import TERMINAL_STATUSES, Event, FailureRecord, make_event
 from sagagraph.errors import InputError, SagaNotFoundError
+from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.protocol import RESERVED_NAMES
+from sagagraph.saga.view import TERMINAL_STATUSES, Event, FailureRecord, make_event
 
 SAGA = "saga"
 """What events name as their step when they concern the whole saga, not one step."""

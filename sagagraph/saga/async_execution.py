@@ -1,4 +1,4 @@
-"""Async twins of :func:`~sagagraph.agents.execution.execute_step` and ``compensate_step``.
+"""Async twins of :func:`~sagagraph.saga.execution.execute_step` and ``compensate_step``.
 
 A saga run with ``ainvoke`` (see :mod:`sagagraph.graph.async_runner`) runs its steps here, so
 hundreds of sagas can wait on their models at once in one process. A participant may define
@@ -7,9 +7,9 @@ present. A participant with only the sync methods runs them on a thread of the s
 (:data:`STEP_THREADS` threads), not on asyncio's default executor, whose ``min(32, cpus + 4)``
 threads would make every saga beyond the first few wait for a free thread.
 
-Retries, timeouts, events and the :class:`~sagagraph.agents.execution.Outcome` are the same as
+Retries, timeouts, events and the :class:`~sagagraph.saga.execution.Outcome` are the same as
 on the sync path: a step behaves alike under ``invoke`` and ``ainvoke``. While a participant
-runs, its saga gives its turn on the event loop to another (:mod:`sagagraph.agents.loop_gate`).
+runs, its saga gives its turn on the event loop to another (:mod:`sagagraph.saga.loop_gate`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
-from sagagraph.agents.execution import (
+from sagagraph.errors import StepTimeoutError
+from sagagraph.saga.execution import (
     AttemptLoop,
     Outcome,
     Tried,
@@ -33,9 +34,8 @@ from sagagraph.agents.execution import (
     compensate_attempts,
     execute_attempts,
 )
-from sagagraph.agents.loop_gate import waiting_for_io
-from sagagraph.agents.protocol import Step, StepContext, StepResult
-from sagagraph.errors import StepTimeoutError
+from sagagraph.saga.loop_gate import waiting_for_io
+from sagagraph.saga.protocol import Step, StepContext, StepResult
 
 T = TypeVar("T")
 
@@ -155,7 +155,7 @@ async def aexecute_step(
 ) -> Outcome:
     """Run the step's ``aexecute`` (else ``execute`` on the step pool) with retries and timeout.
 
-    Like :func:`~sagagraph.agents.execution.execute_step`: failures come back in the
+    Like :func:`~sagagraph.saga.execution.execute_step`: failures come back in the
     :class:`Outcome`; LangGraph's control flow (``interrupt()``), cancellation and other
     ``BaseException`` pass through, leaving the step unfinished so that resuming runs it again.
     """
@@ -177,7 +177,7 @@ async def acompensate_step(
 ) -> Outcome:
     """Run the step's ``acompensate`` (else ``compensate`` on the step pool) with its retries.
 
-    Like :func:`~sagagraph.agents.execution.compensate_step`, failures come back in the
+    Like :func:`~sagagraph.saga.execution.compensate_step`, failures come back in the
     :class:`Outcome`; ``BaseException`` and LangGraph's control flow pass through.
     """
     return await adrive(

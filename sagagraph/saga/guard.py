@@ -13,7 +13,7 @@ once a step halted the saga (an invalid paper: the saga must compensate, not con
 
 Normalisation: surrounding whitespace is stripped and ASCII case is folded, so ``"Reviewer "`` and
 ``"FINISH"`` mean ``reviewer`` and ``finish``. This cannot confuse two steps, because step names
-are lowercase identifiers by construction (:class:`~sagagraph.agents.protocol.SagaDefinition`),
+are lowercase identifiers by construction (:class:`~sagagraph.saga.protocol.SagaDefinition`),
 and the supervisor records the raw proposal next to the normalised one. Nothing else is
 normalised: quotes, punctuation, inner spaces or hyphens (``"formatting-agent"``) are rejected.
 """

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
-from sagagraph.agents.protocol import Usage
 from sagagraph.redaction import redact
+from sagagraph.saga.protocol import Usage
 
 Status = Literal[
     "queued",

@@ -35,8 +35,8 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from sagagraph.agents.ids import validate_saga_id
 from sagagraph.errors import SagaBusyError
+from sagagraph.saga.ids import validate_saga_id
 
 try:
     import fcntl

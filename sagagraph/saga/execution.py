@@ -17,9 +17,9 @@ from typing import TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
-from sagagraph.agents.protocol import Step, StepContext, StepResult
-from sagagraph.agents.view import Event, describe_error, make_event
 from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutError
+from sagagraph.saga.protocol import Step, StepContext, StepResult
+from sagagraph.saga.view import Event, describe_error, make_event
 
 T = TypeVar("T")
 
