@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck imports pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,10 +22,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The import direction of docs/architecture.md: layers, a kernel that imports only errors, no cycles.
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+test: lint typecheck imports pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.names import BLACKBOARD
+from sagagraph.saga.names import CONTROLLER as CONTROLLER_NODE
 from sagagraph.saga.view import now
 
-MODE = "blackboard"
+MODE = BLACKBOARD
 """The ``mode`` a blackboard saga records (and its JSON view shows)."""
-CONTROLLER = "controller"
+CONTROLLER = CONTROLLER_NODE
 """Name of the node that reads the board and picks the next knowledge source."""
 
 EntryStatus = Literal["posted", "refined", "withdrawn"]

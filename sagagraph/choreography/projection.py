@@ -14,7 +14,8 @@ from typing import Any
 
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.errors import SagaNotFoundError
-from sagagraph.saga.view import TERMINAL_STATUSES, saga_view
+from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.view import saga_view
 
 
 def project(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str, Any]:

@@ -33,8 +33,8 @@ def check_flags(args: argparse.Namespace) -> None:
         raise ConfigurationError("--parallel needs --mode orchestration")
     if args.parallel and args.router != "deterministic":
         raise ConfigurationError("--parallel needs --router deterministic")
-    if args.router != "deterministic" and args.mode != "orchestration":
-        raise ConfigurationError("--router llm needs --mode orchestration")
+    if args.router != "deterministic" and args.mode == "choreography":
+        raise ConfigurationError("--router llm needs --mode orchestration or --mode blackboard")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

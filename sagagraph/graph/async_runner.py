@@ -36,7 +36,7 @@ from sagagraph.graph.runner import (
 )
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.loop_gate import saga_turn
-from sagagraph.saga.view import TERMINAL_STATUSES
+from sagagraph.saga.names import TERMINAL_STATUSES
 
 
 class AsyncSagaApp(Protocol):

@@ -26,6 +26,7 @@ from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import Outcome, execute_step
+from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.view import FailureRecord, describe_error
 
@@ -164,7 +165,7 @@ class _Route(RunnableLambda[RouteState, str]):
 
 def _route_after(step_name: str, next_node: str) -> _Route:
     def route(state: RouteState) -> str:
-        return "compensate" if needs_compensation(state) else next_node
+        return COMPENSATE if needs_compensation(state) else next_node
 
     route.__name__ = f"after_{step_name}"
     return _Route(route)
@@ -186,7 +187,7 @@ def _route_parallel(definition: SagaDefinition, step_name: str, following: list[
 
     def route(state: RouteState) -> Any:
         if owns(state.get("failure")) or owns(state.get("halted")):
-            return "compensate"
+            return COMPENSATE
         if needs_compensation(state):
             return END
         return following or END
@@ -195,7 +196,6 @@ def _route_parallel(definition: SagaDefinition, step_name: str, following: list[
     return _Route(route)
 
 
-COMPLETE = "complete"
 """The node that joins a parallel definition's last branches and marks the saga completed."""
 
 
@@ -225,7 +225,7 @@ def _wire_parallel(
     leaves = [n for n in names if not definition.dependants(n)]
     for name in names:
         following = [d for d in definition.dependants(name) if len(definition.dependencies(d)) == 1]
-        targets = {n: n for n in following} | {"compensate": "compensate", END: END}
+        targets = {n: n for n in following} | {COMPENSATE: COMPENSATE, END: END}
         graph.add_conditional_edges(
             name, _route_parallel(definition, name, following), cast(Any, targets)
         )
@@ -286,7 +286,7 @@ def build_saga_graph(
         for i, name in enumerate(names):
             nxt = names[i + 1] if i + 1 < len(names) else END
             graph.add_conditional_edges(
-                name, _route_after(name, nxt), {nxt: nxt, "compensate": "compensate"}
+                name, _route_after(name, nxt), {nxt: nxt, COMPENSATE: COMPENSATE}
             )
     elif router == "llm":
         from sagagraph.graph.llm_router import RouterOptions, make_supervisor
@@ -297,16 +297,16 @@ def build_saga_graph(
             raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
         options = router_options if router_options is not None else RouterOptions()
         graph.add_node(
-            "supervisor",
+            SUPERVISOR,
             cast(Any, make_supervisor(definition, router_model, options)),
-            destinations=(*names, "compensate", END),
+            destinations=(*names, COMPENSATE, END),
         )
-        graph.add_edge(START, "supervisor")
+        graph.add_edge(START, SUPERVISOR)
         for name in names:
             graph.add_conditional_edges(
                 name,
-                _route_after(name, "supervisor"),
-                {"supervisor": "supervisor", "compensate": "compensate"},
+                _route_after(name, SUPERVISOR),
+                {SUPERVISOR: SUPERVISOR, COMPENSATE: COMPENSATE},
             )
     else:
         from sagagraph.errors import ConfigurationError

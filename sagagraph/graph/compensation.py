@@ -30,6 +30,7 @@ from sagagraph.graph.state import SagaState
 from sagagraph.saga.async_execution import acompensate_step
 from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_payload
 from sagagraph.saga.execution import Outcome, compensate_step
+from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.saga.view import (
     Event,
@@ -141,7 +142,7 @@ def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Comman
                 "compensated": [name],
                 "events": outcome.events,
             },
-            goto="compensate",
+            goto=COMPENSATE,
         )
     assert outcome.error is not None
     failure: FailureRecord = {
@@ -156,7 +157,7 @@ def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Comman
             "compensation_failure": failure,
             "events": outcome.events,
         },
-        goto="escalate",
+        goto=ESCALATE,
     )
 
 
@@ -230,7 +231,7 @@ def make_compensate_node(
             done.append((planned.step.name, outcome.events))
             state = _advance(state, planned.step.name, outcome.events)
 
-    return CompensateNode("compensate", compensate, acompensate)
+    return CompensateNode(COMPENSATE, compensate, acompensate)
 
 
 def _escalation_recorded(state: SagaState) -> bool:
@@ -256,7 +257,7 @@ def make_escalate_node(
         payload = escalation_payload(state["saga_id"], failure)
         if not _escalation_recorded(state):
             alerted = alert_operator(state["saga_id"], failure, on_escalation)
-            return Command(update={"events": [alerted]}, goto="escalate")
+            return Command(update={"events": [alerted]}, goto=ESCALATE)
         decision = interrupt(payload)
         action = decision.get("action") if isinstance(decision, dict) else decision
         if action == "retry":
@@ -266,7 +267,7 @@ def make_escalate_node(
                     "compensation_failure": None,
                     "events": [make_event(failure["step"], "resolve", "ok", 1, "operator: retry")],
                 },
-                goto="compensate",
+                goto=COMPENSATE,
             )
         if action == "skip":
             note = str(decision.get("note") or "") if isinstance(decision, dict) else ""
@@ -287,7 +288,7 @@ def make_escalate_node(
                         make_event(failure["step"], "resolve", "skipped", 1, f"operator: {note}")
                     ],
                 },
-                goto="compensate",
+                goto=COMPENSATE,
             )
         raise ValueError(f"resolve: expected action 'retry' or 'skip', got {action!r}")
 
@@ -304,12 +305,12 @@ def add_compensation_nodes(
     """Add ``compensate`` and ``escalate`` to ``graph``."""
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
     graph.add_node(
-        "compensate",
+        COMPENSATE,
         cast(Any, make_compensate_node(definition, mode)),
-        destinations=("compensate", "escalate", END),
+        destinations=(COMPENSATE, ESCALATE, END),
     )
     graph.add_node(
-        "escalate",
+        ESCALATE,
         cast(Any, make_escalate_node(on_escalation)),
-        destinations=("escalate", "compensate"),
+        destinations=(ESCALATE, COMPENSATE),
     )

@@ -17,8 +17,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import COMPENSATE, ESCALATE, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
-from sagagraph.saga.view import TERMINAL_STATUSES, Event, FailureRecord, make_event
+from sagagraph.saga.view import Event, FailureRecord, make_event
 
 SAGA = "saga"
 """What events name as their step when they concern the whole saga, not one step."""
@@ -80,9 +81,7 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
         raise InputError(f"saga {saga_id!r}: waiting for an operator; use resolve, not rollback")
     if status in TERMINAL_STATUSES or not snap.next:
         raise InputError(f"saga {saga_id!r}: already {status}; nothing to roll back")
-    if status in ("compensating", "compensation_failed") or {"compensate", "escalate"} & set(
-        snap.next
-    ):
+    if status in ("compensating", "compensation_failed") or {COMPENSATE, ESCALATE} & set(snap.next):
         # Already on the way back (or about to ask an operator): resuming carries on.
         return False
     step_nodes = [name for name in app.nodes if name not in RESERVED_NAMES]

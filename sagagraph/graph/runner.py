@@ -32,8 +32,9 @@ from sagagraph.graph import recovery
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, needs_settling, pending_nodes
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
-from sagagraph.saga.view import QUEUED, TERMINAL_STATUSES, Event, describe_error, saga_view
+from sagagraph.saga.view import QUEUED, Event, describe_error, saga_view
 
 log = logging.getLogger("sagagraph")
 

@@ -40,9 +40,9 @@ from sagagraph.graph.async_runner import aresume_saga
 from sagagraph.graph.runner import saga_config
 from sagagraph.graph.work_queue import QueueAddress, connect, declare, decode_job, queue_address
 from sagagraph.graph.worker_lease import WorkerLeases, worker_leases
+from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import (
     DEAD_LETTER,
-    TERMINAL_STATUSES,
     WORKER_STEP,
     describe_error,
     make_event,

@@ -14,6 +14,7 @@ from sagagraph.plotting.style import (
     node_kind,
     pyplot,
 )
+from sagagraph.saga.names import COMPENSATE, ESCALATE, SUPERVISOR
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -78,9 +79,9 @@ def graph_layout(nodes: Iterable[str]) -> dict[str, tuple[float, float]]:
     for i, name in enumerate(row, start=1):
         pos[name] = (_STEP_SPACING * i, 0.0)
     pos["__end__"] = (_STEP_SPACING * (len(row) + 1), 0.0)
-    pos["supervisor"] = (middle, 1.5)
-    pos["compensate"] = (middle, -1.5)
-    pos["escalate"] = (middle, -2.9)
+    pos[SUPERVISOR] = (middle, 1.5)
+    pos[COMPENSATE] = (middle, -1.5)
+    pos[ESCALATE] = (middle, -2.9)
     return {n: pos[n] for n in names}
 
 
@@ -139,7 +140,7 @@ def draw_saga_graph(graph: Any, *, ax: Axes | None = None, title: str | None = N
     pos = graph_layout(names)
     steps = sum(node_kind(n) == "step" for n in names)
     if ax is None:
-        height = 5.0 if "supervisor" in pos else 4.0
+        height = 5.0 if SUPERVISOR in pos else 4.0
         _fig, ax = plt.subplots(figsize=(max(7.0, 1.9 * (steps + 2)), height))
     assert ax is not None
     figure: Figure = ax.get_figure()  # type: ignore[assignment]

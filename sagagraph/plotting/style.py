@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from sagagraph.errors import ConfigurationError
+from sagagraph.saga.names import COMPENSATE, ESCALATE, SUPERVISOR
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -20,9 +21,9 @@ TimelineAxis = Literal["order", "time"]
 _SPECIAL: dict[str, NodeKind] = {
     "__start__": "start",
     "__end__": "end",
-    "supervisor": "supervisor",
-    "compensate": "compensate",
-    "escalate": "escalate",
+    SUPERVISOR: "supervisor",
+    COMPENSATE: "compensate",
+    ESCALATE: "escalate",
 }
 NODE_COLOURS: dict[NodeKind, str] = {
     "start": "#ffffff",

@@ -11,11 +11,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from sagagraph.saga.names import ESCALATE
 from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
 
 log = logging.getLogger("sagagraph")
 
-ESCALATION = "escalate"
+ESCALATION = ESCALATE
 """Event action recorded once when a compensation gives up and an operator is alerted."""
 
 AlertHook = Callable[[dict[str, Any]], None]

@@ -19,6 +19,7 @@ from sagagraph.errors import (
     InputError,
     ToolUndoError,
 )
+from sagagraph.saga.names import RESERVED_NODES
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ConfigurationError,
@@ -181,19 +182,8 @@ class Retry:
         return attempt < self.max_attempts and isinstance(error, self.retry_on)
 
 
-RESERVED_NAMES = frozenset(
-    {
-        "compensate",
-        "complete",
-        "supervisor",
-        "controller",
-        "escalate",
-        "__start__",
-        "__end__",
-        "END",
-        "finish",
-    }
-)
+RESERVED_NAMES = RESERVED_NODES | {"END", "finish"}
+"""Names a step may not take: the kernel's node names, and the router's words for the end."""
 _STEP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 

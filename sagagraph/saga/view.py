@@ -29,8 +29,6 @@ submitted to the work queue is ``queued`` until its first step has run."""
 QUEUED: Status = "queued"
 """A submitted saga no step has run for yet (its input checkpoint is all there is)."""
 
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "rolled_back", "resolved_by_operator"})
-"""Statuses after which nothing more happens to a saga."""
 
 Action = Literal[
     "execute", "compensate", "route", "finish", "resolve", "escalate", "tool_call", "tool_undo"
