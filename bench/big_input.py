@@ -24,7 +24,7 @@ TARGET_MB = 500
 def measure(pages: int, folder: Path) -> dict[str, Any]:
     from bench.pdfgen import write_paper_pdf
     from sagagraph import build_saga_graph, open_checkpointer, run_saga
-    from sagagraph.agents.paper import load_paper
+    from sagagraph.agents.paper_parsing import load_paper
     from sagagraph.agents.paper_saga import paper_saga_definition
 
     pdf = write_paper_pdf(folder / f"paper-{pages}p.pdf", pages)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
 from sagagraph.agents.offline_engine import OfflineEngine
-from sagagraph.agents.paper import Paper, PaperTooShortError, Section, check_paper, load_paper
+from sagagraph.agents.paper import Paper, PaperTooShortError, Section
 from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.paper_parsing import check_paper, load_paper
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
 from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
 from sagagraph.agents.store import OutputStore

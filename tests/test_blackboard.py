@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from sagagraph.agents.paper import load_paper
 from sagagraph.agents.paper_agents import REVIEW_FILE
+from sagagraph.agents.paper_parsing import load_paper
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
 from sagagraph.blackboard.board import BoardEntry, add_entries, entry, is_live, withdrawals
 from sagagraph.blackboard.builder import build_blackboard_graph, paper_blackboard_graph

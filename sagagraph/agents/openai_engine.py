@@ -17,103 +17,42 @@ A summary draft of the wrong length is sent back with its word count (a bounded 
 rounds) before anything is fitted, and fitting only drops or adds whole sentences. Review points
 that cite a section the paper lacks are sent back once, then dropped.
 
-A reply that does not parse into the schema is sent back once with the error (bounded by
-``repair_attempts``); when it still fails the step raises :class:`MalformedModelOutput`.
-Transport failures raise :class:`ModelCallError` or :class:`StepTimeoutError`. No message
-carries the API key.
+One structured call, its bounded repair and its errors without secrets are
+:mod:`~sagagraph.agents.openai_calls`; the checks a reply must pass beyond its schema are
+:mod:`~sagagraph.agents.reply_checks`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
 
-import openai
-from langchain_core.exceptions import ModelError, OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel, SecretStr, ValidationError
 
 from sagagraph.agents.engine import NO_USAGE
-from sagagraph.agents.headings import normalize_line, normalize_title
 from sagagraph.agents.model_options import StructuredOutputMethod, resolve_method
 from sagagraph.agents.offline_summary import ranked_sentences
+from sagagraph.agents.openai_calls import DEFAULT_REPAIR_ATTEMPTS, StructuredCalls
 from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.reply_checks import check_report, check_summary
 from sagagraph.agents.review_grounding import drop_points, ungrounded_points
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.validator_evidence import DEFAULT_EVIDENCE_TOKENS, validator_evidence
 from sagagraph.agents.words import count_words, fit_to_words, fit_whole_sentences
-from sagagraph.checkpoints.factory import redact_url
-from sagagraph.errors import (
-    ConfigurationError,
-    MalformedModelOutput,
-    ModelCallError,
-    StepError,
-    StepTimeoutError,
-)
+from sagagraph.errors import ConfigurationError, MalformedModelOutput
 from sagagraph.prompts import render_prompt
-from sagagraph.redaction import redact, register_secret
 from sagagraph.saga.protocol import Usage
 
 log = logging.getLogger("sagagraph")
 
-M = TypeVar("M", bound=BaseModel)
-Check = Callable[[M], str | None]
-
 DEFAULT_CONTEXT_CHARS = 100_000
 """Characters of paper text one request carries (about 25k tokens at ~4 characters a token)."""
-DEFAULT_REPAIR_ATTEMPTS = 1
-"""Times a malformed reply is sent back to the model with the error, before giving up."""
 DEFAULT_REVISION_ROUNDS = 2
 """Times a summary of the wrong length is sent back with its word count, before fitting."""
 
-_NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Za-z])[.)]?\s+")
 
-
-def _one_line(text: str, limit: int = 240) -> str:
-    line = " ".join(text.split()) or "(no message)"
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _describe_malformed(error: BaseException) -> str:
-    """The first problem of a parsing error, on one line, without pydantic's doc links."""
-    cause: BaseException | None = error
-    while cause is not None and not isinstance(cause, ValidationError):
-        cause = cause.__cause__ or cause.__context__
-    error = cause or error
-    if isinstance(error, ValidationError):
-        problems = error.errors(include_url=False)
-        first = problems[0] if problems else None
-        if first is not None:
-            where = ".".join(str(p) for p in first["loc"]) or "reply"
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            return _one_line(f"{where}: {first['msg']}{more}")
-    text = str(error).split("For troubleshooting, visit:")[0]
-    if isinstance(error, OutputParserException):
-        return _one_line(text)  # already says what failed ("Invalid json output: ...")
-    return _one_line(f"{type(error).__name__}: {text}")
-
-
-def _normalise_heading(heading: str) -> str:
-    """``III. Related-Work:`` -> ``related work``, for matching a cited heading to the outline."""
-    title = normalize_title(_NUMBERING.sub("", normalize_line(heading)))
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", title).split())
-
-
-def _usage_of(message: object) -> Usage:
-    """Tokens of one reply, from its ``usage_metadata`` (zero when the server sent none)."""
-    meta = getattr(message, "usage_metadata", None) or {}
-    return {
-        "input_tokens": int(meta.get("input_tokens", 0) or 0),
-        "output_tokens": int(meta.get("output_tokens", 0) or 0),
-    }
-
-
-class OpenAIEngine:
+class OpenAIEngine(StructuredCalls):
     """The paper engine on an OpenAI-compatible chat model (see the module docstring)."""
 
     name = "openai"
@@ -142,13 +81,10 @@ class OpenAIEngine:
             raise ConfigurationError(f"repair_attempts must be >= 0, got {repair_attempts}")
         if context_chars < 1_000:
             raise ConfigurationError(f"context_chars must be >= 1000, got {context_chars}")
-        self.chat = chat
-        self.method: StructuredOutputMethod = resolve_method(method)
-        self.repair_attempts = repair_attempts
+        super().__init__(chat, method=resolve_method(method), repair_attempts=repair_attempts)
         self.context_chars = context_chars
         self.revision_rounds = max(revision_rounds, 0)
         self.evidence_tokens = evidence_tokens
-        self._runnables: dict[type[BaseModel], Runnable[Any, Any]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -174,7 +110,7 @@ class OpenAIEngine:
             "validator",
             ValidationReport,
             [HumanMessage(prompt)],
-            check=lambda report: self._check_report(report, paper, seen),
+            check=lambda report: check_report(report, paper, seen),
         )
 
     def review(self, paper: Paper) -> tuple[Review, Usage]:
@@ -249,7 +185,7 @@ class OpenAIEngine:
                     "in complete sentences."
                 ),
             ]
-            revised, used = self._ask("summarizer", Summary, request, check=self._check_summary)
+            revised, used = self._ask("summarizer", Summary, request, check=check_summary)
             usage = self._sum(usage, used)
             draft = revised.text
         return draft, usage
@@ -287,7 +223,7 @@ class OpenAIEngine:
     ) -> tuple[str, Usage]:
         ask = self._summary_ask(scope, words)
         summary, usage = self._ask(
-            "summarizer", Summary, [*lead, HumanMessage(ask)], check=self._check_summary
+            "summarizer", Summary, [*lead, HumanMessage(ask)], check=check_summary
         )
         return summary.text, usage
 
@@ -347,180 +283,5 @@ class OpenAIEngine:
 
     def _combine(self, paper: Paper, summaries: list[str], words: int) -> tuple[str, Usage]:
         ask = self._reduce_ask(paper, summaries, words)
-        summary, usage = self._ask(
-            "summarizer", Summary, [HumanMessage(ask)], check=self._check_summary
-        )
+        summary, usage = self._ask("summarizer", Summary, [HumanMessage(ask)], check=check_summary)
         return summary.text, usage
-
-    # -- checks the schema cannot express ---------------------------------------------------
-
-    @staticmethod
-    def _check_summary(summary: Summary) -> str | None:
-        return None if summary.text.strip() else "text: the summary is empty"
-
-    @staticmethod
-    def _check_report(report: ValidationReport, paper: Paper, seen: str = "") -> str | None:
-        """A report must agree with itself and cite headings the evidence shows.
-
-        ``seen`` is the evidence text beyond the outline (first page, reference evidence,
-        table of contents): a run-in "Abstract-" or an unheaded list is found there.
-        """
-        if report.is_valid and report.missing:
-            return f"is_valid is true but missing lists {report.missing}"
-        if not report.is_valid and not report.missing:
-            return "is_valid is false but missing is empty: name the missing parts"
-        headings = [_normalise_heading(s.heading) for s in paper.sections]
-        for found in report.found:
-            if found.part.strip().lower() == "abstract" and paper.abstract.strip():
-                continue
-            if found.part.strip().lower() == "references" and paper.references_section():
-                continue  # a list without a heading is found by its entries, not its name
-            claimed = _normalise_heading(found.heading)
-            if claimed and claimed in _normalise_heading(seen):
-                continue
-            if not claimed or not any(
-                claimed == h or (h and (claimed in h or h in claimed)) for h in headings
-            ):
-                return (
-                    f"found: part {found.part!r} cites heading {found.heading!r}, "
-                    "which is not in the outline"
-                )
-        return None
-
-    # -- one structured call, with a bounded repair -----------------------------------------
-
-    def _structured(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
-        if schema not in self._runnables:
-            self._runnables[schema] = self.chat.with_structured_output(
-                schema, method=self.method, include_raw=True
-            )
-        return self._runnables[schema]
-
-    def _ask(
-        self,
-        step: str,
-        schema: type[M],
-        messages: list[BaseMessage],
-        check: Check[M] | None = None,
-    ) -> tuple[M, Usage]:
-        """Ask for ``schema``; send a malformed reply back at most ``repair_attempts`` times."""
-        if self.method == "json_mode":
-            # json_mode constrains the reply to JSON but does not carry the schema: say it.
-            # It goes last, so the shared paper prefix stays identical.
-            messages = [*messages, HumanMessage(self._schema_instruction(schema))]
-        usage = NO_USAGE
-        attempts = 1 + self.repair_attempts
-        problem = ""
-        request = messages
-        for attempt in range(1, attempts + 1):
-            try:
-                out = self._structured(schema).invoke(request)
-            except (openai.APIError, ModelError) as error:
-                raise self._call_error(step, error) from None
-            except (ValueError, openai.OpenAIError) as error:
-                # json_schema: the OpenAI client validates the reply itself and raises; the
-                # reply and its token usage are lost with it.
-                problem = _describe_malformed(error)
-            else:
-                raw = out.get("raw")
-                usage = self._sum(usage, _usage_of(raw))
-                parsed = out.get("parsed")
-                if isinstance(parsed, schema):
-                    problem = (check(parsed) if check else None) or ""
-                    if not problem:
-                        return parsed, usage
-                elif out.get("parsing_error") is not None:
-                    problem = _describe_malformed(out["parsing_error"])
-                else:
-                    problem = self._describe_empty(raw)
-            problem = self._redact(problem)
-            log.info("%s: malformed reply (attempt %d of %d): %s", step, attempt, attempts, problem)
-            request = [
-                *messages,
-                HumanMessage(
-                    f"Your previous reply was rejected: {problem}. Reply again with a "
-                    f"{schema.__name__} that follows the schema and the instructions exactly."
-                ),
-            ]
-        raise MalformedModelOutput(
-            f"{step}: the model's reply is not a valid {schema.__name__} "
-            f"after {attempts} attempt(s): {problem}"
-        )
-
-    @staticmethod
-    def _schema_instruction(schema: type[BaseModel]) -> str:
-        return (
-            f"Reply with one JSON object, and nothing else, that is a valid {schema.__name__} "
-            f"under this JSON schema:\n{json.dumps(schema.model_json_schema())}"
-        )
-
-    @staticmethod
-    def _describe_empty(raw: object) -> str:
-        if isinstance(raw, AIMessage) and raw.invalid_tool_calls:
-            bad = raw.invalid_tool_calls[0]
-            return _one_line(f"the tool call arguments are not JSON: {bad.get('args') or ''}")
-        if isinstance(raw, AIMessage) and not raw.content and not raw.tool_calls:
-            return "the reply is empty"
-        return "the reply holds no structured output"
-
-    @staticmethod
-    def _sum(a: Usage, b: Usage) -> Usage:
-        return {
-            "input_tokens": a["input_tokens"] + b["input_tokens"],
-            "output_tokens": a["output_tokens"] + b["output_tokens"],
-        }
-
-    # -- errors, without secrets ------------------------------------------------------------
-
-    @property
-    def _model_name(self) -> str:
-        return str(getattr(self.chat, "model_name", None) or type(self.chat).__name__)
-
-    @property
-    def _url(self) -> str:
-        url = getattr(self.chat, "openai_api_base", None) or "https://api.openai.com/v1"
-        return redact_url(str(url))
-
-    def _redact(self, text: str) -> str:
-        # The client's key may not come from the environment: register it, then the one
-        # redaction (sagagraph.redaction) hides it here and in every event and log line.
-        secret: object = getattr(self.chat, "openai_api_key", None)
-        if isinstance(secret, SecretStr):
-            register_secret(secret.get_secret_value())
-        return redact(text)
-
-    def _call_error(self, step: str, error: BaseException) -> StepError:
-        where = f"model {self._model_name!r} at {self._url}"
-        if isinstance(error, openai.APITimeoutError):
-            timeout = getattr(self.chat, "request_timeout", None)
-            within = f" within {timeout}s" if isinstance(timeout, int | float) else ""
-            return StepTimeoutError(f"{step}: the {where} did not answer{within}")
-        if isinstance(error, openai.APIConnectionError):
-            # The root cause says why ("[Errno 111] Connection refused"); the wrappers do not.
-            root: BaseException = error
-            for _ in range(8):  # bounded: exception chains can loop
-                inner = root.__cause__ or root.__context__
-                if inner is None or not str(inner):
-                    break
-                root = inner
-            why = _one_line(str(root), 120)
-            return ModelCallError(self._redact(f"{step}: cannot reach the {where}: {why}"))
-        if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-            # The server's text may quote the key (OpenAI shows part of it): leave it out.
-            return ModelCallError(
-                f"{step}: the {where} refused the API key (HTTP {error.status_code}); "
-                "check OPENAI_API_KEY"
-            )
-        if isinstance(error, openai.APIStatusError):
-            body = error.body
-            text = body.get("message") if isinstance(body, dict) else None
-            detail = _one_line(str(text or error.message), 200)
-            hint = ""
-            if error.status_code == 400 and "response_format" in detail:
-                hint = " (try SAGAGRAPH_STRUCTURED_OUTPUT=function_calling or json_mode)"
-            return ModelCallError(
-                self._redact(
-                    f"{step}: the {where} answered HTTP {error.status_code}: {detail}{hint}"
-                )
-            )
-        return ModelCallError(self._redact(f"{step}: the {where} failed: {_one_line(str(error))}"))

@@ -1,45 +1,26 @@
-"""A loaded paper (PDF, .txt, .md): its pages, title and sections with their headings.
+"""A loaded paper: its pages, title and sections with their headings, and the parts they make.
 
-:func:`load_paper` reads one file. Anything that stops it from being read (missing, not a PDF,
-truncated, encrypted without the password, no text layer, empty) is a
-:class:`~sagagraph.errors.PaperLoadError` with one line naming the file and the cause.
-:class:`~sagagraph.agents.paper_loader.PaperLoader` caches loaded papers for the agents;
-:func:`check_paper` is what the CLI calls before it starts a saga.
+:func:`~sagagraph.agents.paper_parsing.load_paper` reads one from a file (PDF, .txt, .md);
+:class:`Paper` answers what the agents ask of it: the abstract, the outline, the references,
+the main text, and that text in chunks for a long paper.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from sagagraph.agents.headings import (
-    KNOWN_HEADINGS,
-    HeadingScanner,
-    normalize_line,
-    normalize_title,
-)
-from sagagraph.agents.page_cleaning import clean_pages, reference_run
-from sagagraph.agents.paper_files import PageProgress, fail, pdf_pages, read_bytes, text_pages
-from sagagraph.agents.pdf_layout import PageLayout
+from sagagraph.agents.headings import normalize_title
 from sagagraph.agents.words import count_words, split_sentences
 from sagagraph.errors import StepError
 
-if TYPE_CHECKING:
-    from sagagraph.agents.paper_loader import PaperLoader
-
-TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
-"""Plain-text formats read as UTF-8; ``.md`` and ``.markdown`` use ``#`` headings."""
-
-_BACK_MATTER = frozenset(
+BACK_MATTER_TITLES = frozenset(
     {"references", "bibliography", "works cited", "literature cited", "literatur"}
     | {"literaturverzeichnis", "quellen", "references bibliographiques", "bibliographie"}
     | {"referencias", "bibliografia", "riferimenti", "riferimenti bibliografici"}
 )
-UNHEADED_REFERENCES = "(unheaded reference list)"
-"""The heading given to a reference list printed at the end without a heading."""
+"""Titles (:attr:`Section.name`) that head a reference list, in the languages papers use."""
 _NOT_CONTENT = frozenset(
     {"keywords", "index terms", "ccs concepts", "funding", "author contributions"}
     | {"competing interests"}
@@ -54,12 +35,6 @@ _OPENING = re.compile(
 _FRONT_MATTER_END = re.compile(
     r"^(ccs concepts|additional key words|keywords|index terms|acm reference format)", re.I
 )
-_NOTICE = re.compile(
-    r"proceedings|©|copyright|arxiv|permission|transactions|journal|\bvol\.|volume|conference|"
-    r"workshop|preprint|licen[cs]e|\bdoi\b|issn|https?:|www\.",
-    re.IGNORECASE,
-)
-_AUTHOR_MARKS = frozenset("∗*†‡§¶♠♢♡♣♦□⋄@,")
 _HYPHEN_BREAK = re.compile(r"(?<=[a-z])-\n(?=[a-z])")
 
 
@@ -180,7 +155,7 @@ class Paper:
 
     def references_section(self) -> Section | None:
         """The References (or Bibliography) section, if the paper has one."""
-        return next((s for s in self.sections if s.name in _BACK_MATTER), None)
+        return next((s for s in self.sections if s.name in BACK_MATTER_TITLES), None)
 
     def main_sections(self) -> tuple[Section, ...]:
         """Sections before the references, without acknowledgments and keyword lists."""
@@ -252,169 +227,3 @@ def _split_block(block: str, max_chars: int) -> Iterator[str]:
         piece = f"{piece}{sentence}" if piece.endswith("\n") or not piece else f"{piece} {sentence}"
     if piece:
         yield piece.rstrip("\n")
-
-
-def _good_metadata_title(title: str) -> bool:
-    words = title.split()
-    lowered = title.lower()
-    return (
-        len(words) >= 2
-        and not lowered.endswith((".pdf", ".doc", ".docx", ".dvi", ".tex"))
-        and not lowered.startswith(("microsoft word", "untitled"))
-    )
-
-
-def _title_like(line: str) -> bool:
-    words = line.split()
-    if not 2 <= len(words) <= 20 or _NOTICE.search(line) or line.endswith("."):
-        return False
-    if not line[0].isupper() or any(c in _AUTHOR_MARKS for c in line):
-        return False
-    long_words = [w for w in words if len(w) > 3]
-    capitalised = sum(w[0].isupper() for w in long_words)
-    return not long_words or capitalised >= 0.5 * len(long_words)
-
-
-def guess_title(front: Sequence[str], metadata_title: str, fallback: str) -> str:
-    """The title: metadata when it is meaningful, else the first title-like lines."""
-    if _good_metadata_title(metadata_title):
-        return " ".join(metadata_title.split())
-    lines = [ln for ln in front[:25] if ln]
-    for i, line in enumerate(lines):
-        if not _title_like(line):
-            continue
-        title = line
-        for extra in lines[i + 1 : i + 3]:
-            if not _title_like(extra) or len(extra.split()) > 12:
-                break
-            title = f"{title} {extra}"
-        return title
-    return lines[0] if lines else fallback
-
-
-def _split_references(
-    found: list[tuple[str, int, int, str, list[tuple[int, str]]]],
-) -> None:
-    """A reference list printed without a heading at the end becomes its own section."""
-    if not found or any(normalize_title(f[3]) in _BACK_MATTER for f in found):
-        return
-    body = found[-1][4]
-    start = reference_run([line for _, line in body])
-    if start is None:
-        return
-    found[-1] = (*found[-1][:4], body[:start])
-    found.append((UNHEADED_REFERENCES, body[start][0], 1, "References", body[start:]))
-
-
-def parse_paper(
-    source: str,
-    pages: Sequence[str],
-    *,
-    markdown: bool = False,
-    metadata_title: str = "",
-    layout: Sequence[PageLayout] = (),
-) -> Paper:
-    """Split page texts into a :class:`Paper`: title, front matter and headed sections.
-
-    ``layout`` (per page, from the PDF) marks the lines set apart as headings and the small
-    lines that notes are made of; text patterns work without it.
-    """
-    page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
-    cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
-    lines = cleaned.lines
-    emphasized = [{"".join(e.split()) for e in pl.emphasized} for pl in layout]
-    scanner = HeadingScanner(markdown=markdown)
-    front: list[str] = []
-    # heading, page, level, title, body lines with their pages
-    found: list[tuple[str, int, int, str, list[tuple[int, str]]]] = []
-    i = 0
-    while i < len(lines):
-        page, line = lines[i]
-        # The next non-empty line, in case the heading wrapped onto it.
-        j = next((k for k in range(i + 1, min(i + 3, len(lines))) if lines[k][1]), i + 1)
-        following = lines[j][1] if j < len(lines) else None
-        vouched = page <= len(emphasized) and "".join(line.split()) in emphasized[page - 1]
-        heading = scanner.scan(line, following, emphasized=vouched) if line else None
-        if heading is None:
-            if found:
-                found[-1][4].append((page, line))
-            else:
-                front.append(line)
-            i += 1
-            continue
-        body = [(page, heading.rest)] if heading.rest else []
-        found.append((heading.heading, page, heading.level, heading.title, body))
-        i = j + 1 if heading.lines == 2 else i + 1
-    if not markdown:
-        _split_references(found)
-    title = ""
-    if (
-        markdown
-        and found
-        and found[0][2] == 1
-        and normalize_title(found[0][3]) not in KNOWN_HEADINGS
-    ):
-        # "# Paper Title" starts a Markdown paper; it is the title, not a section.
-        title = found[0][0]
-        front += [line for _, line in found.pop(0)[4]]
-    if not title:
-        title = guess_title(front, metadata_title, Path(source).stem)
-    # Markdown papers under a "# Title" use "##" for sections: make the top level 1.
-    shift = min((lvl for _, _, lvl, _, _ in found), default=1) - 1 if markdown else 0
-    sections = tuple(
-        Section(
-            heading=h,
-            page=p,
-            text="\n".join(line for _, line in body).strip(),
-            level=lvl - shift,
-            title=t,
-        )
-        for h, p, lvl, t, body in found
-    )
-    return Paper(
-        source=source,
-        title=title,
-        pages=tuple("\n".join(page) for page in page_lines),
-        sections=sections,
-        front_matter="\n".join(front).strip(),
-        notes=tuple(cleaned.notes),
-        toc=tuple(cleaned.toc),
-    )
-
-
-def load_paper(
-    path: str | Path, password: str | None = None, on_page: PageProgress | None = None
-) -> Paper:
-    """Load a paper; PaperLoadError (one line, naming the file and the cause) if it cannot be.
-
-    PDFs are recognised by their ``%PDF-`` header whatever their name; ``.txt``, ``.md`` and
-    ``.markdown`` files are read as UTF-8 text (a form feed starts a new page). ``password``
-    opens an encrypted PDF; it is never part of an error message. ``on_page(number, total)``
-    is called after each PDF page is read, for progress reports.
-    """
-    file = Path(path)
-    data = read_bytes(file)
-    if not data:
-        raise fail(file, "empty file (0 bytes)")
-    suffix = file.suffix.lower()
-    if b"%PDF-" in data[:1024]:
-        pdf = pdf_pages(file, data, password, on_page)
-        return parse_paper(str(path), pdf.pages, metadata_title=pdf.title, layout=pdf.layout)
-    if suffix == ".pdf":
-        raise fail(file, "not a PDF (it does not start with %PDF-)")
-    if suffix not in TEXT_SUFFIXES:
-        raise fail(file, f"unsupported file type {suffix or '(none)'!r}: use .pdf, .txt or .md")
-    pages = text_pages(file, data)
-    return parse_paper(str(path), pages, markdown=suffix in (".md", ".markdown"))
-
-
-def check_paper(
-    path: str | Path, password: str | None = None, *, loader: PaperLoader | None = None
-) -> Paper:
-    """Load ``path`` before a saga starts, so bad input fails fast (the CLI exits with 2).
-
-    Pass the saga's ``loader`` to keep the parsed paper in its cache for the agents.
-    """
-    if loader is not None:
-        return loader.load(path, password)
-    return load_paper(path, password)

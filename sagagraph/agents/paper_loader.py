@@ -15,8 +15,9 @@ from collections import OrderedDict
 from pathlib import Path
 
 from sagagraph.agents.input_limits import InputLimits
-from sagagraph.agents.paper import Paper, load_paper
+from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_files import PageProgress, fail
+from sagagraph.agents.paper_parsing import load_paper
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import register_secret
 

@@ -76,8 +76,8 @@ def queue_flag(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from sagagraph.agents.paper import check_paper
     from sagagraph.agents.paper_loader import PaperLoader
+    from sagagraph.agents.paper_parsing import check_paper
     from sagagraph.graph.submit import SagaRequest, submit_sagas
 
     if args.fail_at and args.fail_at not in PAPER_STEPS:

@@ -1,0 +1,232 @@
+"""Structured calls to an OpenAI-compatible chat model: a bounded repair, errors without secrets.
+
+:class:`StructuredCalls` is the half of :class:`~sagagraph.agents.openai_engine.OpenAIEngine`
+that talks to the server; the engine adds the prompts and what the three agents ask for.
+A reply that does not parse into the schema is sent back with the error (bounded by
+``repair_attempts``); when it still fails the step raises :class:`MalformedModelOutput`.
+Transport failures raise :class:`ModelCallError` or :class:`StepTimeoutError`. No message
+carries the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import openai
+from langchain_core.exceptions import ModelError, OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from sagagraph.agents.engine import NO_USAGE
+from sagagraph.agents.model_options import StructuredOutputMethod
+from sagagraph.checkpoints.factory import redact_url
+from sagagraph.errors import (
+    MalformedModelOutput,
+    ModelCallError,
+    StepError,
+    StepTimeoutError,
+)
+from sagagraph.redaction import redact, register_secret
+from sagagraph.saga.protocol import Usage
+
+log = logging.getLogger("sagagraph")
+
+M = TypeVar("M", bound=BaseModel)
+Check = Callable[[M], str | None]
+
+DEFAULT_REPAIR_ATTEMPTS = 1
+"""Times a malformed reply is sent back to the model with the error, before giving up."""
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    line = " ".join(text.split()) or "(no message)"
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _describe_malformed(error: BaseException) -> str:
+    """The first problem of a parsing error, on one line, without pydantic's doc links."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, ValidationError):
+        cause = cause.__cause__ or cause.__context__
+    error = cause or error
+    if isinstance(error, ValidationError):
+        problems = error.errors(include_url=False)
+        first = problems[0] if problems else None
+        if first is not None:
+            where = ".".join(str(p) for p in first["loc"]) or "reply"
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return _one_line(f"{where}: {first['msg']}{more}")
+    text = str(error).split("For troubleshooting, visit:")[0]
+    if isinstance(error, OutputParserException):
+        return _one_line(text)  # already says what failed ("Invalid json output: ...")
+    return _one_line(f"{type(error).__name__}: {text}")
+
+
+def _usage_of(message: object) -> Usage:
+    """Tokens of one reply, from its ``usage_metadata`` (zero when the server sent none)."""
+    meta = getattr(message, "usage_metadata", None) or {}
+    return {
+        "input_tokens": int(meta.get("input_tokens", 0) or 0),
+        "output_tokens": int(meta.get("output_tokens", 0) or 0),
+    }
+
+
+class StructuredCalls:
+    """Structured calls to one chat model; the base of the engine that runs on it.
+
+    A base class rather than a member, so the engine keeps ``chat``, ``method`` and
+    ``repair_attempts`` as its own attributes, as callers read them.
+    """
+
+    def __init__(
+        self, chat: BaseChatModel, *, method: StructuredOutputMethod, repair_attempts: int
+    ) -> None:
+        """``method`` resolved and ``repair_attempts`` checked by the engine, whose arguments
+        they are, so its configuration errors keep their order."""
+        self.chat = chat
+        self.method: StructuredOutputMethod = method
+        self.repair_attempts = repair_attempts
+        self._runnables: dict[type[BaseModel], Runnable[Any, Any]] = {}
+
+    # -- one structured call, with a bounded repair -----------------------------------------
+
+    def _structured(self, schema: type[BaseModel]) -> Runnable[Any, Any]:
+        if schema not in self._runnables:
+            self._runnables[schema] = self.chat.with_structured_output(
+                schema, method=self.method, include_raw=True
+            )
+        return self._runnables[schema]
+
+    def _ask(
+        self,
+        step: str,
+        schema: type[M],
+        messages: list[BaseMessage],
+        check: Check[M] | None = None,
+    ) -> tuple[M, Usage]:
+        """Ask for ``schema``; send a malformed reply back at most ``repair_attempts`` times."""
+        if self.method == "json_mode":
+            # json_mode constrains the reply to JSON but does not carry the schema: say it.
+            # It goes last, so the shared paper prefix stays identical.
+            messages = [*messages, HumanMessage(self._schema_instruction(schema))]
+        usage = NO_USAGE
+        attempts = 1 + self.repair_attempts
+        problem = ""
+        request = messages
+        for attempt in range(1, attempts + 1):
+            try:
+                out = self._structured(schema).invoke(request)
+            except (openai.APIError, ModelError) as error:
+                raise self._call_error(step, error) from None
+            except (ValueError, openai.OpenAIError) as error:
+                # json_schema: the OpenAI client validates the reply itself and raises; the
+                # reply and its token usage are lost with it.
+                problem = _describe_malformed(error)
+            else:
+                raw = out.get("raw")
+                usage = self._sum(usage, _usage_of(raw))
+                parsed = out.get("parsed")
+                if isinstance(parsed, schema):
+                    problem = (check(parsed) if check else None) or ""
+                    if not problem:
+                        return parsed, usage
+                elif out.get("parsing_error") is not None:
+                    problem = _describe_malformed(out["parsing_error"])
+                else:
+                    problem = self._describe_empty(raw)
+            problem = self._redact(problem)
+            log.info("%s: malformed reply (attempt %d of %d): %s", step, attempt, attempts, problem)
+            request = [
+                *messages,
+                HumanMessage(
+                    f"Your previous reply was rejected: {problem}. Reply again with a "
+                    f"{schema.__name__} that follows the schema and the instructions exactly."
+                ),
+            ]
+        raise MalformedModelOutput(
+            f"{step}: the model's reply is not a valid {schema.__name__} "
+            f"after {attempts} attempt(s): {problem}"
+        )
+
+    @staticmethod
+    def _schema_instruction(schema: type[BaseModel]) -> str:
+        return (
+            f"Reply with one JSON object, and nothing else, that is a valid {schema.__name__} "
+            f"under this JSON schema:\n{json.dumps(schema.model_json_schema())}"
+        )
+
+    @staticmethod
+    def _describe_empty(raw: object) -> str:
+        if isinstance(raw, AIMessage) and raw.invalid_tool_calls:
+            bad = raw.invalid_tool_calls[0]
+            return _one_line(f"the tool call arguments are not JSON: {bad.get('args') or ''}")
+        if isinstance(raw, AIMessage) and not raw.content and not raw.tool_calls:
+            return "the reply is empty"
+        return "the reply holds no structured output"
+
+    @staticmethod
+    def _sum(a: Usage, b: Usage) -> Usage:
+        return {
+            "input_tokens": a["input_tokens"] + b["input_tokens"],
+            "output_tokens": a["output_tokens"] + b["output_tokens"],
+        }
+
+    # -- errors, without secrets ------------------------------------------------------------
+
+    @property
+    def _model_name(self) -> str:
+        return str(getattr(self.chat, "model_name", None) or type(self.chat).__name__)
+
+    @property
+    def _url(self) -> str:
+        url = getattr(self.chat, "openai_api_base", None) or "https://api.openai.com/v1"
+        return redact_url(str(url))
+
+    def _redact(self, text: str) -> str:
+        # The client's key may not come from the environment: register it, then the one
+        # redaction (sagagraph.redaction) hides it here and in every event and log line.
+        secret: object = getattr(self.chat, "openai_api_key", None)
+        if isinstance(secret, SecretStr):
+            register_secret(secret.get_secret_value())
+        return redact(text)
+
+    def _call_error(self, step: str, error: BaseException) -> StepError:
+        where = f"model {self._model_name!r} at {self._url}"
+        if isinstance(error, openai.APITimeoutError):
+            timeout = getattr(self.chat, "request_timeout", None)
+            within = f" within {timeout}s" if isinstance(timeout, int | float) else ""
+            return StepTimeoutError(f"{step}: the {where} did not answer{within}")
+        if isinstance(error, openai.APIConnectionError):
+            # The root cause says why ("[Errno 111] Connection refused"); the wrappers do not.
+            root: BaseException = error
+            for _ in range(8):  # bounded: exception chains can loop
+                inner = root.__cause__ or root.__context__
+                if inner is None or not str(inner):
+                    break
+                root = inner
+            why = _one_line(str(root), 120)
+            return ModelCallError(self._redact(f"{step}: cannot reach the {where}: {why}"))
+        if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+            # The server's text may quote the key (OpenAI shows part of it): leave it out.
+            return ModelCallError(
+                f"{step}: the {where} refused the API key (HTTP {error.status_code}); "
+                "check OPENAI_API_KEY"
+            )
+        if isinstance(error, openai.APIStatusError):
+            body = error.body
+            text = body.get("message") if isinstance(body, dict) else None
+            detail = _one_line(str(text or error.message), 200)
+            hint = ""
+            if error.status_code == 400 and "response_format" in detail:
+                hint = " (try SAGAGRAPH_STRUCTURED_OUTPUT=function_calling or json_mode)"
+            return ModelCallError(
+                self._redact(
+                    f"{step}: the {where} answered HTTP {error.status_code}: {detail}{hint}"
+                )
+            )
+        return ModelCallError(self._redact(f"{step}: the {where} failed: {_one_line(str(error))}"))
