@@ -58,20 +58,17 @@ from sagagraph.errors import (
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.compensation import CompensationMode
-from sagagraph.graph.llm_router import RouterOptions
+from sagagraph.graph.router_options import RouterOptions
 from sagagraph.graph.runner import (
     list_sagas,
-    recover_saga,
-    recover_sagas,
     resolve_saga,
     resume_saga,
-    rollback_saga,
     run_saga,
     saga_config,
     saga_status,
-    unfinished_sagas,
 )
 from sagagraph.graph.state import SagaState
+from sagagraph.graph.unfinished import recover_saga, recover_sagas, rollback_saga, unfinished_sagas
 from sagagraph.plotting import (
     draw_choreography,
     draw_saga_graph,

@@ -20,7 +20,7 @@ from sagagraph.compare import compare_routers, disagreements, output_digest, ren
 from sagagraph.config import Settings
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.builder import build_saga_graph
-from sagagraph.graph.llm_router import RouterOptions
+from sagagraph.graph.router_options import RouterOptions
 from sagagraph.graph.runner import saga_status
 from sagagraph.saga.protocol import SagaDefinition
 from tests.openai_server import Reply, ScriptedOpenAIServer, request_text, structured

@@ -42,7 +42,7 @@ from sagagraph import (
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.errors import SagaBusyError
 from sagagraph.graph.leases import saga_lease
-from sagagraph.graph.runner import recover_saga
+from sagagraph.graph.unfinished import recover_saga
 from tests.services import fresh_postgres_database
 from tests.toy_saga import HOLDING, Journal, Plan, saga_app, step_names, toy_saga
 

@@ -40,7 +40,7 @@ from sagagraph.graph.compensation import (
 )
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.llm_router import RouterOptions
+from sagagraph.graph.router_options import RouterOptions
 from sagagraph.saga.async_execution import acompensate_step, aexecute_step
 from sagagraph.saga.escalation import ESCALATION
 from sagagraph.saga.execution import Outcome, compensate_step, execute_step

@@ -30,13 +30,9 @@ from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState, is_live
 from sagagraph.blackboard.refinement import Refinement
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.llm_router import (
-    RouterOptions,
-    _routed,
-    adecide_next,
-    bind_router_model,
-    decide_next,
-)
+from sagagraph.graph.llm_router import _routed, adecide_next, decide_next
+from sagagraph.graph.router_model import bind_router_model
+from sagagraph.graph.router_options import RouterOptions
 from sagagraph.prompts import render_prompt
 from sagagraph.saga.guard import FINISH
 from sagagraph.saga.protocol import SagaDefinition

@@ -65,7 +65,7 @@ def paper_definition(
 
 def router_options(args: argparse.Namespace | None) -> Any:
     """LLM-router options: flags first, then ``SAGAGRAPH_STRUCTURED_OUTPUT``."""
-    from sagagraph.graph.llm_router import RouterOptions
+    from sagagraph.graph.router_options import RouterOptions
 
     overrides: dict[str, Any] = {}
     if args is not None and getattr(args, "router_attempts", None):

@@ -35,7 +35,8 @@ def blackboard_unfinished(settings: Settings) -> list[str]:
     """Blackboard sagas left unfinished (what ``recover`` must resume)."""
     from sagagraph.blackboard.board import MODE as BLACKBOARD
     from sagagraph.cli.apps import checkpoints_may_exist, paper_app
-    from sagagraph.graph.runner import list_sagas, unfinished_sagas
+    from sagagraph.graph.runner import list_sagas
+    from sagagraph.graph.unfinished import unfinished_sagas
 
     if not checkpoints_may_exist(settings.db):
         return []

@@ -93,7 +93,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from sagagraph.errors import SagaBusyError
-    from sagagraph.graph.runner import list_sagas, recover_saga, unfinished_sagas
+    from sagagraph.graph.runner import list_sagas
+    from sagagraph.graph.unfinished import recover_saga, unfinished_sagas
 
     base = settings_from(args)
     views: list[dict[str, Any]] = recover_choreography(args)

@@ -289,7 +289,8 @@ def build_saga_graph(
                 name, _route_after(name, nxt), {nxt: nxt, COMPENSATE: COMPENSATE}
             )
     elif router == "llm":
-        from sagagraph.graph.llm_router import RouterOptions, make_supervisor
+        from sagagraph.graph.llm_router import make_supervisor
+        from sagagraph.graph.router_options import RouterOptions
 
         if router_model is None:
             from sagagraph.errors import ConfigurationError

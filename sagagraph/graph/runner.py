@@ -8,6 +8,9 @@ Every function that drives a saga holds the saga's lease while it does
 (:mod:`sagagraph.graph.leases`): a saga still running in another process or thread is
 refused with SagaBusyError, and ``recover`` skips it instead of running it twice. Each takes
 an optional ``on_event`` callback that sees every event as its step finishes (progress).
+
+Recovering and rolling back the sagas a stopped process left unfinished:
+:mod:`sagagraph.graph.unfinished`.
 """
 
 from __future__ import annotations
@@ -23,18 +26,17 @@ from langgraph.types import Command, Durability, StateSnapshot
 from sagagraph.errors import (
     ConfigurationError,
     InputError,
-    SagaBusyError,
     SagaNotFoundError,
     StorageFullError,
     is_disk_full,
 )
 from sagagraph.graph import recovery
 from sagagraph.graph.leases import saga_lease
-from sagagraph.graph.pending import START, needs_settling, pending_nodes
+from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
-from sagagraph.saga.view import QUEUED, Event, describe_error, saga_view
+from sagagraph.saga.view import Event, describe_error, saga_view
 
 log = logging.getLogger("sagagraph")
 
@@ -71,7 +73,7 @@ def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
     return app.get_state(saga_config(validate_saga_id(saga_id)))
 
 
-def _drive(
+def drive(
     app: SagaApp,
     payload: Any,
     saga_id: str,
@@ -168,7 +170,7 @@ def run_saga(
     with saga_lease(app.checkpointer, saga_id):
         if _snapshot(app, saga_id).values:
             raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
-        _drive(app, initial_state(saga_id, input, fail_at=fail_at), saga_id, durability, on_event)
+        drive(app, initial_state(saga_id, input, fail_at=fail_at), saga_id, durability, on_event)
         return saga_status(app, saga_id)
 
 
@@ -185,16 +187,17 @@ def resume_saga(
     when another process or thread is running the saga now.
     """
     with saga_lease(app.checkpointer, saga_id):
-        return _resume_leased(app, saga_id, durability, on_event)
+        return resume_leased(app, saga_id, durability, on_event)
 
 
-def _resume_leased(
+def resume_leased(
     app: SagaApp, saga_id: str, durability: Durability, on_event: EventCallback | None
 ) -> dict[str, Any]:
+    """:func:`resume_saga` for a caller that already holds the saga's lease (recovery does)."""
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    _drive(app, None, saga_id, durability, on_event)
+    drive(app, None, saga_id, durability, on_event)
     return saga_status(app, saga_id)
 
 
@@ -224,7 +227,7 @@ def resolve_saga(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
         resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        _drive(app, resume, saga_id, durability, on_event)
+        drive(app, resume, saga_id, durability, on_event)
         return saga_status(app, saga_id)
 
 
@@ -244,133 +247,3 @@ def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any
         if status is None or view["status"] == status:
             views.append(view)
     return views
-
-
-def _unfinished(view: Mapping[str, Any]) -> bool:
-    return (
-        view["status"] not in TERMINAL_STATUSES
-        and not view["waiting_for_operator"]
-        and bool(view["next"])
-        # A queued saga waits for a queue worker, not for recovery; unless it was dead-lettered.
-        and (view["status"] != QUEUED or view.get("dead_letter") is not None)
-    )
-
-
-def unfinished_sagas(app: SagaApp) -> list[str]:
-    """Sagas left ``running`` or ``compensating``: what ``recover`` resumes.
-
-    A saga that another process is running right now is listed too (it is unfinished);
-    ``recover`` then finds its lease taken and leaves it alone.
-    """
-    return [v["saga_id"] for v in list_sagas(app) if _unfinished(v)]
-
-
-def rollback_saga(
-    app: SagaApp,
-    saga_id: str,
-    *,
-    reason: str = "rollback requested by an operator",
-    durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
-) -> dict[str, Any]:
-    """Compensate an unfinished saga instead of finishing it; return its view.
-
-    The step that was running when the process stopped is compensated first (with
-    ``result=None``), then the committed steps in reverse order. A saga already compensating
-    just continues. Finished sagas and sagas waiting for an operator raise InputError.
-    """
-    with saga_lease(app.checkpointer, saga_id):
-        return _rollback_leased(app, saga_id, reason, durability, on_event)
-
-
-def _rollback_leased(
-    app: SagaApp,
-    saga_id: str,
-    reason: str,
-    durability: Durability,
-    on_event: EventCallback | None,
-) -> dict[str, Any]:
-    _settle(app, saga_id)
-    recovery.force_compensation(app, saga_id, reason=reason)
-    _drive(app, None, saga_id, durability, on_event)
-    return saga_status(app, saga_id)
-
-
-def _settle(app: SagaApp, saga_id: str) -> None:
-    """Give a saga stopped between a step's writes and its checkpoint (or before its first
-    step) the checkpoint it missed, running no step: rollback then sees where it stands."""
-    config = saga_config(saga_id)
-    if needs_settling(app.get_state(config)):
-        # Resuming applies the pending writes (the step does not run again) and stops before
-        # whatever node comes next.
-        after = [name for name in getattr(app, "nodes", {}) if name != START]
-        app.invoke(None, config, durability=DEFAULT_DURABILITY, interrupt_before=after)
-
-
-RECOVER_COMPENSATE_REASON = "recover --compensate"
-"""The ``reason`` a saga rolled back by ``recover_sagas(compensate=True)`` records."""
-
-
-def recover_saga(
-    app: SagaApp,
-    saga_id: str,
-    *,
-    compensate: bool = False,
-    durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
-) -> dict[str, Any]:
-    """Recover one saga left unfinished by a stopped process; return its view.
-
-    Forward by default (the interrupted step runs again, then the rest); ``compensate=True``
-    rolls it back instead. The saga is checked again once its lease is held, so a saga that
-    another process finished in the meantime is only reported. SagaBusyError when a live
-    process holds the saga.
-    """
-    with saga_lease(app.checkpointer, saga_id):
-        view = saga_status(app, saga_id)
-        if not _unfinished(view):
-            return view
-        if compensate:
-            # A saga already on its way back just carries on (force_compensation sees it).
-            return _rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, on_event)
-        return _resume_leased(app, saga_id, durability, on_event)
-
-
-def recover_sagas(
-    app: SagaApp,
-    *,
-    compensate: bool = False,
-    durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
-) -> list[dict[str, Any]]:
-    """Recover every saga left ``running`` or ``compensating``; return their views.
-
-    Forward by default; ``compensate=True`` rolls them back instead (a saga already
-    compensating just finishes its rollback). A saga that a live process holds is skipped:
-    its view carries ``recover_skipped`` (one line). A saga that cannot be recovered does not
-    stop the others: its view carries ``recover_error`` (one line).
-    """
-    views = []
-    for saga_id in unfinished_sagas(app):
-        try:
-            view = recover_saga(
-                app, saga_id, compensate=compensate, durability=durability, on_event=on_event
-            )
-        except SagaBusyError as busy:
-            log.info("saga %s: not recovered: %s", saga_id, busy)
-            view = _view_or_stub(app, saga_id)
-            view["recover_skipped"] = str(busy)
-        except Exception as error:
-            log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
-            view = _view_or_stub(app, saga_id)
-            view["recover_error"] = describe_error(error)
-        views.append(view)
-    return views
-
-
-def _view_or_stub(app: SagaApp, saga_id: str) -> dict[str, Any]:
-    """The saga's view, or the least one when even reading it fails: each saga gets a line."""
-    try:
-        return saga_status(app, saga_id)
-    except Exception:
-        return {"saga_id": saga_id, "status": "unknown", "completed": [], "compensated": []}

@@ -1,0 +1,162 @@
+"""Sagas a stopped process left unfinished: find them, recover them forward, or roll them back.
+
+Each function holds the saga's lease while it drives the saga, as the runner does, so a saga
+a live process is running is refused (SagaBusyError) or, by ``recover_sagas``, skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.types import Durability
+
+from sagagraph.errors import SagaBusyError
+from sagagraph.graph import recovery
+from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.pending import START, needs_settling
+from sagagraph.graph.runner import (
+    DEFAULT_DURABILITY,
+    EventCallback,
+    SagaApp,
+    drive,
+    list_sagas,
+    resume_leased,
+    saga_config,
+    saga_status,
+)
+from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.view import QUEUED, describe_error
+
+log = logging.getLogger("sagagraph")
+
+
+def _unfinished(view: Mapping[str, Any]) -> bool:
+    return (
+        view["status"] not in TERMINAL_STATUSES
+        and not view["waiting_for_operator"]
+        and bool(view["next"])
+        # A queued saga waits for a queue worker, not for recovery; unless it was dead-lettered.
+        and (view["status"] != QUEUED or view.get("dead_letter") is not None)
+    )
+
+
+def unfinished_sagas(app: SagaApp) -> list[str]:
+    """Sagas left ``running`` or ``compensating``: what ``recover`` resumes.
+
+    A saga that another process is running right now is listed too (it is unfinished);
+    ``recover`` then finds its lease taken and leaves it alone.
+    """
+    return [v["saga_id"] for v in list_sagas(app) if _unfinished(v)]
+
+
+def rollback_saga(
+    app: SagaApp,
+    saga_id: str,
+    *,
+    reason: str = "rollback requested by an operator",
+    durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
+) -> dict[str, Any]:
+    """Compensate an unfinished saga instead of finishing it; return its view.
+
+    The step that was running when the process stopped is compensated first (with
+    ``result=None``), then the committed steps in reverse order. A saga already compensating
+    just continues. Finished sagas and sagas waiting for an operator raise InputError.
+    """
+    with saga_lease(app.checkpointer, saga_id):
+        return _rollback_leased(app, saga_id, reason, durability, on_event)
+
+
+def _rollback_leased(
+    app: SagaApp,
+    saga_id: str,
+    reason: str,
+    durability: Durability,
+    on_event: EventCallback | None,
+) -> dict[str, Any]:
+    _settle(app, saga_id)
+    recovery.force_compensation(app, saga_id, reason=reason)
+    drive(app, None, saga_id, durability, on_event)
+    return saga_status(app, saga_id)
+
+
+def _settle(app: SagaApp, saga_id: str) -> None:
+    """Give a saga stopped between a step's writes and its checkpoint (or before its first
+    step) the checkpoint it missed, running no step: rollback then sees where it stands."""
+    config = saga_config(saga_id)
+    if needs_settling(app.get_state(config)):
+        # Resuming applies the pending writes (the step does not run again) and stops before
+        # whatever node comes next.
+        after = [name for name in getattr(app, "nodes", {}) if name != START]
+        app.invoke(None, config, durability=DEFAULT_DURABILITY, interrupt_before=after)
+
+
+RECOVER_COMPENSATE_REASON = "recover --compensate"
+"""The ``reason`` a saga rolled back by ``recover_sagas(compensate=True)`` records."""
+
+
+def recover_saga(
+    app: SagaApp,
+    saga_id: str,
+    *,
+    compensate: bool = False,
+    durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
+) -> dict[str, Any]:
+    """Recover one saga left unfinished by a stopped process; return its view.
+
+    Forward by default (the interrupted step runs again, then the rest); ``compensate=True``
+    rolls it back instead. The saga is checked again once its lease is held, so a saga that
+    another process finished in the meantime is only reported. SagaBusyError when a live
+    process holds the saga.
+    """
+    with saga_lease(app.checkpointer, saga_id):
+        view = saga_status(app, saga_id)
+        if not _unfinished(view):
+            return view
+        if compensate:
+            # A saga already on its way back just carries on (force_compensation sees it).
+            return _rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, on_event)
+        return resume_leased(app, saga_id, durability, on_event)
+
+
+def recover_sagas(
+    app: SagaApp,
+    *,
+    compensate: bool = False,
+    durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
+) -> list[dict[str, Any]]:
+    """Recover every saga left ``running`` or ``compensating``; return their views.
+
+    Forward by default; ``compensate=True`` rolls them back instead (a saga already
+    compensating just finishes its rollback). A saga that a live process holds is skipped:
+    its view carries ``recover_skipped`` (one line). A saga that cannot be recovered does not
+    stop the others: its view carries ``recover_error`` (one line).
+    """
+    views = []
+    for saga_id in unfinished_sagas(app):
+        try:
+            view = recover_saga(
+                app, saga_id, compensate=compensate, durability=durability, on_event=on_event
+            )
+        except SagaBusyError as busy:
+            log.info("saga %s: not recovered: %s", saga_id, busy)
+            view = _view_or_stub(app, saga_id)
+            view["recover_skipped"] = str(busy)
+        except Exception as error:
+            log.error("saga %s: recovery failed: %s", saga_id, describe_error(error))
+            view = _view_or_stub(app, saga_id)
+            view["recover_error"] = describe_error(error)
+        views.append(view)
+    return views
+
+
+def _view_or_stub(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The saga's view, or the least one when even reading it fails: each saga gets a line."""
+    try:
+        return saga_status(app, saga_id)
+    except Exception:
+        return {"saga_id": saga_id, "status": "unknown", "completed": [], "compensated": []}
