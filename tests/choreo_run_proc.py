@@ -60,14 +60,18 @@ class KillingBus:
 
             inner._set_cursor = set_cursor
         else:
-            settle = inner._settle
+            # RabbitMQ: deliveries are settled by the consumer module, not by the bus object.
+            from sagagraph.choreography import rabbitmq_consumer
+
+            consumer_module: Any = rabbitmq_consumer
+            settle = consumer_module._settle
 
             async def settle_then(incoming: Any, *, ack: bool) -> None:
                 if self.armed and ack and incoming.routing_key in self.topics:
                     die()
                 await settle(incoming, ack=ack)
 
-            inner._settle = settle_then
+            consumer_module._settle = settle_then
 
     topics: tuple[str, ...] = ()
 

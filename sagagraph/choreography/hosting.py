@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from sagagraph.choreography.agent import ChoreographyAgent, DefinitionFor
+from sagagraph.choreography.agent import ChoreographyAgent
 from sagagraph.choreography.bus import Consumer, EventBus, Handler
 from sagagraph.choreography.buses import open_bus
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.config import Settings
 from sagagraph.errors import BusError, SagaGraphError

@@ -14,11 +14,13 @@ Messages are persistent and published with confirms; an agent acknowledges a del
 after its ledger committed and its own events were confirmed. Each agent keeps its ledger (a
 SQLite file) under ``state_dir``. aio-pika is used because it is maintained, typed, and keeps
 the connection's heartbeats going while a slow step (a model call) runs in a worker thread.
+
+The names and declarations live in :mod:`.rabbitmq_topology`, an agent's consuming loop in
+:mod:`.rabbitmq_consumer`; this module holds the connection handling and the bus protocol.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
@@ -30,21 +32,15 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from sagagraph.checkpoints.factory import redact_url
-from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES, Consumer, DeadLetter
+from sagagraph.choreography.bus import Consumer, DeadLetter
 from sagagraph.choreography.ledger import AgentLedger
-from sagagraph.choreography.messages import SagaMessage, decode, encode
+from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError, ConfigurationError
 from sagagraph.saga.view import describe_error
 
 try:
     import aio_pika
-    from aio_pika.abc import (
-        AbstractChannel,
-        AbstractExchange,
-        AbstractIncomingMessage,
-        AbstractQueue,
-    )
     from aio_pika.exceptions import (
         CONNECTION_EXCEPTIONS,
         ChannelNotFoundEntity,
@@ -63,6 +59,8 @@ from sagagraph.choreography.amqp_support import (
     run_sync,
     split_namespace,
 )
+from sagagraph.choreography.rabbitmq_consumer import consume
+from sagagraph.choreography.rabbitmq_topology import RabbitTopology
 
 log = logging.getLogger("sagagraph")
 T = TypeVar("T")
@@ -89,26 +87,11 @@ class RabbitBus:
     def __init__(self, url: str, *, state_dir: str | Path | None = None) -> None:
         check_amqp_url(url)
         self.namespace, self._connect_url = split_namespace(url)
+        self.topology = RabbitTopology(self.namespace)
         self._password = urlsplit(url).password
         self.url = redact_url(url)
         self.state_dir = Path(state_dir or os.environ.get("SAGAGRAPH_STATE") or DEFAULT_STATE_DIR)
         self._prepared: dict[str, Choreography] = {}
-
-    # --- names --------------------------------------------------------------------------
-
-    def exchange_name(self, saga: str) -> str:
-        return f"{self.namespace}.{saga}"
-
-    def queue_name(self, consumer: str) -> str:
-        return f"{self.namespace}.{consumer}"
-
-    @property
-    def log_name(self) -> str:
-        return f"{self.namespace}.log"
-
-    @property
-    def dead_name(self) -> str:
-        return f"{self.namespace}.dead"
 
     # --- plumbing -----------------------------------------------------------------------
 
@@ -155,7 +138,7 @@ class RabbitBus:
         async with await self._connect() as connection:
             return await read_stream(
                 connection,
-                self.log_name,
+                self.topology.log_name,
                 self.url,
                 saga_ids,
                 until,
@@ -176,60 +159,6 @@ class RabbitBus:
         except (*CONNECTION_EXCEPTIONS, TimeoutError) as error:
             raise self._error("cannot connect", error) from None
 
-    async def _declare_common(self, channel: AbstractChannel, saga: str) -> AbstractExchange:
-        exchange = await channel.declare_exchange(
-            self.exchange_name(saga), aio_pika.ExchangeType.TOPIC, durable=True
-        )
-        log_queue = await channel.declare_queue(
-            self.log_name, durable=True, arguments={"x-queue-type": "stream"}
-        )
-        await log_queue.bind(exchange, "#")
-        dead = await channel.declare_exchange(
-            self.dead_name, aio_pika.ExchangeType.FANOUT, durable=True
-        )
-        dead_queue = await channel.declare_queue(self.dead_name, durable=True)
-        await dead_queue.bind(dead)
-        return exchange
-
-    async def _declare_consumer(
-        self, channel: AbstractChannel, exchange: AbstractExchange, name: str, topics: Sequence[str]
-    ) -> AbstractQueue:
-        queue = await channel.declare_queue(
-            self.queue_name(name),
-            durable=True,
-            arguments={
-                "x-queue-type": "quorum",
-                # The limit is fixed when the queue is created; every declaration must agree.
-                "x-delivery-limit": DEFAULT_MAX_DELIVERIES,
-                "x-dead-letter-exchange": self.dead_name,
-            },
-        )
-        for topic in topics:
-            await queue.bind(exchange, topic)
-        return queue
-
-    async def _publish_on(
-        self,
-        channel: AbstractChannel,
-        exchanges: dict[str, AbstractExchange],
-        messages: Sequence[SagaMessage],
-    ) -> None:
-        for message in messages:
-            saga = message["saga"]
-            if saga not in exchanges:
-                exchanges[saga] = await channel.get_exchange(self.exchange_name(saga))
-            await exchanges[saga].publish(
-                aio_pika.Message(
-                    encode(message),
-                    content_type="application/json",
-                    delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-                    message_id=message["id"],
-                    type=message["type"],
-                    headers={"saga_id": message["saga_id"], "saga": saga},
-                ),
-                routing_key=message["type"],
-            )
-
     # --- the bus ------------------------------------------------------------------------
 
     def prepare(self, choreography: Choreography) -> None:
@@ -238,10 +167,12 @@ class RabbitBus:
         async def declare() -> None:
             async with await self._connect() as connection:
                 channel = await connection.channel()
-                exchange = await self._declare_common(channel, choreography.saga)
+                exchange = await self.topology.declare_common(channel, choreography.saga)
                 for role in choreography.roles:
                     name = f"{choreography.saga}.{role.name}"
-                    await self._declare_consumer(channel, exchange, name, role.subscriptions)
+                    await self.topology.declare_consumer(
+                        channel, exchange, name, role.subscriptions
+                    )
 
         self._sync("cannot declare the saga's exchange and queues", declare)
 
@@ -252,7 +183,7 @@ class RabbitBus:
         async def send() -> None:
             async with await self._connect() as connection:
                 channel = await connection.channel(publisher_confirms=True)
-                await self._publish_on(channel, {}, messages)
+                await self.topology.publish_on(channel, {}, messages)
 
         self._sync("cannot publish", send)
 
@@ -267,74 +198,16 @@ class RabbitBus:
         self, consumer: Consumer, stop: threading.Event, ready: threading.Event | None
     ) -> None:
         connection = await self._connect(robust=True)
-        async with connection:
-            channel = await connection.channel(publisher_confirms=True)
-            await channel.set_qos(prefetch_count=1)
-            exchange = await self._declare_common(channel, consumer.saga)
-            queue = await self._declare_consumer(channel, exchange, consumer.name, consumer.topics)
-            exchanges = {consumer.saga: exchange}
-            idle = asyncio.Event()
-            idle.set()
-
-            async def on_message(incoming: AbstractIncomingMessage) -> None:
-                idle.clear()
-                try:
-                    await self._deliver(channel, exchanges, consumer, incoming)
-                finally:
-                    idle.set()
-
-            tag = await queue.consume(on_message, no_ack=False)
-            if ready is not None:
-                ready.set()
-            while not stop.is_set():
-                await asyncio.sleep(0.05)
-            await queue.cancel(tag)
-            # Let the event being handled finish and be acknowledged before closing.
-            await idle.wait()
-
-    async def _deliver(
-        self,
-        channel: AbstractChannel,
-        exchanges: dict[str, AbstractExchange],
-        consumer: Consumer,
-        incoming: AbstractIncomingMessage,
-    ) -> None:
-        try:
-            message = decode(incoming.body)
-        except BusError as error:
-            log.error("agent %s: unreadable event dead-lettered: %s", consumer.name, error)
-            await incoming.reject(requeue=False)
-            return
-        try:
-            # The step runs in a worker thread so the connection's heartbeats go on meanwhile.
-            outgoing = await asyncio.to_thread(consumer.handle, message)
-            await self._publish_on(channel, exchanges, outgoing)
-        except Exception as error:
-            log.warning(
-                "agent %s: event %s failed: %s", consumer.name, message["id"], describe_error(error)
-            )
-            await asyncio.sleep(self.retry_delay)
-            await self._settle(incoming, ack=False)
-            return
-        await self._settle(incoming, ack=True)
-
-    @staticmethod
-    async def _settle(incoming: AbstractIncomingMessage, *, ack: bool) -> None:
-        try:
-            if ack:
-                await incoming.ack()
-            else:
-                await incoming.nack(requeue=True)
-        except CONNECTION_EXCEPTIONS as error:
-            # The channel went away: the broker redelivers, and the ledger dedups.
-            log.warning("could not settle event %s: %s", incoming.message_id, error)
+        await consume(connection, self.topology, consumer, stop, ready, self.retry_delay)
 
     def listeners(self, consumer: str) -> int:
         async def count() -> int:
             async with await self._connect() as connection:
                 channel = await connection.channel()
                 try:
-                    queue = await channel.declare_queue(self.queue_name(consumer), passive=True)
+                    queue = await channel.declare_queue(
+                        self.topology.queue_name(consumer), passive=True
+                    )
                 except ChannelNotFoundEntity:
                     return 0
                 result = queue.declaration_result
@@ -381,7 +254,7 @@ class RabbitBus:
     def dead_letters(self) -> list[DeadLetter]:
         async def peek() -> list[DeadLetter]:
             async with await self._connect() as connection:
-                return await peek_dead_letters(connection, self.dead_name, self.namespace)
+                return await peek_dead_letters(connection, self.topology.dead_name, self.namespace)
 
         return self._sync("cannot read the dead-letter queue", peek)
 
@@ -397,16 +270,7 @@ class RabbitBus:
 
         async def drop() -> None:
             async with await self._connect() as connection:
-                channel = await connection.channel()
-                names = [self.log_name, self.dead_name] + [
-                    self.queue_name(f"{c.saga}.{r.name}") for c in choreographies for r in c.roles
-                ]
-                for name in names:
-                    await channel.queue_delete(name)
-                for exchange in [self.dead_name] + [
-                    self.exchange_name(c.saga) for c in choreographies
-                ]:
-                    await channel.exchange_delete(exchange)
+                await self.topology.delete(await connection.channel(), choreographies)
 
         self._sync("cannot delete the topology", drop)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sagagraph.choreography.admission import fold_history
-from sagagraph.choreography.agent import ChoreographyAgent, DefinitionFor
+from sagagraph.choreography.agent import ChoreographyAgent
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import bus_for
 from sagagraph.choreography.ledger import AgentLedger
@@ -30,6 +30,7 @@ from sagagraph.choreography.runner import (
     drive,
     place_agents,
 )
+from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import SagaNotFoundError
 from sagagraph.saga.escalation import AlertHook

@@ -21,7 +21,6 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from sagagraph.choreography.agent import DefinitionFor
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import (
     AGENT_START_TIMEOUT,
@@ -36,6 +35,7 @@ from sagagraph.choreography.hosting import (
 )
 from sagagraph.choreography.messages import SagaMessage, encode, new_message
 from sagagraph.choreography.projection import choreography_view
+from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import BusError, ConfigurationError, InputError, SagaNotFoundError
 from sagagraph.saga.escalation import AlertHook

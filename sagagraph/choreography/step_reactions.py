@@ -1,0 +1,301 @@
+"""What one agent's step does with an event it accepted: run, compensate, give up or escalate.
+
+Each reaction is a :data:`Decision`: the messages to emit, the saga's new local state and the
+committed result, which :class:`~sagagraph.choreography.agent.ChoreographyAgent` records in its
+ledger in one transaction. Reactions read nothing but the event and the local state they are
+handed, so the agent's delivery bookkeeping (dedup, refusal, delivery counts) stays apart.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
+from sagagraph.choreography.ledger import LocalState
+from sagagraph.choreography.messages import SagaMessage, new_message
+from sagagraph.choreography.topology import AgentRole, Choreography
+from sagagraph.saga.escalation import AlertHook, alert_operator
+from sagagraph.saga.execution import compensate_step, execute_step
+from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
+from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
+
+log = logging.getLogger("sagagraph")
+
+Decision = tuple[list[SagaMessage], LocalState | None, StepRecord | None]
+"""Messages to emit, the saga's new local state (None: unchanged) and the committed result."""
+
+DefinitionFor = Callable[[Mapping[str, Any]], SagaDefinition]
+"""The definition to run one saga with, from its input (e.g. its recorded outputs folder)."""
+
+
+class StepReactions:
+    """The reactions of one step of a choreography, each returning a :data:`Decision`."""
+
+    def __init__(
+        self,
+        choreography: Choreography,
+        step: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        definition_for: DefinitionFor | None = None,
+        on_escalation: AlertHook | None = None,
+        max_deliveries: int = DEFAULT_MAX_DELIVERIES,
+    ) -> None:
+        self.choreography = choreography
+        self.role: AgentRole = choreography.role(step)
+        self._sleep = sleep
+        self._definition_for = definition_for
+        self._on_escalation = on_escalation
+        self._max_deliveries = max_deliveries
+
+    @property
+    def name(self) -> str:
+        return self.role.name
+
+    def give_up(
+        self,
+        message: SagaMessage,
+        deliveries: int,
+        last_error: str | None,
+        state: LocalState | None,
+        record: StepRecord | None,
+    ) -> Decision:
+        """The event kept failing (or killing the agent): fail the step so the saga moves on.
+
+        A forward event: the step cleans up and compensates, as when it fails. A compensation
+        event, or a forward event whose give-up already failed once: an operator decides.
+        ``state`` and ``record`` are this agent's local state for the saga, as in its ledger.
+        """
+        why = last_error or "the agent stopped while handling it"
+        error = f"event {message['id']} set aside after {deliveries} deliveries: {why}"
+        log.error("agent %s: %s", self.name, error)
+        forward = message["type"] == self.role.forward_trigger
+        failure: FailureRecord = {
+            "step": self.name,
+            "phase": "execute" if forward else "compensate",
+            "error": error,
+            "attempts": deliveries,
+        }
+        event = make_event(self.name, failure["phase"], "error", deliveries, error)
+        if forward and state is None and deliveries == self._max_deliveries:
+            reason = f"step {self.name!r} failed: {error}"
+            return self._undo(message, [event], None, reason=reason, failure=failure)
+        return self._escalate(
+            message,
+            [event],
+            record if state == "committed" else None,
+            failure,
+            reason=message["reason"] if not forward else f"step {self.name!r} failed: {error}",
+            halted=message["halted"],
+            failure=message["failure"] if not forward else failure,
+        )
+
+    # --- forward ------------------------------------------------------------------------
+
+    def forward(self, message: SagaMessage, state: LocalState | None) -> Decision:
+        saga_id = message["saga_id"]
+        if state is not None:
+            # Already committed (a copy of the event under another id), or its compensation
+            # came first: a forward step never runs after its compensation.
+            log.info(
+                "agent %s: saga %s is %s here; forward event ignored", self.name, saga_id, state
+            )
+            return [], None, None
+        step = self._step(message)
+        ctx = self._context(message)
+        outcome = execute_step(
+            step, ctx, inject_failure=message["fail_at"] == step.name, sleep=self._sleep
+        )
+        result = outcome.result
+        usage = {step.name: result.usage} if result is not None and result.usage else {}
+        if result is not None and not result.halt:
+            record = result.record()
+            done = self._message(
+                message,
+                type=self.role.success_event,
+                kind="done",
+                next_step=self.role.next_step,
+                terminal="completed" if self.role.is_last else None,
+                results={**message["results"], step.name: record},
+                events=outcome.events,
+                usage=usage,
+            )
+            return [done], "committed", record
+        if result is not None:
+            halted = {"step": step.name, "reason": result.reason, "data": dict(result.data)}
+            reason = result.reason or f"step {step.name!r} halted the saga"
+            stop = self._compensated(
+                message, outcome.events, ran=False, reason=reason, halted=halted, usage=usage
+            )
+            return [stop], "halted", None
+        assert outcome.error is not None
+        failure: FailureRecord = {
+            "step": step.name,
+            "phase": "execute",
+            "error": describe_error(outcome.error),
+            "attempts": outcome.attempts,
+        }
+        log.warning("saga %s: step %s failed: %s", saga_id, step.name, failure["error"])
+        reason = (
+            f"step {step.name!r} failed after {outcome.attempts} attempt(s): {failure['error']}"
+        )
+        # The failed step cleans up its own partial work first (result None), as under
+        # orchestration; then its compensation event starts the cascade backwards.
+        return self._undo(message, outcome.events, None, reason=reason, failure=failure)
+
+    # --- backward -----------------------------------------------------------------------
+
+    def compensate(
+        self, message: SagaMessage, state: LocalState | None, record: StepRecord | None
+    ) -> Decision:
+        saga_id = message["saga_id"]
+        if state is None:
+            # The compensation overtook the forward event: undo whatever a half-run left
+            # (nothing, usually), and remember the saga so the forward event is refused later.
+            log.info("agent %s: saga %s compensated before it ran here", self.name, saga_id)
+        elif state != "committed":
+            return [], None, None
+        return self._undo(
+            message,
+            [],
+            record if state == "committed" else None,
+            reason=message["reason"],
+            failure=message["failure"],
+            halted=message["halted"],
+            blocked=state is None,
+        )
+
+    def _undo(
+        self,
+        message: SagaMessage,
+        events: list[Event],
+        record: StepRecord | None,
+        *,
+        reason: str | None,
+        failure: FailureRecord | None,
+        halted: dict[str, Any] | None = None,
+        blocked: bool = False,
+    ) -> Decision:
+        step = self._step(message)
+        ctx = self._context(message)
+        result = StepResult.from_record(record) if record is not None else None
+        outcome = compensate_step(step, ctx, result, sleep=self._sleep)
+        events = events + outcome.events
+        if outcome.ok:
+            undone = self._compensated(
+                message, events, ran=True, reason=reason, halted=halted, failure=failure
+            )
+            return [undone], "blocked" if blocked else "compensated", None
+        assert outcome.error is not None
+        gave_up: FailureRecord = {
+            "step": step.name,
+            "phase": "compensate",
+            "error": describe_error(outcome.error),
+            "attempts": outcome.attempts,
+        }
+        return self._escalate(
+            message, events, record, gave_up, reason=reason, halted=halted, failure=failure
+        )
+
+    def _escalate(
+        self,
+        message: SagaMessage,
+        events: list[Event],
+        record: StepRecord | None,
+        gave_up: FailureRecord,
+        *,
+        reason: str | None,
+        halted: dict[str, Any] | None,
+        failure: FailureRecord | None,
+    ) -> Decision:
+        """The step cannot be undone: page an operator (as orchestration does) and stop."""
+        alerted = alert_operator(message["saga_id"], gave_up, self._on_escalation)
+        stuck = self._message(
+            message,
+            type=self.role.compensation_failed_event,
+            kind="compensation_failed",
+            next_step=None,
+            terminal="compensation_failed",
+            results=message["results"],
+            events=[*events, alerted],
+            reason=reason,
+            halted=halted,
+            failure=failure,
+            compensation_failure=gave_up,
+        )
+        return [stuck], "compensation_failed", record
+
+    def _compensated(
+        self,
+        message: SagaMessage,
+        events: list[Event],
+        *,
+        ran: bool,
+        reason: str | None,
+        halted: dict[str, Any] | None = None,
+        failure: FailureRecord | None = None,
+        usage: Mapping[str, Any] | None = None,
+    ) -> SagaMessage:
+        """This step's compensation event; from the first step it also ends the saga."""
+        name = self.role.name
+        compensated = [*message["compensated"], name] if ran else list(message["compensated"])
+        if self.role.is_first:
+            detail = f"{len(compensated)} compensation(s) ran"
+            events = [*events, make_event("saga", "finish", "ok", 1, detail)]
+        results = {s: r for s, r in message["results"].items() if s != name}
+        return self._message(
+            message,
+            type=self.role.compensation_event,
+            kind="compensated",
+            next_step=self.role.previous_step,
+            terminal="rolled_back" if self.role.is_first else None,
+            results=results,
+            compensated=compensated,
+            ran_compensation=ran,
+            events=events,
+            reason=reason,
+            halted=halted,
+            failure=failure,
+            usage=dict(usage or {}),
+        )
+
+    def abort(self, cause: SagaMessage, reason: str) -> SagaMessage:
+        """This step's compensation event without running it: the saga is to roll back from
+        here (``recover --compensate``); ``cause`` is the step's forward trigger."""
+        event = make_event(self.name, "compensate", "skipped", 1, reason)
+        return self._compensated(cause, [event], ran=False, reason=reason)
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _definition(self, message: SagaMessage) -> SagaDefinition:
+        if self._definition_for is None:
+            return self.choreography.definition
+        return self._definition_for(message["input"])
+
+    def _step(self, message: SagaMessage) -> Step:
+        name = self.role.name
+        return next(s for s in self._definition(message).steps if s.name == name)
+
+    def _context(self, message: SagaMessage) -> StepContext:
+        results = {s: StepResult.from_record(r) for s, r in message["results"].items()}
+        return StepContext(
+            saga_id=message["saga_id"],
+            step=self.role.name,
+            input=message["input"],
+            results=results,
+            attempt=1,
+            services=self._definition(message).services,
+        )
+
+    def _message(self, cause: SagaMessage, **fields: Any) -> SagaMessage:
+        return new_message(
+            saga=cause["saga"],
+            saga_id=cause["saga_id"],
+            step=self.role.name,
+            input=cause["input"],
+            fail_at=cause["fail_at"],
+            **fields,
+        )
