@@ -106,7 +106,11 @@ class CountingModel:
             }
             reply = structured(request, review)
         elif step == "summarizer":
-            words = " ".join(f"The paper shows result number {n} about sagas." for n in range(50))
+            # Exactly 300 words of whole sentences: a draft of another length is sent back for
+            # revision (a request the counts below would see as one more call).
+            words = " ".join(
+                f"The paper shows result number {n} about sagas and agents." for n in range(30)
+            )
             reply = structured(request, {"text": words})
         else:
             return Reply(status=400, content="unexpected request")

@@ -114,7 +114,9 @@ def test_ctrl_c_during_a_model_call_stops_at_once_then_resume_finishes(
 def test_ctrl_c_while_the_pdf_loads_says_nothing_was_started(tmp_path: Path) -> None:
     pdf = tmp_path / "big.pdf"
     pdf.write_bytes(text_pdf(6000, lambda i: f"Page {i} of a long report about nothing."))
-    cli = Cli(tmp_path, ["run", str(pdf), "--saga-id", "early"], env(SAGAGRAPH_LLM="offline"))
+    # Over the default page limit on purpose: a long load to interrupt (the limit is raised).
+    limits = {"SAGAGRAPH_LLM": "offline", "SAGAGRAPH_MAX_PAGES": "10000"}
+    cli = Cli(tmp_path, ["run", str(pdf), "--saga-id", "early"], env(**limits))
     cli.wait_for("loading big.pdf: page ")
     code, stderr = cli.interrupt()
 

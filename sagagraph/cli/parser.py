@@ -174,6 +174,7 @@ def add_explore(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     password_flag(compare, "encrypted PDFs")
     router_flags(compare)
     db_flag(compare)
+    bus_flag(compare)
     engine_flags(compare)
     json_flag(compare)
     debug_flag(compare)
