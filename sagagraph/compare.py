@@ -294,12 +294,7 @@ def render_comparison(rows: Sequence[RouterRun]) -> str:
         )
         for r in rows
     ]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-        for line in table
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = aligned(table)
     differences = disagreements(rows)
     lines.append("")
     if differences:
@@ -308,3 +303,14 @@ def render_comparison(rows: Sequence[RouterRun]) -> str:
     else:
         lines.append("the routers agree on every paper (status, route, outputs)")
     return "\n".join(lines)
+
+
+def aligned(table: Sequence[Sequence[str]]) -> list[str]:
+    """Lines of a text table: the header row, a rule, then each row, columns left-aligned."""
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in table
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines

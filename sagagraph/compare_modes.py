@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from sagagraph.blackboard.board import MODE as BLACKBOARD
-from sagagraph.compare import _paper_definition, _steps_run, _tokens, output_digest
+from sagagraph.compare import _paper_definition, _steps_run, _tokens, aligned, output_digest
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import run_saga
@@ -160,10 +160,4 @@ def render_mode_comparison(rows: Sequence[ModeRun]) -> str:
         )
         for r in rows
     ]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-        for line in table
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(aligned(table))
