@@ -146,6 +146,8 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
         from psycopg import Error as PsycopgError
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+        from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
             "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
@@ -168,6 +170,6 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
             raise ConfigurationError(
                 f"checkpointer url {redact_url(url)!r}: cannot connect: {cause}"
             ) from None
-        saver = AsyncPostgresSaver(pool)
+        saver = SagaAsyncPostgresSaver(pool)
         saver.lock = cast(asyncio.Lock, _NoLock())
         yield saver

@@ -88,7 +88,7 @@ def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[st
 
 @contextmanager
 def _open_sqlite(url: str) -> Iterator[BaseCheckpointSaver[str]]:
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    from sagagraph.checkpoints.savers import SagaSqliteSaver
 
     path = sqlite_path(url)
     if not path.parent.is_dir():
@@ -104,7 +104,7 @@ def _open_sqlite(url: str) -> Iterator[BaseCheckpointSaver[str]]:
             f"checkpointer url {url!r}: cannot open: {_first_line(error)}"
         ) from None
     try:
-        saver = SqliteSaver(conn)
+        saver = SagaSqliteSaver(conn)
         try:
             saver.setup()
         except sqlite3.Error as error:
@@ -145,15 +145,16 @@ def _setup_once(saver: Any) -> None:
 @contextmanager
 def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     try:
-        from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg import Error as PsycopgError
+
+        from sagagraph.checkpoints.postgres_savers import SagaPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
             "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
         ) from None
     with ExitStack() as stack:
         try:
-            saver = stack.enter_context(PostgresSaver.from_conn_string(url))
+            saver = stack.enter_context(SagaPostgresSaver.from_conn_string(url))
             _setup_once(saver)
         except PsycopgError as error:
             cause = _redact_text(_first_line(error), url)

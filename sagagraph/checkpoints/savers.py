@@ -1,0 +1,97 @@
+"""LangGraph's own savers, with a task's writes committed without waiting for the disk.
+
+LangGraph stores two kinds of rows. A *checkpoint* (``put``) is where a resume starts: it
+must be on disk before the next step begins, so it commits with the database's full
+durability. A task's *writes* (``put_writes``) let a superstep that was cut short keep the
+work of the tasks that finished; the checkpoint that closes the superstep carries the same
+values. Here the writes commit without waiting for the disk to flush:
+
+- SQLite (WAL): ``PRAGMA synchronous=NORMAL`` for that one commit. The rows are in the WAL
+  file when the commit returns, so a killed process loses nothing; only a power cut can lose
+  them, and then only back to the last checkpoint (the WAL is replayed in order, and the next
+  checkpoint's commit flushes every earlier one). The step then runs again, as it would after
+  any crash in the middle of it.
+- PostgreSQL: ``SET LOCAL synchronous_commit = off`` in the writes' transaction: the same
+  promise (a server crash may lose the last writes, never a later checkpoint without them).
+
+Each saver also passes every checkpoint's metadata through
+:func:`sagagraph.checkpoints.saga_metadata.stamp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from sagagraph.checkpoints.saga_metadata import stamp
+
+_SQLITE_WRITES = (
+    "INSERT OR {conflict} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
+    "task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def writes_conflict(writes: Sequence[tuple[str, Any]]) -> str:
+    """Special channels (errors, interrupts) replace their row; ordinary writes keep the first."""
+    return "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
+
+
+class SagaSqliteSaver(SqliteSaver):
+    """``SqliteSaver`` whose task writes commit with ``synchronous=NORMAL`` (module docstring)."""
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return super().put(config, checkpoint, stamp(checkpoint, metadata), new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        if not writes:
+            return
+        configurable = config["configurable"]
+        rows = [
+            (
+                str(configurable["thread_id"]),
+                str(configurable["checkpoint_ns"]),
+                str(configurable["checkpoint_id"]),
+                task_id,
+                task_path,
+                WRITES_IDX_MAP.get(channel, idx),
+                channel,
+                *self.serde.dumps_typed(value),
+            )
+            for idx, (channel, value) in enumerate(writes)
+        ]
+        sql = _SQLITE_WRITES.format(conflict=writes_conflict(writes))
+        with self.lock:
+            self.setup()
+            # Outside a transaction (the connection commits each statement group itself):
+            # SQLite only takes a new ``synchronous`` between transactions.
+            level = self.conn.execute("PRAGMA synchronous").fetchone()[0]
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                self.conn.executemany(sql, rows)
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
+            finally:
+                self.conn.execute(f"PRAGMA synchronous={int(level)}")
