@@ -66,17 +66,12 @@ from sagagraph.redaction import redact
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
 from sagagraph.saga.names import COMPENSATE
-from sagagraph.saga.names import SUPERVISOR as SUPERVISOR_NODE
+from sagagraph.saga.names import SUPERVISOR as SUPERVISOR  # re-exported: the router's node
 from sagagraph.saga.protocol import SagaDefinition, Usage
 from sagagraph.saga.records import router_aborted
 from sagagraph.saga.view import Event, committed_order, make_event
 
 log = logging.getLogger("sagagraph")
-
-StateT = TypeVar("StateT", bound=SagaState)
-
-SUPERVISOR = SUPERVISOR_NODE
-"""Name of the router node; also the pseudo-step its token usage is recorded under."""
 
 _PROPOSAL_SHOWN = 120
 """Characters of a raw proposal kept in an event (a babbling model must not flood the trail)."""
@@ -214,6 +209,8 @@ def make_supervisor(
 
     return router_node(SUPERVISOR, start, options)
 
+
+StateT = TypeVar("StateT", bound=SagaState)
 
 Asking = tuple[Runnable[Any, Any], str, dict[str, Any], Deciding]
 """What a router node asks: the bound model, the saga id, the state update so far, and the
