@@ -83,18 +83,18 @@ class StepReactions:
         forward = message["type"] == self.role.forward_trigger
         phase: Phase = "execute" if forward else "compensate"
         failure = failure_record(self.name, phase, error, deliveries)
-        event = make_event(self.name, failure["phase"], "error", deliveries, error)
+        reason = f"step {self.name!r} failed: {error}"
+        event = make_event(self.name, phase, "error", deliveries, error)
         if forward and state is None and deliveries == self._max_deliveries:
-            reason = f"step {self.name!r} failed: {error}"
             return self._undo(message, [event], None, reason=reason, failure=failure)
         return self._escalate(
             message,
             [event],
             record if state == "committed" else None,
             failure,
-            reason=message["reason"] if not forward else f"step {self.name!r} failed: {error}",
+            reason=reason if forward else message["reason"],
             halted=message["halted"],
-            failure=message["failure"] if not forward else failure,
+            failure=failure if forward else message["failure"],
         )
 
     # --- forward ------------------------------------------------------------------------
