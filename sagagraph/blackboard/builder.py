@@ -30,22 +30,22 @@ from sagagraph.blackboard.board import (
     entry,
     withdrawals,
 )
-from sagagraph.blackboard.controller import COMPENSATE, make_controller
+from sagagraph.blackboard.controller import make_controller
 from sagagraph.blackboard.refinement import Refinement, paper_refinements
 from sagagraph.graph.builder import RouterKind, make_step_node
 from sagagraph.graph.compensation import (
     CompensationMode,
+    add_compensation_nodes,
     make_compensate_node,
-    make_escalate_node,
 )
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.saga.async_execution import acompensate_step, aexecute_step
-from sagagraph.saga.escalation import ESCALATION
 from sagagraph.saga.execution import Outcome, compensate_step, execute_step
+from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Step
-from sagagraph.saga.view import FailureRecord, describe_error
+from sagagraph.saga.records import Failed, compensation_failed
 
 BoardGraph = StateGraph[BoardState, None, BoardState, BoardState]
 Node = DualNode[BoardState, dict[str, Any]]
@@ -106,17 +106,9 @@ def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
         update["events"] += undo.events
         if not undo.ok:
             assert undo.error is not None
-            failure: FailureRecord = {
-                "step": step.name,
-                "phase": "compensate",
-                "error": describe_error(undo.error),
-                "attempts": undo.attempts,
-            }
-            update |= {
-                "status": "compensating",
-                "failure": failure,
-                "reason": f"refinement {step.name!r} could not be retracted: {failure['error']}",
-            }
+            failure = compensation_failed(step.name, undo.error, undo.attempts)
+            why = f"refinement {step.name!r} could not be retracted: {failure['error']}"
+            update |= Failed(failure, why).update()
         return update
 
     def run(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
@@ -202,16 +194,8 @@ def build_blackboard_graph(
     sources = (*definition.step_names, *(r.name for r in refinements))
     graph.add_node(CONTROLLER, cast(Any, controller), destinations=(*sources, COMPENSATE, END))
     graph.add_edge(START, CONTROLLER)
-    graph.add_node(
-        COMPENSATE,
-        cast(Any, retraction_node(definition, compensation)),
-        destinations=(COMPENSATE, ESCALATION, END),
-    )
-    graph.add_node(
-        ESCALATION,
-        cast(Any, make_escalate_node(on_escalation)),
-        destinations=(ESCALATION, COMPENSATE),
-    )
+    retract = retraction_node(definition, compensation)
+    add_compensation_nodes(graph, definition, on_escalation=on_escalation, compensate=retract)
     return graph
 
 

@@ -13,7 +13,7 @@ Deterministic rules by default, in this order:
 4. otherwise the problem is solved: the saga completes.
 
 With ``router="llm"`` rules 2-4 are asked of a chat model through the LLM router's machinery
-(:func:`sagagraph.graph.llm_router.decide_next`) behind the same guard; rule 1 is never asked.
+(:func:`sagagraph.graph.llm_router.router_node`) behind the same guard; rule 1 is never asked.
 """
 
 from __future__ import annotations
@@ -30,16 +30,15 @@ from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState, is_live
 from sagagraph.blackboard.refinement import Refinement
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.llm_router import _routed, adecide_next, decide_next
+from sagagraph.graph.llm_router import Asking, deciding, router_node
 from sagagraph.graph.router_model import bind_router_model
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.prompts import render_prompt
 from sagagraph.saga.guard import FINISH
+from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.view import committed_order, make_event
 
-COMPENSATE = "compensate"
-"""The kernel's compensation node, which the blackboard uses to retract contributions."""
 _FINAL = ("ok", "error", "timeout", "halted")
 
 
@@ -133,12 +132,6 @@ def make_controller(
         runnable = bind_router_model(router_model, options)
     system = render_prompt("router", finish=FINISH)
 
-    def start(state: BoardState, config: RunnableConfig) -> tuple[str, dict[str, Any]]:
-        saga_id, update = saga_identity(definition, state, config, router)
-        if update:
-            update |= {"mode": MODE, "board": []}
-        return saga_id, update
-
     def by_rule(state: BoardState, update: dict[str, Any]) -> Command[Any]:
         choice = choose(definition, refinements, state)
         update["events"] = [make_event(choice.goto, "route", "ok", 1, choice.rule)]
@@ -147,20 +140,14 @@ def make_controller(
             return Command(update=update, goto=END)
         return Command(update=update, goto=choice.goto)
 
-    def control(state: BoardState, config: RunnableConfig) -> Command[Any]:
-        saga_id, update = start(state, config)
+    def start(state: BoardState, config: RunnableConfig) -> Command[Any] | Asking:
+        """The decision the model is to make, or the Command when the rules decide."""
+        saga_id, update = saga_identity(definition, state, config, router)
+        if update:
+            update |= {"mode": MODE, "board": []}
         if runnable is None or abandoned(state) is not None:
             return by_rule(state, update)
         routed, done = router_view(definition, refinements, state)
-        decision = decide_next(runnable, system, routed, done, options)
-        return _routed(state, saga_id, update, decision, options)
+        return runnable, saga_id, update, deciding(system, routed, done, options)
 
-    async def acontrol(state: BoardState, config: RunnableConfig) -> Command[Any]:
-        saga_id, update = start(state, config)
-        if runnable is None or abandoned(state) is not None:
-            return by_rule(state, update)
-        routed, done = router_view(definition, refinements, state)
-        decision = await adecide_next(runnable, system, routed, done, options)
-        return _routed(state, saga_id, update, decision, options)
-
-    return ControllerNode(CONTROLLER, control, acontrol)
+    return router_node(CONTROLLER, start, options)

@@ -20,7 +20,15 @@ from sagagraph.choreography.topology import AgentRole, Choreography
 from sagagraph.saga.escalation import AlertHook, alert_operator
 from sagagraph.saga.execution import compensate_step, execute_step
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
-from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.saga.records import (
+    Phase,
+    compensation_failed,
+    failure_record,
+    halt_record,
+    rollback_finished,
+    step_failed,
+)
+from sagagraph.saga.view import Event, FailureRecord, make_event
 
 log = logging.getLogger("sagagraph")
 
@@ -73,24 +81,20 @@ class StepReactions:
         error = f"event {message['id']} set aside after {deliveries} deliveries: {why}"
         log.error("agent %s: %s", self.name, error)
         forward = message["type"] == self.role.forward_trigger
-        failure: FailureRecord = {
-            "step": self.name,
-            "phase": "execute" if forward else "compensate",
-            "error": error,
-            "attempts": deliveries,
-        }
-        event = make_event(self.name, failure["phase"], "error", deliveries, error)
+        phase: Phase = "execute" if forward else "compensate"
+        failure = failure_record(self.name, phase, error, deliveries)
+        reason = f"step {self.name!r} failed: {error}"
+        event = make_event(self.name, phase, "error", deliveries, error)
         if forward and state is None and deliveries == self._max_deliveries:
-            reason = f"step {self.name!r} failed: {error}"
             return self._undo(message, [event], None, reason=reason, failure=failure)
         return self._escalate(
             message,
             [event],
             record if state == "committed" else None,
             failure,
-            reason=message["reason"] if not forward else f"step {self.name!r} failed: {error}",
+            reason=reason if forward else message["reason"],
             halted=message["halted"],
-            failure=message["failure"] if not forward else failure,
+            failure=failure if forward else message["failure"],
         )
 
     # --- forward ------------------------------------------------------------------------
@@ -125,26 +129,23 @@ class StepReactions:
             )
             return [done], "committed", record
         if result is not None:
-            halted = {"step": step.name, "reason": result.reason, "data": dict(result.data)}
-            reason = result.reason or f"step {step.name!r} halted the saga"
+            halt = halt_record(step.name, result.reason, result.data)
             stop = self._compensated(
-                message, outcome.events, ran=False, reason=reason, halted=halted, usage=usage
+                message,
+                outcome.events,
+                ran=False,
+                reason=halt.reason,
+                halted=dict(halt.halted),
+                usage=usage,
             )
             return [stop], "halted", None
         assert outcome.error is not None
-        failure: FailureRecord = {
-            "step": step.name,
-            "phase": "execute",
-            "error": describe_error(outcome.error),
-            "attempts": outcome.attempts,
-        }
-        log.warning("saga %s: step %s failed: %s", saga_id, step.name, failure["error"])
-        reason = (
-            f"step {step.name!r} failed after {outcome.attempts} attempt(s): {failure['error']}"
-        )
+        failed = step_failed(saga_id, step.name, outcome.error, outcome.attempts)
         # The failed step cleans up its own partial work first (result None), as under
         # orchestration; then its compensation event starts the cascade backwards.
-        return self._undo(message, outcome.events, None, reason=reason, failure=failure)
+        return self._undo(
+            message, outcome.events, None, reason=failed.reason, failure=failed.failure
+        )
 
     # --- backward -----------------------------------------------------------------------
 
@@ -190,12 +191,7 @@ class StepReactions:
             )
             return [undone], "blocked" if blocked else "compensated", None
         assert outcome.error is not None
-        gave_up: FailureRecord = {
-            "step": step.name,
-            "phase": "compensate",
-            "error": describe_error(outcome.error),
-            "attempts": outcome.attempts,
-        }
+        gave_up = compensation_failed(step.name, outcome.error, outcome.attempts)
         return self._escalate(
             message, events, record, gave_up, reason=reason, halted=halted, failure=failure
         )
@@ -243,8 +239,7 @@ class StepReactions:
         name = self.role.name
         compensated = [*message["compensated"], name] if ran else list(message["compensated"])
         if self.role.is_first:
-            detail = f"{len(compensated)} compensation(s) ran"
-            events = [*events, make_event("saga", "finish", "ok", 1, detail)]
+            events = [*events, rollback_finished(len(compensated)).event]
         results = {s: r for s, r in message["results"].items() if s != name}
         return self._message(
             message,

@@ -13,7 +13,6 @@ default executor.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypedDict, cast
 
@@ -28,9 +27,8 @@ from sagagraph.saga.async_execution import acompensate_step, aexecute_step
 from sagagraph.saga.execution import Outcome, compensate_step, execute_step
 from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
-from sagagraph.saga.view import FailureRecord, describe_error
-
-log = logging.getLogger("sagagraph")
+from sagagraph.saga.records import halt_record, step_failed
+from sagagraph.saga.view import FailureRecord
 
 RouterKind = Literal["deterministic", "llm"]
 AlertHook = Callable[[dict[str, Any]], None]
@@ -109,26 +107,10 @@ def _record_outcome(
     if result is not None and result.usage:
         update["usage"] = {step.name: result.usage}
     if result is None:
-        error = outcome.error
-        assert error is not None
-        failure: FailureRecord = {
-            "step": step.name,
-            "phase": "execute",
-            "error": describe_error(error),
-            "attempts": outcome.attempts,
-        }
-        log.warning("saga %s: step %s failed: %s", saga_id, step.name, failure["error"])
-        update |= {
-            "status": "compensating",
-            "failure": failure,
-            "reason": f"step {step.name!r} failed after {outcome.attempts} "
-            f"attempt(s): {failure['error']}",
-        }
+        assert outcome.error is not None
+        update |= step_failed(saga_id, step.name, outcome.error, outcome.attempts).update()
     elif result.halt:
-        update |= {
-            "halted": {"step": step.name, "reason": result.reason, "data": dict(result.data)},
-            "reason": result.reason or f"step {step.name!r} halted the saga",
-        }
+        update |= halt_record(step.name, result.reason, result.data).update()
     else:
         update["results"] = {step.name: result.record()}
         if is_last and router == "deterministic":

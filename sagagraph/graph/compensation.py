@@ -32,13 +32,8 @@ from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_pay
 from sagagraph.saga.execution import Outcome, compensate_step
 from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
-from sagagraph.saga.view import (
-    Event,
-    FailureRecord,
-    committed_order,
-    describe_error,
-    make_event,
-)
+from sagagraph.saga.records import compensation_failed, rollback_finished
+from sagagraph.saga.view import Event, committed_order, make_event
 
 log = logging.getLogger("sagagraph")
 
@@ -96,14 +91,10 @@ def _finish(
 
     ``events`` go before the ``finish`` event; ``update`` adds to the state update.
     """
-    skipped = state.get("skipped") or []
-    status = "resolved_by_operator" if skipped else "rolled_back"
-    detail = f"{ran} compensation(s) ran"
-    if skipped:
-        detail += f"; {len(skipped)} skipped by an operator"
-    finish = make_event("saga", "finish", "ok", 1, detail)
+    finished = rollback_finished(ran, len(state.get("skipped") or []))
     return Command(
-        update={**(update or {}), "status": status, "events": [*events, finish]}, goto=END
+        update={**(update or {}), "status": finished.status, "events": [*events, finished.event]},
+        goto=END,
     )
 
 
@@ -145,12 +136,7 @@ def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Comman
             goto=COMPENSATE,
         )
     assert outcome.error is not None
-    failure: FailureRecord = {
-        "step": name,
-        "phase": "compensate",
-        "error": describe_error(outcome.error),
-        "attempts": outcome.attempts,
-    }
+    failure = compensation_failed(name, outcome.error, outcome.attempts)
     return Command(
         update={
             "status": "compensation_failed",
@@ -296,19 +282,21 @@ def make_escalate_node(
 
 
 def add_compensation_nodes(
-    graph: StateGraph[SagaState, None, SagaState, SagaState],
+    graph: StateGraph[Any, None, Any, Any],
     definition: SagaDefinition,
     *,
     on_escalation: Callable[[dict[str, Any]], None] | None = None,
     mode: CompensationMode = "stepwise",
+    compensate: DualNode[Any, Command[Any]] | None = None,
 ) -> None:
-    """Add ``compensate`` and ``escalate`` to ``graph``."""
+    """Add ``compensate`` and ``escalate`` to ``graph``.
+
+    ``compensate`` stands in for the kernel's node (the blackboard's wraps it); by default
+    :func:`make_compensate_node` for ``definition`` and ``mode``.
+    """
+    node = compensate if compensate is not None else make_compensate_node(definition, mode)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
-    graph.add_node(
-        COMPENSATE,
-        cast(Any, make_compensate_node(definition, mode)),
-        destinations=(COMPENSATE, ESCALATE, END),
-    )
+    graph.add_node(COMPENSATE, cast(Any, node), destinations=(COMPENSATE, ESCALATE, END))
     graph.add_node(
         ESCALATE,
         cast(Any, make_escalate_node(on_escalation)),

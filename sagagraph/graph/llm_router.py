@@ -38,9 +38,9 @@ key.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -59,18 +59,19 @@ from sagagraph.graph.router_model import (
     compact_view,
     router_messages,
 )
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.router_options import RouterMethod, RouterOptions
 from sagagraph.graph.state import SagaState
 from sagagraph.prompts import render_prompt
 from sagagraph.redaction import redact
+from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
+from sagagraph.saga.names import COMPENSATE
+from sagagraph.saga.names import SUPERVISOR as SUPERVISOR  # re-exported: the router's node
 from sagagraph.saga.protocol import SagaDefinition, Usage
-from sagagraph.saga.view import Event, FailureRecord, committed_order, make_event
+from sagagraph.saga.records import router_aborted
+from sagagraph.saga.view import Event, committed_order, make_event
 
 log = logging.getLogger("sagagraph")
-
-SUPERVISOR = "supervisor"
-"""Name of the router node; also the pseudo-step its token usage is recorded under."""
 
 _PROPOSAL_SHOWN = 120
 """Characters of a raw proposal kept in an event (a babbling model must not flood the trail)."""
@@ -154,38 +155,22 @@ def deciding(
     return decision
 
 
-def decide_next(
-    runnable: Runnable[Any, Any],
-    system: str,
-    definition: SagaDefinition,
-    committed: Sequence[str],
-    options: RouterOptions,
-) -> Decision:
-    """One routing decision, asking the model with ``invoke``."""
-    steps = deciding(system, definition, committed, options)
-    try:
-        messages = next(steps)
-        while True:
-            messages = steps.send(ask_router(runnable, messages, options.method))
-    except StopIteration as done:
-        return cast(Decision, done.value)
+def decide_next(runnable: Runnable[Any, Any], steps: Deciding, method: RouterMethod) -> Decision:
+    """Drive a routing decision (:func:`deciding`), asking the model with ``invoke``."""
+    request = advance(steps)
+    while not isinstance(request, Returned):
+        request = advance(steps, ask_router(runnable, request, method))
+    return request.value
 
 
 async def adecide_next(
-    runnable: Runnable[Any, Any],
-    system: str,
-    definition: SagaDefinition,
-    committed: Sequence[str],
-    options: RouterOptions,
+    runnable: Runnable[Any, Any], steps: Deciding, method: RouterMethod
 ) -> Decision:
-    """One routing decision, asking the model with ``ainvoke``."""
-    steps = deciding(system, definition, committed, options)
-    try:
-        messages = next(steps)
-        while True:
-            messages = steps.send(await aask_router(runnable, messages, options.method))
-    except StopIteration as done:
-        return cast(Decision, done.value)
+    """Drive a routing decision (:func:`deciding`), asking the model with ``ainvoke``."""
+    request = advance(steps)
+    while not isinstance(request, Returned):
+        request = advance(steps, await aask_router(runnable, request, method))
+    return request.value
 
 
 SupervisorNode = DualNode[SagaState, Command[Any]]
@@ -209,9 +194,7 @@ def make_supervisor(
         unusable = error
     system = render_prompt("router", finish=FINISH)
 
-    def start(
-        state: SagaState, config: RunnableConfig
-    ) -> tuple[Runnable[Any, Any], str, dict[str, Any], list[str]] | Command[Any]:
+    def start(state: SagaState, config: RunnableConfig) -> Asking | Command[Any]:
         """What the model is asked about, or the Command when it must not be asked."""
         if runnable is None:
             assert unusable is not None
@@ -220,37 +203,58 @@ def make_supervisor(
         if state.get("failure") or state.get("halted"):
             # The builder routes a failed or halted saga to compensate before asking; if a
             # resume ever lands here, nothing may run, whatever a model would say.
-            return Command(update=update, goto="compensate")
+            return Command(update=update, goto=COMPENSATE)
         committed = committed_order(state.get("events") or [], state.get("results") or {})
-        return runnable, saga_id, update, committed
+        return runnable, saga_id, update, deciding(system, definition, committed, options)
 
-    def supervisor(state: SagaState, config: RunnableConfig) -> Command[Any]:
+    return router_node(SUPERVISOR, start, options)
+
+
+StateT = TypeVar("StateT", bound=SagaState)
+
+Asking = tuple[Runnable[Any, Any], str, dict[str, Any], Deciding]
+"""What a router node asks: the bound model, the saga id, the state update so far, and the
+decision to drive (:func:`deciding`)."""
+
+
+def router_node(
+    name: str,
+    start: Callable[[StateT, RunnableConfig], Asking | Command[Any]],
+    options: RouterOptions,
+) -> DualNode[StateT, Command[Any]]:
+    """A node that routes with a chat model (the ``supervisor``, the blackboard's
+    ``controller``): ``start`` says what to ask, or returns the node's Command itself; the
+    decision is then driven with ``invoke`` or ``ainvoke`` and turned into a Command."""
+
+    def node(state: StateT, config: RunnableConfig) -> Command[Any]:
         started = start(state, config)
         if isinstance(started, Command):
             return started
-        model, saga_id, update, committed = started
-        decision = decide_next(model, system, definition, committed, options)
-        return _routed(state, saga_id, update, decision, options)
+        model, saga_id, update, steps = started
+        decision = decide_next(model, steps, options.method)
+        return route_command(state, saga_id, update, decision, options)
 
-    async def asupervisor(state: SagaState, config: RunnableConfig) -> Command[Any]:
+    async def anode(state: StateT, config: RunnableConfig) -> Command[Any]:
         started = start(state, config)
         if isinstance(started, Command):
             return started
-        model, saga_id, update, committed = started
-        decision = await adecide_next(model, system, definition, committed, options)
-        return _routed(state, saga_id, update, decision, options)
+        model, saga_id, update, steps = started
+        decision = await adecide_next(model, steps, options.method)
+        return route_command(state, saga_id, update, decision, options)
 
-    return SupervisorNode(SUPERVISOR, supervisor, asupervisor)
+    return DualNode(name, node, anode)
 
 
-def _routed(
+def route_command(
     state: SagaState,
     saga_id: str,
     update: dict[str, Any],
     decision: Decision,
     options: RouterOptions,
 ) -> Command[Any]:
-    """The supervisor's Command for a decision: the step chosen, ``END``, or ``compensate``."""
+    """The router node's Command for a decision: the step chosen, ``END``, or ``compensate``.
+
+    Shared by the ``supervisor`` and the blackboard's ``controller`` (its LLM mode)."""
     for event in decision.events:
         if event["outcome"] != "ok":
             log.info("saga %s: router: %s", saga_id, event["detail"])
@@ -267,27 +271,15 @@ def _routed(
         "events": decision.events,
     }
     if decision.step is None:
-        error = (
-            f"RouterAborted: no acceptable next step after {options.max_attempts} "
-            f"proposal(s); last: {decision.last_problem}"
-        )
-        failure: FailureRecord = {
-            "step": SUPERVISOR,
-            "phase": "execute",
-            "error": error,
-            "attempts": options.max_attempts,
-        }
+        aborted = router_aborted(SUPERVISOR, options.max_attempts, decision.last_problem)
+        error = aborted.failure["error"]
         update["events"] = [
             *decision.events,
             make_event(SUPERVISOR, "route", "error", options.max_attempts, error),
         ]
         log.warning("saga %s: %s; compensating", saga_id, error)
-        update |= {
-            "status": "compensating",
-            "failure": failure,
-            "reason": f"LLM router aborted: {error}",
-        }
-        return Command(update=update, goto="compensate")
+        update |= aborted.update()
+        return Command(update=update, goto=COMPENSATE)
     if decision.step == FINISH:
         update["status"] = "completed"
         return Command(update=update, goto=END)

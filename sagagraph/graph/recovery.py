@@ -17,12 +17,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.saga.ids import validate_saga_id
-from sagagraph.saga.names import COMPENSATE, ESCALATE, TERMINAL_STATUSES
+from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
-from sagagraph.saga.view import Event, FailureRecord, make_event
-
-SAGA = "saga"
-"""What events name as their step when they concern the whole saga, not one step."""
+from sagagraph.saga.records import rollback_requested, saga_halted
+from sagagraph.saga.view import Event, make_event
 
 _DISTINCT_THREADS = "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
 
@@ -86,24 +84,17 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
         return False
     step_nodes = [name for name in app.nodes if name not in RESERVED_NAMES]
     interrupted = [name for name in snap.next if name in step_nodes]
-    update: dict[str, Any] = {"status": "compensating", "reason": reason}
     if interrupted:
         # The step in flight may have written part of its work: as the failed step, it is
         # compensated first, with result=None.
-        failure: FailureRecord = {
-            "step": interrupted[0],
-            "phase": "execute",
-            "error": f"RollbackRequested: {reason}",
-            "attempts": 0,
-        }
-        update |= {"failure": failure, "events": [_rollback_event(interrupted[0], reason)]}
+        stop = rollback_requested(interrupted[0], reason).update()
+        events = [_rollback_event(interrupted[0], reason)]
     else:
         # No step in flight (a router was deciding): stop the saga the way a halting step
         # does, so exactly the committed steps are compensated.
-        update |= {
-            "halted": {"step": SAGA, "reason": reason, "data": {}},
-            "events": [_rollback_event(SAGA, reason)],
-        }
+        stop = {"status": "compensating"} | saga_halted(reason).update()
+        events = [_rollback_event(SAGA, reason)]
+    update: dict[str, Any] = {**stop, "events": events}
     # Writing "as" a step node runs that node's routing, which sends a failed or halted saga
     # to compensate; every step node routes that way.
     app.update_state(config, update, as_node=interrupted[0] if interrupted else step_nodes[0])

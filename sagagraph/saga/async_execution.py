@@ -22,9 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
-from langgraph.errors import GraphBubbleUp
-
 from sagagraph.errors import StepTimeoutError
+from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.execution import (
     AttemptLoop,
     Outcome,
@@ -33,6 +32,7 @@ from sagagraph.saga.execution import (
     collecting_events,
     compensate_attempts,
     execute_attempts,
+    failed,
 )
 from sagagraph.saga.loop_gate import waiting_for_io
 from sagagraph.saga.protocol import Step, StepContext, StepResult
@@ -123,27 +123,22 @@ async def adrive(
     another one. Cancellation, LangGraph's control flow and other ``BaseException`` pass
     through, leaving the step unfinished so that resuming runs it again.
     """
-    try:
-        request = next(loop)
-        while True:
-            if isinstance(request, Wait):
-                async with waiting_for_io():
-                    await sleep(request.seconds)
-                request = loop.send(None)
-                continue
-            try:
-                async with waiting_for_io():
-                    with collecting_events(request.events):
-                        value = await await_with_timeout(partial(call, request.ctx), timeout, what)
-            except GraphBubbleUp:
-                raise  # interrupt() inside a step: LangGraph's control flow, not a failure
-            except Exception as error:
-                request = loop.send(Tried(error=error))
-            else:
-                request = loop.send(Tried(value=value))
-    except StopIteration as stop:
-        outcome: Outcome = stop.value
-        return outcome
+    request = advance(loop)
+    while not isinstance(request, Returned):
+        if isinstance(request, Wait):
+            async with waiting_for_io():
+                await sleep(request.seconds)
+            request = advance(loop)
+            continue
+        try:
+            async with waiting_for_io():
+                with collecting_events(request.events):
+                    value = await await_with_timeout(partial(call, request.ctx), timeout, what)
+        except Exception as error:  # interrupt() inside a step passes through ``failed``
+            request = advance(loop, failed(error))
+        else:
+            request = advance(loop, Tried(value=value))
+    return request.value
 
 
 async def aexecute_step(

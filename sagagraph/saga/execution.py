@@ -18,6 +18,7 @@ from typing import TypeVar
 from langgraph.errors import GraphBubbleUp
 
 from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutError
+from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.protocol import Step, StepContext, StepResult
 from sagagraph.saga.view import Event, describe_error, make_event
 
@@ -141,6 +142,14 @@ AttemptLoop = Generator[Call | Wait, Tried | None, Outcome]
 """An attempt loop: yields calls and waits, receives what each call did, returns the outcome."""
 
 
+def failed(error: Exception) -> Tried:
+    """An attempt's error, for its loop; LangGraph's control flow (``interrupt()`` inside a
+    step, ``GraphBubbleUp``) is no failure and passes through to the driver's caller."""
+    if isinstance(error, GraphBubbleUp):
+        raise error
+    return Tried(error=error)
+
+
 def injected_failure(step: Step) -> InjectedFailure:
     """The error ``fail_at`` (``--fail-at``) raises in a step; worded for every entry point."""
     return InjectedFailure(f"failure injected into step {step.name!r} (fail_at)")
@@ -260,25 +269,20 @@ def drive(
     (``interrupt()``, ``GraphBubbleUp``) and ``BaseException`` (a kill, ``KeyboardInterrupt``)
     pass through: the graph then stops with the step unfinished, and resuming runs it again.
     """
-    try:
-        request = next(loop)
-        while True:
-            if isinstance(request, Wait):
-                sleep(request.seconds)
-                request = loop.send(None)
-                continue
-            try:
-                with collecting_events(request.events):
-                    value = call_with_timeout(partial(call, request.ctx), timeout, what)
-            except GraphBubbleUp:
-                raise
-            except Exception as error:
-                request = loop.send(Tried(error=error))
-            else:
-                request = loop.send(Tried(value=value))
-    except StopIteration as stop:
-        outcome: Outcome = stop.value
-        return outcome
+    request = advance(loop)
+    while not isinstance(request, Returned):
+        if isinstance(request, Wait):
+            sleep(request.seconds)
+            request = advance(loop)
+            continue
+        try:
+            with collecting_events(request.events):
+                value = call_with_timeout(partial(call, request.ctx), timeout, what)
+        except Exception as error:
+            request = advance(loop, failed(error))
+        else:
+            request = advance(loop, Tried(value=value))
+    return request.value
 
 
 def execute_step(

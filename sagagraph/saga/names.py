@@ -31,3 +31,6 @@ MODES: Final = (ORCHESTRATION, CHOREOGRAPHY, BLACKBOARD)
 
 TERMINAL_STATUSES: Final = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """Statuses after which nothing more happens to a saga."""
+
+SAGA: Final = "saga"
+"""The ``step`` of events and records that concern the whole saga, not one of its steps."""
