@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph import (
     ConfigurationError,
@@ -73,7 +72,7 @@ def test_the_default_is_a_sqlite_file_in_the_working_directory(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SAGAGRAPH_DB", raising=False)
     with open_checkpointer() as checkpointer:
-        assert isinstance(checkpointer, SqliteSaver)
+        assert type(checkpointer).__name__ == "SqliteSaver"
     assert (tmp_path / "sagagraph.sqlite").is_file()
 
     monkeypatch.setenv("SAGAGRAPH_DB", f"sqlite:///{tmp_path / 'from-env.sqlite'}")
@@ -84,9 +83,7 @@ def test_the_default_is_a_sqlite_file_in_the_working_directory(
 
 def test_postgres_url_opens_a_postgres_saver(postgres_url: str) -> None:
     with open_checkpointer(postgres_url) as checkpointer:
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        assert isinstance(checkpointer, PostgresSaver)
+        assert type(checkpointer).__name__ == "PostgresSaver"
 
 
 @pytest.mark.parametrize(

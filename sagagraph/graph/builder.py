@@ -23,8 +23,8 @@ from sagagraph.graph.compensation import CompensationMode, add_compensation_node
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState
-from sagagraph.saga.async_execution import acompensate_step, aexecute_step
-from sagagraph.saga.execution import Outcome, compensate_step, execute_step
+from sagagraph.saga.async_execution import aexecute_step
+from sagagraph.saga.execution import Outcome, execute_step
 from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
@@ -58,18 +58,13 @@ def make_step_node(
         return saga_id, update, context_for(definition, state, step.name, saga_id)
 
     def record(
-        state: SagaState,
-        update: dict[str, Any],
-        outcome: Outcome,
-        saga_id: str,
-        cleanup: Outcome | None,
+        state: SagaState, update: dict[str, Any], outcome: Outcome, saga_id: str
     ) -> dict[str, Any]:
         last = is_last
         if parallel:
             committed = set(state.get("results") or {}) | {step.name}
             last = is_last and committed >= set(definition.step_names)
-        update = _record_outcome(update, outcome, step, saga_id, is_last=last, router=router)
-        return _record_cleanup(update, step, cleanup)
+        return _record_outcome(update, outcome, step, saga_id, is_last=last, router=router)
 
     def run_step(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
         if parallel and needs_compensation(state):
@@ -77,8 +72,7 @@ def make_step_node(
         saga_id, update, ctx = start(state, config)
         inject = state.get("fail_at") == step.name
         outcome = execute_step(step, ctx, inject_failure=inject)
-        cleanup = compensate_step(step, ctx, None) if outcome.result is None else None
-        return record(state, update, outcome, saga_id, cleanup)
+        return record(state, update, outcome, saga_id)
 
     async def arun_step(state: SagaState, config: RunnableConfig) -> dict[str, Any]:
         if parallel and needs_compensation(state):
@@ -86,8 +80,7 @@ def make_step_node(
         saga_id, update, ctx = start(state, config)
         inject = state.get("fail_at") == step.name
         outcome = await aexecute_step(step, ctx, inject_failure=inject)
-        cleanup = await acompensate_step(step, ctx, None) if outcome.result is None else None
-        return record(state, update, outcome, saga_id, cleanup)
+        return record(state, update, outcome, saga_id)
 
     return StepNode(f"run_{step.name}", run_step, arun_step)
 
@@ -115,23 +108,6 @@ def _record_outcome(
         update["results"] = {step.name: result.record()}
         if is_last and router == "deterministic":
             update["status"] = "completed"
-    return update
-
-
-def _record_cleanup(update: dict[str, Any], step: Step, cleanup: Outcome | None) -> dict[str, Any]:
-    """Add a failed step's own cleanup, run in the step's superstep, to its state update.
-
-    A step that fails cleans up its partial work first (its compensation, with no result).
-    Running that in the failing step's own superstep saves a checkpointed superstep per
-    rollback; a crash before this superstep is checkpointed runs the step again, as a crash
-    in the middle of any step does. A cleanup that gives up is left pending: its events stay,
-    and ``compensate`` runs it again with its retries, then escalates as for any other.
-    """
-    if cleanup is None:
-        return update
-    update["events"] = [*update["events"], *cleanup.events]
-    if cleanup.ok:
-        update["compensated"] = [step.name]
     return update
 
 
