@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph import (
     ConfigurationError,
@@ -72,7 +73,7 @@ def test_the_default_is_a_sqlite_file_in_the_working_directory(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SAGAGRAPH_DB", raising=False)
     with open_checkpointer() as checkpointer:
-        assert type(checkpointer).__name__ == "SqliteSaver"
+        assert isinstance(checkpointer, SqliteSaver)
     assert (tmp_path / "sagagraph.sqlite").is_file()
 
     monkeypatch.setenv("SAGAGRAPH_DB", f"sqlite:///{tmp_path / 'from-env.sqlite'}")
@@ -83,7 +84,9 @@ def test_the_default_is_a_sqlite_file_in_the_working_directory(
 
 def test_postgres_url_opens_a_postgres_saver(postgres_url: str) -> None:
     with open_checkpointer(postgres_url) as checkpointer:
-        assert type(checkpointer).__name__ == "PostgresSaver"
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        assert isinstance(checkpointer, PostgresSaver)
 
 
 @pytest.mark.parametrize(
