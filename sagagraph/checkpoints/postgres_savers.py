@@ -55,7 +55,8 @@ class SagaPostgresSaver(PostgresSaver):
             task_path,
             writes,
         )
-        with self._cursor() as cur, cur.connection.transaction():
+        # One round trip: the transaction's statements go out in one pipeline.
+        with self._cursor(pipeline=True) as cur, cur.connection.transaction():
             cur.execute(_NO_FLUSH)
             cur.executemany(query, params)
 
@@ -95,6 +96,6 @@ class SagaAsyncPostgresSaver(AsyncPostgresSaver):
             task_path,
             writes,
         )
-        async with self._cursor() as cur, cur.connection.transaction():
+        async with self._cursor(pipeline=True) as cur, cur.connection.transaction():
             await cur.execute(_NO_FLUSH)
             await cur.executemany(query, params)
