@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar, Literal, Protocol, cast
+from typing import Any, ClassVar, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -56,6 +56,11 @@ class SagaApp(Protocol):
     checkpointer: Any
 
     def invoke(self, input: Any, config: RunnableConfig | None = ..., **kwargs: Any) -> Any: ...
+
+    @property
+    def stream(self) -> Callable[..., Iterator[Any]]:
+        """LangGraph's ``stream`` (typed loosely: its overloads do not fit a Protocol)."""
+        ...
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = ...) -> StateSnapshot: ...
 
@@ -136,11 +141,10 @@ def drive(
     """
     output = RunOutput(on_event)
     try:
-        # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
-        stream = cast(Any, app).stream
-        for chunk in stream(
+        stream = app.stream(
             payload, saga_config(saga_id), durability=durability, stream_mode=output.MODES
-        ):
+        )
+        for chunk in stream:
             output.take(chunk)
     except Exception as error:
         raise_if_disk_full(error, saga_id)
