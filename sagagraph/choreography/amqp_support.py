@@ -19,7 +19,7 @@ from aio_pika.abc import AbstractConnection, AbstractIncomingMessage
 from aio_pika.exceptions import CONNECTION_EXCEPTIONS, ChannelNotFoundEntity
 
 from sagagraph.checkpoints.factory import redact_url
-from sagagraph.choreography.bus import DeadLetter
+from sagagraph.choreography.bus import DeadLetter, StopEvent, Until
 from sagagraph.choreography.messages import SagaMessage, decode
 from sagagraph.errors import BusError, ConfigurationError
 
@@ -107,9 +107,9 @@ async def read_stream(
     log_name: str,
     url: str,
     saga_ids: Collection[str] | None,
-    until: Callable[[list[SagaMessage]], bool] | None,
+    until: Until | None,
     timeout: float,
-    interrupt: threading.Event | None,
+    interrupt: StopEvent,
     *,
     must_reach_end: bool,
 ) -> list[SagaMessage]:

@@ -27,6 +27,11 @@ from sagagraph.choreography.topology import Choreography
 Handler = Callable[[SagaMessage], list[SagaMessage]]
 """Reacts to one event; returns the events to publish before the delivery is acknowledged."""
 
+Until = Callable[[list[SagaMessage]], bool]
+"""A condition on the events read so far: :meth:`EventBus.wait_log` returns once it holds."""
+StopEvent = threading.Event | None
+"""Set by another thread to stop waiting at once (None: wait for the condition or the time)."""
+
 DEFAULT_MAX_DELIVERIES = 5
 """Deliveries of one event whose handler raised before the event is dead-lettered."""
 
@@ -95,11 +100,7 @@ class EventBus(Protocol):
         ...
 
     def wait_log(
-        self,
-        saga_ids: Collection[str],
-        until: Callable[[list[SagaMessage]], bool],
-        timeout: float,
-        interrupt: threading.Event | None = None,
+        self, saga_ids: Collection[str], until: Until, timeout: float, interrupt: StopEvent = None
     ) -> list[SagaMessage]:
         """Events of these sagas once ``until(events)`` holds, or when time or patience ends."""
         ...

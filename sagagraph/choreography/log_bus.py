@@ -13,10 +13,10 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 
-from sagagraph.choreography.bus import Consumer, DeadLetter
+from sagagraph.choreography.bus import Consumer, DeadLetter, StopEvent, Until
 from sagagraph.choreography.messages import SagaMessage, decode, encode
 from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError
@@ -200,11 +200,7 @@ class LogBus(ABC):
         return messages
 
     def wait_log(
-        self,
-        saga_ids: Collection[str],
-        until: Callable[[list[SagaMessage]], bool],
-        timeout: float,
-        interrupt: threading.Event | None = None,
+        self, saga_ids: Collection[str], until: Until, timeout: float, interrupt: StopEvent = None
     ) -> list[SagaMessage]:
         deadline = time.monotonic() + timeout
         stop = interrupt if interrupt is not None else threading.Event()

@@ -32,7 +32,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from sagagraph.checkpoints.factory import redact_url
-from sagagraph.choreography.bus import Consumer, DeadLetter
+from sagagraph.choreography.bus import Consumer, DeadLetter, StopEvent, Until
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import Choreography
@@ -41,6 +41,7 @@ from sagagraph.saga.view import describe_error
 
 try:
     import aio_pika
+    from aio_pika.abc import AbstractConnection
     from aio_pika.exceptions import (
         CONNECTION_EXCEPTIONS,
         ChannelNotFoundEntity,
@@ -110,9 +111,8 @@ class RabbitBus:
             raise self._error(what, error) from None
 
     def _patiently(
-        self, what: str, make: Callable[[float], Awaitable[T]], timeout: float,
-        interrupt: threading.Event | None,
-    ) -> T:  # fmt: skip
+        self, what: str, make: Callable[[float], Awaitable[T]], timeout: float, interrupt: StopEvent
+    ) -> T:
         """``make(seconds left)`` until it succeeds, reconnecting after a lost or refused
         connection (as the agents' robust connections do) until ``timeout`` runs out."""
         deadline = time.monotonic() + timeout
@@ -126,28 +126,16 @@ class RabbitBus:
                 log.warning("%s; reconnecting in %gs", error, RECONNECT_DELAY)
                 time.sleep(RECONNECT_DELAY)
 
-    async def _read(
-        self,
-        saga_ids: Collection[str] | None,
-        until: Callable[[list[SagaMessage]], bool] | None,
-        timeout: float,
-        interrupt: threading.Event | None,
-        *,
-        must_reach_end: bool,
-    ) -> list[SagaMessage]:
+    async def _connected(self, use: Callable[[AbstractConnection], Awaitable[T]]) -> T:
+        """``use`` on a connection of its own, closed after."""
         async with await self._connect() as connection:
-            return await read_stream(
-                connection,
-                self.topology.log_name,
-                self.url,
-                saga_ids,
-                until,
-                timeout,
-                interrupt,
-                must_reach_end=must_reach_end,
-            )
+            return await use(connection)
 
-    async def _connect(self, *, robust: bool = False) -> aio_pika.abc.AbstractConnection:
+    def _on_connection(self, what: str, use: Callable[[AbstractConnection], Awaitable[T]]) -> T:
+        """``use`` on a connection of its own, from sync code; broker errors say ``what``."""
+        return self._sync(what, lambda: self._connected(use))
+
+    async def _connect(self, *, robust: bool = False) -> AbstractConnection:
         connect = aio_pika.connect_robust if robust else aio_pika.connect
         try:
             return await connect(self._connect_url, timeout=CONNECT_TIMEOUT)
@@ -164,28 +152,24 @@ class RabbitBus:
     def prepare(self, choreography: Choreography) -> None:
         self._prepared[choreography.saga] = choreography
 
-        async def declare() -> None:
-            async with await self._connect() as connection:
-                channel = await connection.channel()
-                exchange = await self.topology.declare_common(channel, choreography.saga)
-                for role in choreography.roles:
-                    name = f"{choreography.saga}.{role.name}"
-                    await self.topology.declare_consumer(
-                        channel, exchange, name, role.subscriptions
-                    )
+        async def declare(connection: AbstractConnection) -> None:
+            channel = await connection.channel()
+            exchange = await self.topology.declare_common(channel, choreography.saga)
+            for role in choreography.roles:
+                name = f"{choreography.saga}.{role.name}"
+                await self.topology.declare_consumer(channel, exchange, name, role.subscriptions)
 
-        self._sync("cannot declare the saga's exchange and queues", declare)
+        self._on_connection("cannot declare the saga's exchange and queues", declare)
 
     def publish(self, messages: Sequence[SagaMessage]) -> None:
         if not messages:
             return
 
-        async def send() -> None:
-            async with await self._connect() as connection:
-                channel = await connection.channel(publisher_confirms=True)
-                await self.topology.publish_on(channel, {}, messages)
+        async def send(connection: AbstractConnection) -> None:
+            channel = await connection.channel(publisher_confirms=True)
+            await self.topology.publish_on(channel, {}, messages)
 
-        self._sync("cannot publish", send)
+        self._on_connection("cannot publish", send)
 
     def serve(
         self, consumer: Consumer, stop: threading.Event, ready: threading.Event | None = None
@@ -201,19 +185,18 @@ class RabbitBus:
         await consume(connection, self.topology, consumer, stop, ready, self.retry_delay)
 
     def listeners(self, consumer: str) -> int:
-        async def count() -> int:
-            async with await self._connect() as connection:
-                channel = await connection.channel()
-                try:
-                    queue = await channel.declare_queue(
-                        self.topology.queue_name(consumer), passive=True
-                    )
-                except ChannelNotFoundEntity:
-                    return 0
-                result = queue.declaration_result
-                return int(result.consumer_count or 0) if result is not None else 0
+        async def count(connection: AbstractConnection) -> int:
+            channel = await connection.channel()
+            try:
+                queue = await channel.declare_queue(
+                    self.topology.queue_name(consumer), passive=True
+                )
+            except ChannelNotFoundEntity:
+                return 0
+            result = queue.declaration_result
+            return int(result.consumer_count or 0) if result is not None else 0
 
-        return self._sync("cannot inspect the agent queues", count)
+        return self._on_connection("cannot inspect the agent queues", count)
 
     def presence(self, consumer: str) -> AbstractContextManager[None]:
         """Nothing to do: the broker counts each queue's consumers itself."""
@@ -232,31 +215,48 @@ class RabbitBus:
             yield ledger
 
     def read_log(self, saga_ids: Collection[str] | None = None) -> list[SagaMessage]:
-        return self._sync(
-            "cannot read the event log",
-            lambda: self._read(saga_ids, None, READ_TIMEOUT, None, must_reach_end=True),
-        )
+        read = self._log_reader(saga_ids, None, None, must_reach_end=True)
+        return self._sync("cannot read the event log", lambda: read(READ_TIMEOUT))
 
     def wait_log(
-        self,
-        saga_ids: Collection[str],
-        until: Callable[[list[SagaMessage]], bool],
-        timeout: float,
-        interrupt: threading.Event | None = None,
+        self, saga_ids: Collection[str], until: Until, timeout: float, interrupt: StopEvent = None
     ) -> list[SagaMessage]:
-        return self._patiently(
-            "cannot read the event log",
-            lambda left: self._read(saga_ids, until, left, interrupt, must_reach_end=False),
-            timeout,
-            interrupt,
-        )
+        read = self._log_reader(saga_ids, until, interrupt, must_reach_end=False)
+        return self._patiently("cannot read the event log", read, timeout, interrupt)
+
+    def _log_reader(
+        self,
+        saga_ids: Collection[str] | None,
+        until: Until | None,
+        interrupt: StopEvent,
+        *,
+        must_reach_end: bool,
+    ) -> Callable[[float], Awaitable[list[SagaMessage]]]:
+        """Reads the log stream for at most the seconds it is given, on its own connection."""
+
+        def read(seconds: float) -> Awaitable[list[SagaMessage]]:
+            return self._connected(
+                lambda connection: read_stream(
+                    connection,
+                    self.topology.log_name,
+                    self.url,
+                    saga_ids,
+                    until,
+                    seconds,
+                    interrupt,
+                    must_reach_end=must_reach_end,
+                )
+            )
+
+        return read
 
     def dead_letters(self) -> list[DeadLetter]:
-        async def peek() -> list[DeadLetter]:
-            async with await self._connect() as connection:
-                return await peek_dead_letters(connection, self.topology.dead_name, self.namespace)
-
-        return self._sync("cannot read the dead-letter queue", peek)
+        return self._on_connection(
+            "cannot read the dead-letter queue",
+            lambda connection: peek_dead_letters(
+                connection, self.topology.dead_name, self.namespace
+            ),
+        )
 
     def delete(self, choreographies: Sequence[Choreography] = ()) -> None:
         """Delete this namespace's log, dead letters, and the exchanges and queues of the given
@@ -268,11 +268,10 @@ class RabbitBus:
         known.update({c.saga: c for c in choreographies})
         choreographies = list(known.values())
 
-        async def drop() -> None:
-            async with await self._connect() as connection:
-                await self.topology.delete(await connection.channel(), choreographies)
+        async def drop(connection: AbstractConnection) -> None:
+            await self.topology.delete(await connection.channel(), choreographies)
 
-        self._sync("cannot delete the topology", drop)
+        self._on_connection("cannot delete the topology", drop)
 
     def close(self) -> None:
         """Nothing held open between calls."""

@@ -11,9 +11,10 @@ without running it, and the agents' history rule refuses that step's forward eve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sagagraph.choreography.admission import fold_history
 from sagagraph.choreography.agent import ChoreographyAgent
@@ -46,17 +47,29 @@ def unfinished_choreographed(bus_url: BusRef = None) -> list[dict[str, Any]]:
     return [v for v in choreographed_sagas(bus_url) if v["status"] in UNFINISHED]
 
 
+class AgentRunOptions(TypedDict, total=False):
+    """How :func:`recover_choreographed` and :func:`resume_choreographed` run the agents."""
+
+    timeout: float
+    """Seconds each saga may take to end (default ``DEFAULT_TIMEOUT``); BusError after."""
+    agents: AgentPlacement | bool | None
+    """Which agents run here, as :func:`place_agents` reads it."""
+    names: EventNames | None
+    """The saga's event names, when not derived from its steps."""
+    state_dir: str | Path | None
+    """Where the agents' ledgers are."""
+    definition_for: DefinitionFor | None
+    """The definition a saga recorded it was started with (its settings)."""
+    on_escalation: AlertHook | None
+    """Called when a compensation gives up, as under orchestration."""
+
+
 def recover_choreographed(
     definition: SagaDefinition,
     bus_url: BusRef = None,
     *,
     compensate: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
-    agents: AgentPlacement | bool | None = None,
-    names: EventNames | None = None,
-    state_dir: str | Path | None = None,
-    definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    **options: Unpack[AgentRunOptions],
 ) -> list[dict[str, Any]]:
     """Finish every unfinished saga of ``definition``'s type on the bus; their final views.
 
@@ -65,43 +78,26 @@ def recover_choreographed(
     is created when the bus log does not exist. BusError when a saga has not ended within
     ``timeout`` seconds.
     """
-    choreography = derive_choreography(definition, names)
-    with bus_for(bus_url, state_dir=state_dir, create=False) as bus:
+    with _opened(definition, bus_url, options) as (bus, choreography):
         pending = [v for v in unfinished_choreographed(bus) if v["saga"] == choreography.saga]
         if not pending:
             return []
         ids = [v["saga_id"] for v in pending]
-        return _finish(
-            bus,
-            choreography,
-            ids,
-            compensate=compensate,
-            timeout=timeout,
-            agents=agents,
-            definition_for=definition_for,
-            on_escalation=on_escalation,
-        )
+        return _finish(bus, choreography, ids, options, compensate=compensate)
 
 
 def resume_choreographed(
     definition: SagaDefinition,
     saga_id: str,
     bus_url: BusRef = None,
-    *,
-    timeout: float = DEFAULT_TIMEOUT,
-    agents: AgentPlacement | bool | None = None,
-    names: EventNames | None = None,
-    state_dir: str | Path | None = None,
-    definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    **options: Unpack[AgentRunOptions],
 ) -> dict[str, Any]:
     """Continue one choreographed saga until it ends; its view (at once when it had ended).
 
     SagaNotFoundError when the bus has no start event for it.
     """
     validate_saga_id(saga_id)
-    choreography = derive_choreography(definition, names)
-    with bus_for(bus_url, state_dir=state_dir, create=False) as bus:
+    with _opened(definition, bus_url, options) as (bus, choreography):
         view = choreography_view(saga_id, bus.read_log([saga_id]))
         if view["status"] not in UNFINISHED:
             return view
@@ -109,32 +105,30 @@ def resume_choreographed(
             raise SagaNotFoundError(
                 f"saga {saga_id!r} is a {view['saga']!r} saga, not {choreography.saga!r}"
             )
-        (final,) = _finish(
-            bus,
-            choreography,
-            [saga_id],
-            compensate=False,
-            timeout=timeout,
-            agents=agents,
-            definition_for=definition_for,
-            on_escalation=on_escalation,
-        )
+        (final,) = _finish(bus, choreography, [saga_id], options, compensate=False)
         return final
+
+
+@contextmanager
+def _opened(
+    definition: SagaDefinition, bus_url: BusRef, options: AgentRunOptions
+) -> Iterator[tuple[EventBus, Choreography]]:
+    """The bus (never created here) and the saga's choreography."""
+    choreography = derive_choreography(definition, options.get("names"))
+    with bus_for(bus_url, state_dir=options.get("state_dir"), create=False) as bus:
+        yield bus, choreography
 
 
 def _finish(
     bus: EventBus,
     choreography: Choreography,
     saga_ids: list[str],
+    options: AgentRunOptions,
     *,
     compensate: bool,
-    timeout: float,
-    agents: AgentPlacement | bool | None,
-    definition_for: DefinitionFor | None,
-    on_escalation: AlertHook | None,
 ) -> list[dict[str, Any]]:
     bus.prepare(choreography)
-    steps = place_agents(bus, choreography, agents)
+    steps = place_agents(bus, choreography, options.get("agents"))
     if compensate:
         _flush_outboxes(bus, choreography, saga_ids, steps)
         aborts = [_abort(choreography, bus.read_log([saga_id])) for saga_id in saga_ids]
@@ -144,9 +138,9 @@ def _finish(
         choreography,
         saga_ids,
         steps,
-        timeout,
-        definition_for=definition_for,
-        on_escalation=on_escalation,
+        options.get("timeout", DEFAULT_TIMEOUT),
+        definition_for=options.get("definition_for"),
+        on_escalation=options.get("on_escalation"),
     )
     by_saga: Mapping[str, list[SagaMessage]] = {
         s: [m for m in messages if m["saga_id"] == s] for s in saga_ids

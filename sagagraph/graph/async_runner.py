@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
 from sagagraph.errors import InputError
@@ -28,15 +29,17 @@ from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     EventCallback,
+    RunOutput,
     _check_fail_at,
+    holds_saga,
     initial_state,
     raise_if_disk_full,
     saga_config,
-    saga_status,
+    snapshot_view,
+    state_view,
 )
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.loop_gate import saga_turn
-from sagagraph.saga.names import TERMINAL_STATUSES
 
 
 class AsyncSagaApp(Protocol):
@@ -58,26 +61,6 @@ class AsyncSagaApp(Protocol):
     ) -> StateSnapshot: ...
 
 
-class _Snapshot:
-    """A snapshot already read, shown to the sync ``saga_status`` as an app.
-
-    ``saga_status`` stays the one place that turns a snapshot into the JSON view.
-    """
-
-    def __init__(self, app: AsyncSagaApp, snapshot: StateSnapshot) -> None:
-        self.checkpointer = app.checkpointer
-        self.snapshot = snapshot
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        raise NotImplementedError("a snapshot cannot run a saga")
-
-    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        raise NotImplementedError("a snapshot cannot run a saga")
-
-    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
-        return self.snapshot
-
-
 async def _drive(
     app: AsyncSagaApp,
     payload: Any,
@@ -85,37 +68,28 @@ async def _drive(
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any] | None:
-    """Run the saga's graph until it ends or pauses; the caller holds the saga's lease.
-
-    Returns the state the run ended with (None when streaming events).
-    """
-    config = saga_config(saga_id)
+    """:func:`~sagagraph.graph.runner.drive` on ``astream``: the final values when the saga
+    ended, None when it paused or stopped unfinished."""
+    output = RunOutput(on_event)
     try:
-        if on_event is None:
-            values = await app.ainvoke(payload, config, durability=durability)
-            return values if isinstance(values, dict) else None
-        stream = app.astream(payload, config, durability=durability, stream_mode="updates")
+        stream = app.astream(
+            payload, saga_config(saga_id), durability=durability, stream_mode=output.MODES
+        )
         async for chunk in stream:
-            for node, update in chunk.items():
-                if node.startswith("__") or not isinstance(update, dict):
-                    continue  # __interrupt__ and friends carry no events
-                for event in update.get("events") or []:
-                    on_event(event)
+            output.take(chunk)
     except Exception as error:
         raise_if_disk_full(error, saga_id)
         raise
-    return None
+    return output.finished()
 
 
-async def _view_after_run(
-    app: AsyncSagaApp, saga_id: str, values: dict[str, Any] | None
+async def _view_after(
+    app: AsyncSagaApp, saga_id: str, finished: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The saga's view once a run returned: from the state the run ended with when the saga
-    is finished (nothing next, no interrupt: no snapshot needed), else from a new snapshot."""
-    if values is None or values.get("status") not in TERMINAL_STATUSES or "__interrupt__" in values:
-        return await asaga_status(app, saga_id)
-    finished = StateSnapshot(values, (), saga_config(saga_id), None, None, None, (), ())
-    return saga_status(_Snapshot(app, finished), saga_id)
+    """The view once a run returned: from its final values when the saga ended, else read."""
+    if finished is not None:
+        return state_view(finished, saga_id, next=[], waiting=False)
+    return await asaga_status(app, saga_id)
 
 
 async def _snapshot(app: AsyncSagaApp, saga_id: str) -> StateSnapshot:
@@ -123,17 +97,15 @@ async def _snapshot(app: AsyncSagaApp, saga_id: str) -> StateSnapshot:
 
 
 async def _exists(app: AsyncSagaApp, saga_id: str) -> bool:
-    """True when the checkpointer holds the saga; without building a snapshot, which costs
-    more than the read itself when hundreds of sagas start at once."""
-    if app.checkpointer is None:
+    """As the sync runner's: one checkpoint read, no snapshot."""
+    if not isinstance(app.checkpointer, BaseCheckpointSaver):
         return bool((await _snapshot(app, saga_id)).values)
-    found = await app.checkpointer.aget_tuple(saga_config(saga_id))
-    return found is not None and bool(found.checkpoint["channel_values"])
+    return holds_saga(await app.checkpointer.aget_tuple(saga_config(saga_id)))
 
 
 async def asaga_status(app: AsyncSagaApp, saga_id: str) -> dict[str, Any]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    return saga_status(_Snapshot(app, await _snapshot(app, saga_id)), saga_id)
+    return snapshot_view(await _snapshot(app, saga_id), saga_id)
 
 
 async def arun_saga(
@@ -170,8 +142,9 @@ async def _run_leased(
     if await _exists(app, saga_id):
         raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
     payload = initial_state(saga_id, input, fail_at=fail_at)
-    values = await _drive(app, payload, saga_id, durability, on_event)
-    return await _view_after_run(app, saga_id, values)
+    return await _view_after(
+        app, saga_id, await _drive(app, payload, saga_id, durability, on_event)
+    )
 
 
 async def aresume_saga(
@@ -191,5 +164,5 @@ async def aresume_saga(
             view = await asaga_status(app, saga_id)
             if view["waiting_for_operator"] or not view["next"]:
                 return view
-            values = await _drive(app, None, saga_id, durability, on_event)
-            return await _view_after_run(app, saga_id, values)
+            finished = await _drive(app, None, saga_id, durability, on_event)
+            return await _view_after(app, saga_id, finished)

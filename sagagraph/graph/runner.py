@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, Protocol, cast
+from typing import Any, ClassVar, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.types import Command, Durability, StateSnapshot
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from sagagraph.errors import (
     ConfigurationError,
@@ -46,6 +46,8 @@ RECURSION_LIMIT = 1_000
 
 EventCallback = Callable[[Event], None]
 """Called with each event as the step that recorded it finishes."""
+INTERRUPT = "__interrupt__"
+"""LangGraph's key for the interrupts a run paused on, in its stream and its output."""
 
 
 class SagaApp(Protocol):
@@ -54,6 +56,11 @@ class SagaApp(Protocol):
     checkpointer: Any
 
     def invoke(self, input: Any, config: RunnableConfig | None = ..., **kwargs: Any) -> Any: ...
+
+    @property
+    def stream(self) -> Callable[..., Iterator[Any]]:
+        """LangGraph's ``stream`` (typed loosely: its overloads do not fit a Protocol)."""
+        ...
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = ...) -> StateSnapshot: ...
 
@@ -73,30 +80,76 @@ def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
     return app.get_state(saga_config(validate_saga_id(saga_id)))
 
 
+def _exists(app: SagaApp, saga_id: str) -> bool:
+    """True when the checkpointer holds the saga (even only its input): one checkpoint read,
+    without building a snapshot (tasks, pending writes), which costs several times more."""
+    if not isinstance(app.checkpointer, BaseCheckpointSaver):
+        return bool(_snapshot(app, saga_id).values)
+    return holds_saga(app.checkpointer.get_tuple(saga_config(saga_id)))
+
+
+def holds_saga(saved: CheckpointTuple | None) -> bool:
+    """True when ``saved`` (a saga thread's last checkpoint) has any channel written."""
+    return saved is not None and bool(saved.checkpoint["channel_values"])
+
+
+class RunOutput:
+    """What a run streamed: each event to ``on_event`` as its step finishes, and the last
+    state values with the interrupts, as ``invoke`` collects them (the same two stream
+    modes), so the view of a finished saga needs no snapshot."""
+
+    MODES: ClassVar[list[StreamMode]] = ["updates", "values"]  # a list: chunks are (mode, data)
+
+    def __init__(self, on_event: EventCallback | None) -> None:
+        self.on_event = on_event
+        self.values: dict[str, Any] | None = None
+        self.interrupted = False
+
+    def take(self, chunk: tuple[str, Any]) -> None:
+        mode, payload = chunk
+        if mode == "values":
+            self.values = payload if isinstance(payload, dict) else None
+            self.interrupted |= self.values is None or INTERRUPT in self.values
+            return
+        for node, update in payload.items():
+            if node == INTERRUPT:
+                self.interrupted = True
+            elif (
+                self.on_event is not None and not node.startswith("__") and isinstance(update, dict)
+            ):
+                for event in update.get("events") or []:
+                    self.on_event(event)
+
+    def finished(self) -> dict[str, Any] | None:
+        """The final values when the saga ended (terminal status, no interrupt), else None."""
+        if self.interrupted or self.values is None:
+            return None
+        return self.values if self.values.get("status") in TERMINAL_STATUSES else None
+
+
 def drive(
     app: SagaApp,
     payload: Any,
     saga_id: str,
     durability: Durability,
     on_event: EventCallback | None,
-) -> None:
-    """Run the saga's graph until it ends or pauses; the caller holds the saga's lease."""
-    config = saga_config(saga_id)
+) -> dict[str, Any] | None:
+    """Run the saga's graph until it ends or pauses; the caller holds the saga's lease.
+
+    Returns the final state values when the saga ended, None when it paused or stopped
+    unfinished (read a snapshot then).
+    """
+    output = RunOutput(on_event)
     try:
-        if on_event is None:
-            app.invoke(payload, config, durability=durability)
-            return
-        # Not part of SagaApp: the overloads of Pregel.stream do not fit a Protocol under mypy.
-        stream = cast(Any, app).stream
-        for chunk in stream(payload, config, durability=durability, stream_mode="updates"):
-            for node, update in chunk.items():
-                if node.startswith("__") or not isinstance(update, dict):
-                    continue  # __interrupt__ and friends carry no events
-                for event in update.get("events") or []:
-                    on_event(event)
+        stream = app.stream(
+            payload, saga_config(saga_id), durability=durability, stream_mode=output.MODES
+        )
+        for chunk in stream:
+            output.take(chunk)
     except Exception as error:
         raise_if_disk_full(error, saga_id)
         raise
+    return output.finished()
 
 
 def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
@@ -113,22 +166,41 @@ def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
         ) from None
 
 
-def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
-    """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    snap = _snapshot(app, saga_id)
-    if not snap.values:
-        raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    view = saga_view(snap.values)
+def state_view(
+    values: Mapping[str, Any], saga_id: str, *, next: list[str], waiting: bool
+) -> dict[str, Any]:
+    """The JSON view of a saga's state values; ``next`` and ``waiting`` come from its tasks."""
+    view = saga_view(values)
     # A saga killed right after its input checkpoint has no state yet: the id is the thread's.
     view["saga_id"] = view["saga_id"] or saga_id
     # The compensation that gave up (step, error, attempts) and what operators skipped;
     # setdefault, so a saga_view that learns these fields stays the authority.
-    view.setdefault("compensation_failure", snap.values.get("compensation_failure"))
-    view.setdefault("skipped", list(snap.values.get("skipped") or []))
-    # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
-    view["next"] = [] if view["status"] in TERMINAL_STATUSES else pending_nodes(snap)
-    view["waiting_for_operator"] = any(t.interrupts for t in snap.tasks)
+    view.setdefault("compensation_failure", values.get("compensation_failure"))
+    view.setdefault("skipped", list(values.get("skipped") or []))
+    view["next"] = [] if view["status"] in TERMINAL_STATUSES else next
+    view["waiting_for_operator"] = waiting
     return view
+
+
+def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
+    """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state."""
+    if not snap.values:
+        raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
+    # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
+    waiting = any(t.interrupts for t in snap.tasks)
+    return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
+
+
+def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
+    return snapshot_view(_snapshot(app, saga_id), saga_id)
+
+
+def _view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
+    """The view once a run returned: from its final values when the saga ended, else read."""
+    if finished is not None:
+        return state_view(finished, saga_id, next=[], waiting=False)
+    return saga_status(app, saga_id)
 
 
 def saga_input(app: SagaApp, saga_id: str) -> dict[str, Any]:
@@ -168,10 +240,10 @@ def run_saga(
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)
     with saga_lease(app.checkpointer, saga_id):
-        if _snapshot(app, saga_id).values:
+        if _exists(app, saga_id):
             raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
-        drive(app, initial_state(saga_id, input, fail_at=fail_at), saga_id, durability, on_event)
-        return saga_status(app, saga_id)
+        payload = initial_state(saga_id, input, fail_at=fail_at)
+        return _view_after(app, saga_id, drive(app, payload, saga_id, durability, on_event))
 
 
 def resume_saga(
@@ -197,8 +269,7 @@ def resume_leased(
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    drive(app, None, saga_id, durability, on_event)
-    return saga_status(app, saga_id)
+    return _view_after(app, saga_id, drive(app, None, saga_id, durability, on_event))
 
 
 def resolve_saga(
@@ -227,8 +298,7 @@ def resolve_saga(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
         resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        drive(app, resume, saga_id, durability, on_event)
-        return saga_status(app, saga_id)
+        return _view_after(app, saga_id, drive(app, resume, saga_id, durability, on_event))
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:
