@@ -2,11 +2,10 @@
 
 Papers number their headings in many ways (``3 Approach``, ``3. Approach``, ``III. Approach``,
 ``A Appendix``) or not at all (``RELATED WORK``), and IEEE papers start the abstract inline
-(``Abstract—We propose...``). Text extracted from PDFs also holds lines that look like
-headings and are not (``1. Since a single...`` in running text, table rows, years in the
-references). A :class:`HeadingScanner` reads the lines of one document in order and accepts a
-numbered heading only when its number follows the previous one, which removes most of those.
-"""
+(``Abstract—We propose...``). PDF text also holds lines that look like headings and are not
+(``1. Since a single...`` in running text, table rows, years in the references): a
+:class:`HeadingScanner` reads a document's lines in order and accepts a numbered heading only
+when its number follows the previous one, which removes most of those."""
 
 from __future__ import annotations
 
@@ -74,8 +73,6 @@ _INLINE_THANKS = re.compile(
 _SENTENCE_BREAK = re.compile(r"[a-z)][.!?]\s+[A-Z]")
 _MARKDOWN = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.*?)\s*#*\s*$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
-
-
 _SPACING_ACCENTS = {"´": "\u0301", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303"}
 _DETACHED_ACCENT = re.compile(r"([´¨ˆ˜])\s?([A-Za-z])")
 _GLUED = re.compile(r"[a-z)\]][A-Z]|\d\)|\(\d")
@@ -87,6 +84,8 @@ def normalize_line(line: str) -> str:
     """One PDF text line cleaned: ligatures (``ﬁ`` -> ``fi``, by NFKC), accents that TeX
     prints apart (``R´esum´e`` -> ``Résumé``), soft hyphens and zero-width marks dropped,
     spaces folded."""
+    if line.isascii():  # nothing to translate or compose: every pattern above is non-ASCII
+        return " ".join(line.split())
     line = _DETACHED_ACCENT.sub(lambda m: m.group(2) + _SPACING_ACCENTS[m.group(1)], line)
     line = unicodedata.normalize("NFKC", line.translate(_ARTEFACTS))
     return " ".join(line.split())
@@ -230,9 +229,9 @@ class HeadingScanner:
         return Heading(heading=name, title=name, level=1, rest=m.group("rest"))
 
     def _known(self, line: str) -> Heading | None:
-        name = normalize_title(line)
+        name = normalize_title(line) if len(line) <= 60 else ""  # "" is no known heading
         thanks = name.startswith("acknowledg") and len(name.split()) <= 4
-        if (name not in KNOWN_HEADINGS and not thanks) or len(line) > 60:
+        if name not in KNOWN_HEADINGS and not thanks:
             return None
         # An unnumbered heading after the appendices started (say "Summary") belongs to them.
         level = 2 if self._scheme == "letter" else 1

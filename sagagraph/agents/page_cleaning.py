@@ -123,7 +123,7 @@ def clean_pages(
         smalls = {_key(s) for s in small[number - 1]} if number <= len(small) else set()
         in_note = False
         for i, line in enumerate(page):
-            if line and _DIGITS.sub("#", line) in running:
+            if running and line and _DIGITS.sub("#", line) in running:
                 continue
             if i in toc:
                 entry = _toc_entry(line)
@@ -132,7 +132,7 @@ def clean_pages(
                 continue
             if len(line) <= 40 and normalize_title(line) in _REFERENCE_TITLES:
                 in_references = True
-            is_small = _key(line) in smalls
+            is_small = bool(smalls) and _key(line) in smalls
             if not markdown and line and not in_references:
                 bottom = i >= 0.6 * len(page)
                 if in_note and (is_small or (not smalls and bottom)):

@@ -39,6 +39,7 @@ _NOTICE = re.compile(
     re.IGNORECASE,
 )
 _AUTHOR_MARKS = frozenset("∗*†‡§¶♠♢♡♣♦□⋄@,")
+_NOTHING: frozenset[str] = frozenset()
 
 
 def _good_metadata_title(title: str) -> bool:
@@ -109,7 +110,9 @@ def parse_paper(
     page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
     cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
     lines = cleaned.lines
-    emphasized = [{"".join(e.split()) for e in pl.emphasized} for pl in layout]
+    emphasized: list[set[str] | frozenset[str]] = [
+        {"".join(e.split()) for e in pl.emphasized} for pl in layout
+    ]
     scanner = HeadingScanner(markdown=markdown)
     front: list[str] = []
     # heading, page, level, title, body lines with their pages
@@ -118,9 +121,10 @@ def parse_paper(
     while i < len(lines):
         page, line = lines[i]
         # The next non-empty line, in case the heading wrapped onto it.
-        j = next((k for k in range(i + 1, min(i + 3, len(lines))) if lines[k][1]), i + 1)
+        j = i + 2 if i + 2 < len(lines) and not lines[i + 1][1] and lines[i + 2][1] else i + 1
         following = lines[j][1] if j < len(lines) else None
-        vouched = page <= len(emphasized) and "".join(line.split()) in emphasized[page - 1]
+        marked = emphasized[page - 1] if page <= len(emphasized) else _NOTHING
+        vouched = bool(marked) and "".join(line.split()) in marked
         heading = scanner.scan(line, following, emphasized=vouched) if line else None
         if heading is None:
             if found:

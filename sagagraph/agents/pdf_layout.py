@@ -41,6 +41,8 @@ class PageStyles:
 
     lines: dict[float, list[tuple[str, float, bool]]] = field(default_factory=dict)
     """Text runs by baseline: ``(text, size, bold)``."""
+    _bold: dict[int, tuple[Any, bool]] = field(default_factory=dict)
+    """Weight of each font dictionary seen on the page, by ``id`` (the font kept alive)."""
 
     def visit(self, text: Any, cm: Any, tm: Any, font: Any, size: Any) -> None:
         """pypdf's ``visitor_text`` callback; kept small because it runs for every text run."""
@@ -48,7 +50,10 @@ class PageStyles:
             return
         scale = abs(float(tm[3]) * float(cm[3])) or 1.0
         y = round(float(tm[5]) * float(cm[3]) + float(cm[5]), 1)
-        self.lines.setdefault(y, []).append((text, float(size or 0) * scale, _is_bold(font)))
+        known = self._bold.get(id(font))
+        if known is None or known[0] is not font:
+            known = self._bold[id(font)] = (font, _is_bold(font))
+        self.lines.setdefault(y, []).append((text, float(size or 0) * scale, known[1]))
 
     def styled(self) -> list[tuple[str, float, bool]]:
         """One ``(text, largest size, all bold)`` per line, in no particular order."""
