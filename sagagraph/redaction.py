@@ -37,8 +37,13 @@ _PASSWORD_PARAM = re.compile(r"(?i)\b((?:pass(?:word)?|pwd|secret|api_key|apikey
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"']+")
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")
 
+_URL_PASSWORD = re.compile(r"://[^\s:/@]*:((?:[^\s@/]*@)+)")
+
 _registered: set[str] = set()
 _lock = threading.Lock()
+_cache: tuple[tuple[object, ...], list[str]] = ((), [])
+"""The last :func:`known_secrets` answer and what it was computed from (every event's text is
+redacted, so the environment's secrets are not searched for again each time)."""
 
 
 def register_secret(value: str | None) -> None:
@@ -50,18 +55,25 @@ def register_secret(value: str | None) -> None:
 
 def url_password(url: str) -> str | None:
     """The password of a ``scheme://user:pass@`` URL, found by pattern (no parsing)."""
-    match = re.search(r"://[^\s:/@]*:((?:[^\s@/]*@)+)", url)
+    match = _URL_PASSWORD.search(url)
     return match.group(1)[:-1] or None if match else None
 
 
 def known_secrets() -> list[str]:
     """Every secret value redaction hides now, longest first (a secret may contain another)."""
+    global _cache
+    key = (len(_registered), *(os.environ.get(n) for n in (*SECRET_ENV_VARS, *URL_ENV_VARS)))
+    cached_key, cached = _cache
+    if cached_key == key:
+        return cached
     values = set(_registered)
     for name in SECRET_ENV_VARS:
         values.add(os.environ.get(name, ""))
     for name in URL_ENV_VARS:
         values.add(url_password(os.environ.get(name, "")) or "")
-    return sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+    found = sorted((v for v in values if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+    _cache = (key, found)
+    return found
 
 
 def redact(text: str) -> str:

@@ -178,7 +178,8 @@ def test_a_crash_inside_a_compensation_applies_each_undo_once_on_resume(
         state = app.get_state({"configurable": {"thread_id": saga_id}})
         assert state.next == ("compensate",)
         assert state.values["status"] == "compensating"
-        assert state.values["compensated"] == ["s3"]
+        # s3 failed; its own cleanup shares s2's superstep, which the crash cut short.
+        assert state.values["compensated"] == []
         if checkpointer_url == "memory://":
             view = resume_saga(rebuilt(app, definition), saga_id)
     if checkpointer_url != "memory://":
@@ -188,8 +189,8 @@ def test_a_crash_inside_a_compensation_applies_each_undo_once_on_resume(
 
     assert view["status"] == "rolled_back"
     assert view["compensated"] == ["s3", "s2", "s1"]
-    # The interrupted compensation runs again; the finished ones do not.
-    assert journal.calls(saga_id, "compensate") == ["s3", "s2", "s2", "s1"]
+    # The interrupted superstep runs again (s3's cleanup, then s2); s1's ran once.
+    assert journal.calls(saga_id, "compensate") == ["s3", "s2", "s3", "s2", "s1"]
     assert journal.effects(saga_id) == {
         "s1": ("undone", 1, 1),
         "s2": ("undone", 1, 1),

@@ -1,7 +1,7 @@
 """The compensation part of the graph: undo committed steps in reverse order, one per superstep.
 
-``compensate`` undoes one step and loops back to itself, so each compensation is checkpointed
-on its own: after a crash the saga resumes at the next step still to undo, and the one that was
+``compensate`` undoes one step and loops back to itself, so each committed step's compensation
+is checkpointed on its own (the failed step's cleanup shares the next one's superstep): after a crash the saga resumes at the next step still to undo, and the one that was
 running when the process died runs again (compensations are idempotent). The last compensation
 also records the saga's final status, in the same superstep. Under ``ainvoke`` the node awaits
 a participant's ``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
@@ -180,13 +180,29 @@ def _merge(done: list[tuple[str, list[Event]]], command: Command[Any]) -> Comman
     return Command(update=update, goto=command.goto)
 
 
+def _records_now(mode: CompensationMode, planned: _Compensation, outcome: Outcome) -> bool:
+    """True when the superstep ends with this compensation (its checkpoint records it).
+
+    Stepwise, a committed step's compensation is checkpointed on its own. The cleanup of a
+    step that never committed (the one that failed: its partial work, usually nothing) shares
+    the superstep of the compensation after it, one checkpoint fewer per rollback: a crash
+    before that checkpoint runs the cleanup again, which its idempotency makes harmless, and
+    never runs the failed step again. Batch records everything at the end. Either way the
+    last compensation and one that gives up end the superstep.
+    """
+    if planned.last or not outcome.ok:
+        return True
+    return mode == "stepwise" and planned.result is not None
+
+
 def make_compensate_node(
     definition: SagaDefinition, mode: CompensationMode = "stepwise"
 ) -> CompensateNode:
     """A node that runs the next pending compensation (with its retries) and records it.
 
-    With ``mode="batch"`` it runs every pending compensation, in order, before it records
-    them; it stops at the first one that gives up. Under ``ainvoke`` it awaits the
+    Stepwise, a superstep runs one committed step's compensation (with the failed step's own
+    cleanup before it, see :func:`_records_now`). With ``mode="batch"`` it runs every pending
+    compensation, in order, before it records them; it stops at the first one that gives up. Under ``ainvoke`` it awaits the
     participant's ``acompensate`` when it has one, else runs ``compensate`` on the step pool
     (:mod:`sagagraph.saga.async_execution`), not on asyncio's small default executor.
     """
@@ -200,7 +216,7 @@ def make_compensate_node(
             if isinstance(planned, Command):
                 return _merge(done, planned)
             outcome = compensate_step(planned.step, planned.ctx, planned.result)
-            if mode == "stepwise" or planned.last or not outcome.ok:
+            if _records_now(mode, planned, outcome):
                 return _merge(done, _apply(state, planned, outcome))
             done.append((planned.step.name, outcome.events))
             state = _advance(state, planned.step.name, outcome.events)
@@ -212,7 +228,7 @@ def make_compensate_node(
             if isinstance(planned, Command):
                 return _merge(done, planned)
             outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
-            if mode == "stepwise" or planned.last or not outcome.ok:
+            if _records_now(mode, planned, outcome):
                 return _merge(done, _apply(state, planned, outcome))
             done.append((planned.step.name, outcome.events))
             state = _advance(state, planned.step.name, outcome.events)
