@@ -79,9 +79,11 @@ def test_each_step_says_when_it_starts_and_ends_and_so_does_each_compensation(
         ["+", "reviewer", "execute"],
         # --fail-at raises in place of the summarizer's execute: it fails without starting.
         ["x", "summarizer", "execute"],
+        # The failed step's cleanup shares the reviewer's compensation superstep: both start,
+        # then both are recorded.
         ["<", "summarizer", "compensate"],
-        ["+", "summarizer", "compensate"],
         ["<", "reviewer", "compensate"],
+        ["+", "summarizer", "compensate"],
         ["+", "reviewer", "compensate"],
         ["<", "validator", "compensate"],
         ["+", "validator", "compensate"],

@@ -116,8 +116,9 @@ def _files(fleet: Fleet, saga_id: str) -> set[str]:
 
 def test_every_call_of_both_paths_was_a_kill_window(fleet: Fleet) -> None:
     # The success path checkpoints its input and each of three steps (plus its end); the
-    # failure path adds the failed step and three compensations.
-    assert fleet.counts["ok"]["put_writes"] >= 4 and fleet.counts["fail"]["put_writes"] >= 7
+    # failure path adds the failed step and two compensation supersteps (the failed step's
+    # cleanup shares the first one's).
+    assert fleet.counts["ok"]["put_writes"] >= 4 and fleet.counts["fail"]["put_writes"] >= 6
     for saga_id, status in fleet.exits.items():
         died = -signal.SIGKILL if saga_id.endswith("-sigkill") else KILL_EXIT_CODE
         assert status == died, saga_id

@@ -193,6 +193,11 @@ def test_every_saga_ends_all_or_nothing(journal: Journal, scenario: Scenario) ->
     ]
     assert [index(s) for s in finished] == sorted((index(s) for s in finished), reverse=True)
     assert len(finished) == len(set(finished))
-    # ... and every compensate call, retries and re-runs after a crash included.
-    assert [index(s) for s in undo_calls] == sorted((index(s) for s in undo_calls), reverse=True)
+    # ... and every compensate call, retries included. A crash inside a compensation restarts
+    # its superstep once (which may begin with the failed step's cleanup, run with it): the
+    # calls are in reverse order before and after that restart.
+    calls = [index(s) for s in undo_calls]
+    rises = [i for i in range(1, len(calls)) if calls[i] > calls[i - 1]]
+    crashed_undoing = crash is not None and crash.action == "compensate"
+    assert len(rises) <= (1 if crashed_undoing else 0), undo_calls
     assert view["status"] == ("resolved_by_operator" if skipped else "rolled_back")
