@@ -152,12 +152,14 @@ def test_list_and_recover_over_finished_sagas_read_no_blob(
     with open_checkpointer(url) as checkpointer:
         app = compiled(checkpointer)
         for i in range(20):
-            run_saga(app, {"paper": "p.pdf"}, saga_id=f"done-{i}", fail_at="third" if i % 2 else None)
+            fail_at = "third" if i % 2 else None
+            run_saga(app, {"paper": "p.pdf"}, saga_id=f"done-{i}", fail_at=fail_at)
         blob_reads.loads = 0
         assert unfinished_sagas(app) == []
         assert open_sagas(app) == [] and waiting_sagas(app) == []
         assert blob_reads.loads == 0
-        rows = orchestrated_rows(Settings(db=url, outputs=str(tmp_path), llm="offline", model=None, bus=""))
+        settings = Settings(db=url, outputs=str(tmp_path), llm="offline", model=None, bus="")
+        rows = orchestrated_rows(settings)
         assert len(rows) == 20 and blob_reads.loads == 0
 
         fill(app, "mixed")

@@ -106,9 +106,9 @@ def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
 
 def choreographed_rows(settings: Settings) -> list[dict[str, Any]]:
     """One row per saga on the bus log: the log is read once and folded per saga."""
+    from sagagraph.choreography.hosting import bus_for
     from sagagraph.choreography.messages import SagaMessage
     from sagagraph.choreography.projection import choreography_view
-    from sagagraph.choreography.hosting import bus_for
 
     try:
         with bus_for(settings.bus, create=False) as bus:
