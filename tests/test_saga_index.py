@@ -198,3 +198,26 @@ def test_postgres_reads_an_unstamped_sagas_status_from_the_inline_values(
         assert {s.saga_id: s.status for s in summaries} == expected
         app = compiled(checkpointer)
         assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
+
+
+def test_the_group_commit_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
+    import asyncio
+
+    from sagagraph import arun_saga, open_async_checkpointer
+
+    url = f"sqlite:///{tmp_path / 'async.sqlite'}"
+
+    async def runs() -> None:
+        async with open_async_checkpointer(url) as checkpointer:
+            app = compiled(checkpointer)
+            await arun_saga(app, {"paper": "a.pdf"}, saga_id="async-ok")
+            await arun_saga(app, {"paper": "b.pdf"}, saga_id="async-failed", fail_at="third")
+
+    asyncio.run(runs())
+    with open_checkpointer(url) as checkpointer:
+        summaries = {s.saga_id: s for s in latest_checkpoints(checkpointer)}
+    assert {k: (s.stamped, s.status) for k, s in summaries.items()} == {
+        "async-ok": (True, "completed"),
+        "async-failed": (True, "rolled_back"),
+    }
+    assert summaries["async-failed"].summary[saga_metadata.COMPENSATED] == list(reversed(STEPS))
