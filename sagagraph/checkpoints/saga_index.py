@@ -41,7 +41,7 @@ PAGE_SIZE = 1_000
 """Sagas per query."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SagaSummary:
     """One saga (thread) and what its latest checkpoint's metadata says of it."""
 
