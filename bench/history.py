@@ -135,7 +135,7 @@ class _Loads:
             self.count += 1
             return real(serde, data)
 
-        JsonPlusSerializer.loads_typed = loads_typed  # type: ignore[method-assign]
+        JsonPlusSerializer.loads_typed = loads_typed  # type: ignore[method-assign,assignment]
         try:
             yield
         finally:

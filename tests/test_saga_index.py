@@ -91,6 +91,7 @@ def test_the_index_gives_each_saga_its_latest_status_on_every_backend(
         for summary in summaries:
             assert summary.stamped and summary.ts
             latest = checkpointer.get_tuple(saga_config(summary.saga_id))
+            assert latest is not None
             assert summary.checkpoint_id == latest.config["configurable"]["checkpoint_id"]
         assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
 
