@@ -94,6 +94,9 @@ def test_the_index_gives_each_saga_its_latest_status_on_every_backend(
             assert latest is not None
             assert summary.checkpoint_id == latest.config["configurable"]["checkpoint_id"]
         assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
+        finished = {"completed", "rolled_back"}
+        kept = ours(prefix, checkpointer, page_size=page_size, skip=finished)
+        assert [(s.saga_id, s.status) for s in kept] == [(f"{prefix}-stopped", "running")]
 
 
 def test_a_finished_sagas_row_from_its_summary_is_the_row_from_its_state(
@@ -197,6 +200,8 @@ def test_postgres_reads_an_unstamped_sagas_status_from_the_inline_values(
         summaries = ours(prefix, checkpointer)
         assert not any(s.stamped for s in summaries)
         assert {s.saga_id: s.status for s in summaries} == expected
+        kept = ours(prefix, checkpointer, page_size=2, skip={"completed", "rolled_back"})
+        assert [s.saga_id for s in kept] == [f"{prefix}-stopped"]
         app = compiled(checkpointer)
         assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
 

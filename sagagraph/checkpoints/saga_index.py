@@ -20,7 +20,7 @@ import the kernel).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,17 +73,25 @@ class SagaSummary:
 
 
 def latest_checkpoints(
-    checkpointer: BaseCheckpointSaver[Any], *, page_size: int = PAGE_SIZE
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    page_size: int = PAGE_SIZE,
+    skip: Collection[str] = (),
 ) -> Iterator[SagaSummary]:
-    """Each saga's latest checkpoint summary, ordered by saga id (SQL savers; memory too)."""
+    """Each saga's latest checkpoint summary, ordered by saga id (SQL savers; memory too).
+
+    Sagas whose status is in ``skip`` are left out; on SQLite and PostgreSQL the database
+    drops them, so they cost no Python work at all (``recover`` skips the finished ones).
+    """
+    skipped = sorted(set(skip))
     if isinstance(checkpointer, SqliteSaver):
-        yield from _pages(checkpointer, _sqlite_page, page_size)
+        yield from _pages(checkpointer, _sqlite_page, page_size, skipped)
         return
     postgres = _postgres_saver_type()
     if postgres is not None and isinstance(checkpointer, postgres):
-        yield from _pages(checkpointer, _postgres_page, page_size)
+        yield from _pages(checkpointer, _postgres_page, page_size, skipped)
         return
-    yield from _generic(checkpointer)
+    yield from (s for s in _generic(checkpointer) if s.status not in skipped)
 
 
 def _postgres_saver_type() -> type[Any] | None:
@@ -94,14 +102,18 @@ def _postgres_saver_type() -> type[Any] | None:
     return PostgresSaver
 
 
-def _pages(checkpointer: Any, page: Any, page_size: int) -> Iterator[SagaSummary]:
+Page = Callable[[Any, str, int, list[str]], tuple[list[SagaSummary], int, str]]
+"""(saver, after, limit, skip) -> (summaries kept, sagas the page walked, its last saga id)."""
+
+
+def _pages(checkpointer: Any, page: Page, page_size: int, skip: list[str]) -> Iterator[SagaSummary]:
     after = ""
     while True:
-        rows: list[SagaSummary] = page(checkpointer, after, page_size)
-        yield from rows
-        if len(rows) < page_size:
+        kept, walked, last = page(checkpointer, after, page_size, skip)
+        yield from kept
+        if walked < page_size:
             return
-        after = rows[-1].saga_id
+        after = last
 
 
 _LATEST = (
@@ -111,31 +123,43 @@ _LATEST = (
 )
 """The latest checkpoint id of each thread of a page: an index-only walk of the primary key."""
 
+_SQLITE_META = "CAST(c.metadata AS TEXT)"
 _SQLITE_PAGE = (
-    "SELECT c.thread_id, c.checkpoint_id, json_extract(CAST(c.metadata AS TEXT), "
+    # A skipped saga comes back as its id alone (the page still walked it); several paths
+    # make json_extract answer with a JSON array, one value per path.
+    f"SELECT c.thread_id, c.checkpoint_id, CASE WHEN coalesce(json_extract({_SQLITE_META}, "
+    f"'$.{STATUS}'), '') IN (SELECT value FROM json_each(?)) THEN NULL "
+    f"ELSE json_extract({_SQLITE_META}, "
     + ", ".join(f"'$.{key}'" for key in SUMMARY_KEYS)
-    + f") FROM ({_LATEST.format(mark='?')}) AS l JOIN checkpoints AS c "
+    + f") END FROM ({_LATEST.format(mark='?')}) AS l JOIN checkpoints AS c "
     "ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last "
     "ORDER BY c.thread_id"
 )
 
 
-def _sqlite_page(saver: SqliteSaver, after: str, limit: int) -> list[SagaSummary]:
+def _sqlite_page(
+    saver: SqliteSaver, after: str, limit: int, skip: list[str]
+) -> tuple[list[SagaSummary], int, str]:
     # cursor() takes the saver's lock, so this is safe beside running sagas.
     with saver.cursor(transaction=False) as cur:
-        cur.execute(_SQLITE_PAGE, (after, limit))
+        cur.execute(_SQLITE_PAGE, (json.dumps(skip), after, limit))
         fetched = cur.fetchall()
     out = []
     for thread_id, checkpoint_id, extracted in fetched:
-        # Several paths: json_extract answers with a JSON array, one value per path.
-        values = json.loads(extracted) if extracted else []
+        if extracted is None:
+            continue  # skipped
+        values = json.loads(extracted)
         summary = {k: v for k, v in zip(SUMMARY_KEYS, values, strict=False) if v is not None}
         out.append(SagaSummary(str(thread_id), str(checkpoint_id), summary))
-    return out
+    return out, len(fetched), str(fetched[-1][0]) if fetched else after
 
 
+_POSTGRES_STATUS = (
+    f"coalesce(c.metadata->>'{STATUS}', c.checkpoint->'channel_values'->>'status', '')"
+)
 _POSTGRES_PAGE = (
-    "SELECT c.thread_id, c.checkpoint_id, jsonb_build_array("
+    f"SELECT c.thread_id, c.checkpoint_id, {_POSTGRES_STATUS} = ANY(%s::text[]) AS skipped, "
+    "jsonb_build_array("
     + ", ".join(f"c.metadata->'{key}'" for key in SUMMARY_KEYS)
     + ") AS summary, c.checkpoint->'channel_values'->>'status' AS inline_status, "
     "c.checkpoint->>'ts' AS ts "
@@ -145,13 +169,17 @@ _POSTGRES_PAGE = (
 )
 
 
-def _postgres_page(saver: Any, after: str, limit: int) -> list[SagaSummary]:
+def _postgres_page(
+    saver: Any, after: str, limit: int, skip: list[str]
+) -> tuple[list[SagaSummary], int, str]:
     # _cursor() is how the saver itself takes its lock and a connection (pool or not).
     with saver._cursor() as cur:
-        cur.execute(_POSTGRES_PAGE, (after, limit))
+        cur.execute(_POSTGRES_PAGE, (skip, after, limit))
         fetched = cur.fetchall()
     out = []
     for row in fetched:
+        if row["skipped"]:
+            continue
         summary = {
             k: v for k, v in zip(SUMMARY_KEYS, row["summary"] or [], strict=False) if v is not None
         }
@@ -165,7 +193,7 @@ def _postgres_page(saver: Any, after: str, limit: int) -> list[SagaSummary]:
                 legacy_status=status if isinstance(status, str) else None,
             )
         )
-    return out
+    return out, len(fetched), str(fetched[-1]["thread_id"]) if fetched else after
 
 
 def _generic(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[SagaSummary]:

@@ -61,9 +61,7 @@ def open_sagas(app: SagaApp, *, mode: str | None = None) -> list[dict[str, Any]]
     (module docstring); the others are read in full, in saga id order.
     """
     views = []
-    for summary in latest_checkpoints(app.checkpointer):
-        if summary.status in TERMINAL_STATUSES:
-            continue
+    for summary in latest_checkpoints(app.checkpointer, skip=TERMINAL_STATUSES):
         try:
             view = saga_status(app, summary.saga_id)
         except InputError:
