@@ -158,6 +158,11 @@ _POSTGRES_STATUS = (
     f"coalesce(c.metadata->>'{STATUS}', c.checkpoint->'channel_values'->>'status', '')"
 )
 _POSTGRES_PAGE = (
+    # A skipped saga comes back as its id alone (the page still walked it).
+    "SELECT thread_id, checkpoint_id, skipped, "
+    "CASE WHEN skipped THEN NULL ELSE summary END AS summary, "
+    "CASE WHEN skipped THEN NULL ELSE inline_status END AS inline_status, "
+    "CASE WHEN skipped THEN NULL ELSE ts END AS ts FROM ("
     f"SELECT c.thread_id, c.checkpoint_id, {_POSTGRES_STATUS} = ANY(%s::text[]) AS skipped, "
     "jsonb_build_array("
     + ", ".join(f"c.metadata->'{key}'" for key in SUMMARY_KEYS)
@@ -165,7 +170,7 @@ _POSTGRES_PAGE = (
     "c.checkpoint->>'ts' AS ts "
     f"FROM ({_LATEST.format(mark='%s')}) AS l JOIN checkpoints AS c "
     "ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last "
-    "ORDER BY c.thread_id"
+    ") AS page ORDER BY thread_id"
 )
 
 
