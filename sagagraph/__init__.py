@@ -20,6 +20,7 @@ from sagagraph.blackboard.builder import build_blackboard_graph, paper_blackboar
 from sagagraph.blackboard.refinement import Refinement
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
 from sagagraph.choreography import (
     EventBus,
     EventNames,
@@ -68,7 +69,14 @@ from sagagraph.graph.runner import (
     saga_status,
 )
 from sagagraph.graph.state import SagaState
-from sagagraph.graph.unfinished import recover_saga, recover_sagas, rollback_saga, unfinished_sagas
+from sagagraph.graph.unfinished import (
+    open_sagas,
+    recover_saga,
+    recover_sagas,
+    rollback_saga,
+    unfinished_sagas,
+    waiting_sagas,
+)
 from sagagraph.plotting import (
     draw_choreography,
     draw_saga_graph,
@@ -190,6 +198,7 @@ __all__ = [
     "SagaNotFoundError",
     "SagaRequest",
     "SagaState",
+    "SagaSummary",
     "Section",
     "Status",
     "Step",
@@ -224,6 +233,7 @@ __all__ = [
     "guard",
     "idempotency_key",
     "irreversible",
+    "latest_checkpoints",
     "list_sagas",
     "load_paper",
     "make_chat_model",
@@ -232,6 +242,7 @@ __all__ = [
     "open_async_checkpointer",
     "open_bus",
     "open_checkpointer",
+    "open_sagas",
     "paper_blackboard_graph",
     "paper_saga_definition",
     "participant",
@@ -263,4 +274,5 @@ __all__ = [
     "unfinished_sagas",
     "validate_saga_id",
     "wait_for_sagas",
+    "waiting_sagas",
 ]

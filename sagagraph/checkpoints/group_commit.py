@@ -38,6 +38,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from sagagraph.checkpoints.saga_metadata import stamp
+
 log = logging.getLogger("sagagraph")
 
 _INSERT_CHECKPOINT = (
@@ -137,7 +139,7 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         checkpoint_ns = configurable["checkpoint_ns"]
         type_, serialized = self.serde.dumps_typed(checkpoint)
         serialized_metadata = json.dumps(
-            get_checkpoint_metadata(config, metadata), ensure_ascii=False
+            get_checkpoint_metadata(config, stamp(checkpoint, metadata)), ensure_ascii=False
         ).encode("utf-8", "ignore")
         row = (
             str(thread_id),

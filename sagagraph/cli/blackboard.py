@@ -35,14 +35,12 @@ def blackboard_unfinished(settings: Settings) -> list[str]:
     """Blackboard sagas left unfinished (what ``recover`` must resume)."""
     from sagagraph.blackboard.board import MODE as BLACKBOARD
     from sagagraph.cli.apps import checkpoints_may_exist, paper_app
-    from sagagraph.graph.runner import list_sagas
     from sagagraph.graph.unfinished import unfinished_sagas
 
     if not checkpoints_may_exist(settings.db):
         return []
     with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
-        ours = {v["saga_id"] for v in list_sagas(app) if v.get("mode") == BLACKBOARD}
-        return [s for s in unfinished_sagas(app) if s in ours]
+        return unfinished_sagas(app, mode=BLACKBOARD)
 
 
 def cmd_compare_modes(args: argparse.Namespace) -> int:

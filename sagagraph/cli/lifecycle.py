@@ -93,8 +93,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from sagagraph.errors import SagaBusyError
-    from sagagraph.graph.runner import list_sagas
-    from sagagraph.graph.unfinished import recover_saga, unfinished_sagas
+    from sagagraph.graph.unfinished import is_unfinished, open_sagas, recover_saga
 
     base = settings_from(args)
     views: list[dict[str, Any]] = recover_choreography(args)
@@ -102,8 +101,10 @@ def cmd_recover(args: argparse.Namespace) -> int:
     waiting: list[dict[str, Any]] = []
     if checkpoints_may_exist(base.db):  # no empty database created to find nothing
         with inspection_app(base) as app:
-            pending = unfinished_sagas(app)
-            waiting = [v for v in list_sagas(app) if v["waiting_for_operator"]]
+            # Only sagas not finished at their latest checkpoint are read in full.
+            opened = open_sagas(app)
+            pending = [v["saga_id"] for v in opened if is_unfinished(v)]
+            waiting = [v for v in opened if v["waiting_for_operator"]]
     pending = sorted(set(pending) | set(blackboard_unfinished(base)))
     for saga_id in pending:
         try:

@@ -17,7 +17,7 @@ from typing import Any
 from sagagraph.cli.apps import checkpoints_may_exist, inspection_app, settings_from
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.config import Settings
-from sagagraph.errors import SagaBusyError, SagaGraphError
+from sagagraph.errors import InputError, SagaBusyError, SagaGraphError, SagaNotFoundError
 
 UNFINISHED = ("running", "compensating")
 COLUMNS = ("saga_id", "status", "mode", "paper", "updated", "completed", "reason")
@@ -51,14 +51,47 @@ def lease_is_free(app: Any, saga_id: str) -> bool:
         return False
 
 
+def stamped_row(summary: Any) -> dict[str, Any]:
+    """The row of a finished saga, from its latest checkpoint's summary alone (no state read).
+
+    A finished saga is never orphaned and never waits for an operator.
+    """
+    from sagagraph.checkpoints import saga_metadata as m
+
+    s = summary.summary
+    return {
+        "saga_id": summary.saga_id,
+        "status": s[m.STATUS],
+        "orphaned": False,
+        "mode": s.get(m.MODE) or "orchestration",
+        "paper": s.get(m.PAPER),
+        "updated": s.get(m.UPDATED),
+        "completed": list(s.get(m.COMPLETED) or []),
+        "compensated": list(s.get(m.COMPENSATED) or []),
+        "reason": s.get(m.REASON),
+        "waiting_for_operator": False,
+    }
+
+
 def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
-    from sagagraph.graph.runner import list_sagas, saga_config
+    """One row per saga in the checkpointer: finished sagas from their checkpoint summary
+    (one query per page of sagas), the others (and any stored before summaries) read in full."""
+    from sagagraph.checkpoints.saga_index import latest_checkpoints
+    from sagagraph.graph.runner import saga_config, saga_status
+    from sagagraph.saga.names import TERMINAL_STATUSES
 
     if not checkpoints_may_exist(settings.db):
         return []
     rows = []
     with inspection_app(settings) as app:
-        for view in list_sagas(app):
+        for summary in latest_checkpoints(app.checkpointer):
+            if summary.stamped and summary.status in TERMINAL_STATUSES:
+                rows.append(stamped_row(summary))
+                continue
+            try:
+                view = saga_status(app, summary.saga_id)
+            except InputError:
+                continue  # not a saga (an invalid id), or no state at all
             values = app.get_state(saga_config(view["saga_id"])).values
             paper = (values.get("input") or {}).get("paper")
             orphaned = (
@@ -67,21 +100,33 @@ def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
                 and lease_is_free(app, view["saga_id"])
             )
             rows.append(row(view, paper, orphaned))
-    return rows
+    # Sorted here: a database's collation may order ids otherwise than Python does.
+    return sorted(rows, key=lambda r: str(r["saga_id"]))
 
 
 def choreographed_rows(settings: Settings) -> list[dict[str, Any]]:
-    from sagagraph.choreography.runner import choreographed_sagas, saga_events
+    """One row per saga on the bus log: the log is read once and folded per saga."""
+    from sagagraph.choreography.hosting import bus_for
+    from sagagraph.choreography.messages import SagaMessage
+    from sagagraph.choreography.projection import choreography_view
 
     try:
-        views = choreographed_sagas(settings.bus)
+        with bus_for(settings.bus, create=False) as bus:
+            messages = bus.read_log()
     except (SagaGraphError, OSError) as error:
         # The orchestrated sagas are still worth listing when the bus cannot be read.
         print(f"sagagraph: warning: event log not read: {error}", file=sys.stderr)
         return []
+    by_saga: dict[str, list[SagaMessage]] = {}
+    for message in messages:
+        by_saga.setdefault(message["saga_id"], []).append(message)
     rows = []
-    for view in views:
-        starts = [m for m in saga_events(settings.bus, view["saga_id"]) if m["kind"] == "start"]
+    for saga_id, events in by_saga.items():
+        try:
+            view = choreography_view(saga_id, events)
+        except SagaNotFoundError:
+            continue  # only events nobody started a saga for: refused by the agents
+        starts = [m for m in events if m["kind"] == "start"]
         paper = (starts[0]["input"] or {}).get("paper") if starts else None
         rows.append(row(view, paper, orphaned=False))
     return rows

@@ -2,6 +2,16 @@
 
 Each function holds the saga's lease while it drives the saga, as the runner does, so a saga
 a live process is running is refused (SagaBusyError) or, by ``recover_sagas``, skipped.
+
+Finding them reads no finished saga's state: the checkpointer's index
+(:func:`sagagraph.checkpoints.saga_index.latest_checkpoints`) gives each saga's latest
+checkpoint summary, and only a saga whose summary is not terminal, or that has none (stored
+before the summary existed, or before its first step), is read in full. That hides no
+unfinished saga: a checkpoint whose status is terminal is its saga's last one. The superstep
+that sets ``completed``, ``rolled_back`` or ``resolved_by_operator`` ends the graph, so no task
+runs after it and no pending writes hang on it (the writes-only window of
+:mod:`sagagraph.graph.pending` is always on a non-terminal checkpoint); the input checkpoint
+has no status at all, so it is read in full.
 """
 
 from __future__ import annotations
@@ -12,7 +22,8 @@ from typing import Any
 
 from langgraph.types import Durability
 
-from sagagraph.errors import SagaBusyError
+from sagagraph.checkpoints.saga_index import latest_checkpoints
+from sagagraph.errors import InputError, SagaBusyError
 from sagagraph.graph import recovery
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, needs_settling
@@ -21,7 +32,6 @@ from sagagraph.graph.runner import (
     EventCallback,
     SagaApp,
     drive,
-    list_sagas,
     resume_leased,
     saga_config,
     saga_status,
@@ -32,7 +42,9 @@ from sagagraph.saga.view import QUEUED, describe_error
 log = logging.getLogger("sagagraph")
 
 
-def _unfinished(view: Mapping[str, Any]) -> bool:
+def is_unfinished(view: Mapping[str, Any]) -> bool:
+    """True when ``recover`` should resume this saga's view: not finished, not waiting for an
+    operator, something left to run, and not a queued saga a worker is still due to take."""
     return (
         view["status"] not in TERMINAL_STATUSES
         and not view["waiting_for_operator"]
@@ -42,13 +54,36 @@ def _unfinished(view: Mapping[str, Any]) -> bool:
     )
 
 
-def unfinished_sagas(app: SagaApp) -> list[str]:
+def open_sagas(app: SagaApp, *, mode: str | None = None) -> list[dict[str, Any]]:
+    """Views of the sagas that may not have finished (optionally only those of ``mode``).
+
+    Sagas whose latest checkpoint says they finished are skipped without reading their state
+    (module docstring); the others are read in full, in saga id order.
+    """
+    views = []
+    for summary in latest_checkpoints(app.checkpointer, skip=TERMINAL_STATUSES):
+        try:
+            view = saga_status(app, summary.saga_id)
+        except InputError:
+            continue  # not a saga (an invalid id), or no state at all
+        if mode is None or view.get("mode") == mode:
+            views.append((summary.saga_id, view))
+    # Sorted here: a database's collation may order ids otherwise than Python does.
+    return [view for _, view in sorted(views, key=lambda pair: pair[0])]
+
+
+def unfinished_sagas(app: SagaApp, *, mode: str | None = None) -> list[str]:
     """Sagas left ``running`` or ``compensating``: what ``recover`` resumes.
 
     A saga that another process is running right now is listed too (it is unfinished);
     ``recover`` then finds its lease taken and leaves it alone.
     """
-    return [v["saga_id"] for v in list_sagas(app) if _unfinished(v)]
+    return [v["saga_id"] for v in open_sagas(app, mode=mode) if is_unfinished(v)]
+
+
+def waiting_sagas(app: SagaApp) -> list[dict[str, Any]]:
+    """Views of the sagas waiting for an operator (``resolve`` answers them)."""
+    return [v for v in open_sagas(app) if v["waiting_for_operator"]]
 
 
 def rollback_saga(
@@ -114,7 +149,7 @@ def recover_saga(
     """
     with saga_lease(app.checkpointer, saga_id):
         view = saga_status(app, saga_id)
-        if not _unfinished(view):
+        if not is_unfinished(view):
             return view
         if compensate:
             # A saga already on its way back just carries on (force_compensation sees it).

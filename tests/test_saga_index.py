@@ -1,0 +1,229 @@
+"""The saga index: each checkpoint's metadata summary, listed with one query per page.
+
+``list`` and ``recover`` read finished sagas from it without deserializing any checkpoint
+blob; unfinished sagas, and sagas stored before the summary existed, are read in full.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from sagagraph import (
+    SagaDefinition,
+    Step,
+    StepContext,
+    StepResult,
+    build_saga_graph,
+    open_checkpointer,
+    run_saga,
+    saga_status,
+    unfinished_sagas,
+)
+from sagagraph.checkpoints import saga_metadata
+from sagagraph.checkpoints.saga_index import latest_checkpoints
+from sagagraph.cli.listing import row, stamped_row
+from sagagraph.graph.runner import initial_state, saga_config
+from sagagraph.graph.unfinished import open_sagas, waiting_sagas
+from sagagraph.saga.view import committed_order, make_event
+
+STEPS = ("first", "second", "third")
+
+
+class Agent:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        if ctx.input.get("halt") == self.name:
+            return StepResult(halt=True, reason=f"{self.name} says no")
+        return StepResult(data={"step": self.name})
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        pass
+
+
+def compiled(checkpointer: Any) -> Any:
+    definition = SagaDefinition("index_saga", tuple(Step(Agent(n)) for n in STEPS))
+    return build_saga_graph(definition).compile(checkpointer=checkpointer)
+
+
+def fill(app: Any, prefix: str) -> dict[str, str]:
+    """One saga of each kind; saga id -> the status ``status`` gives it."""
+    run_saga(app, {"paper": "a.pdf"}, saga_id=f"{prefix}-ok")
+    run_saga(app, {"paper": "b.pdf"}, saga_id=f"{prefix}-failed", fail_at="third")
+    run_saga(app, {"paper": "c.pdf", "halt": "second"}, saga_id=f"{prefix}-halted")
+    # Stopped before its second step, as a killed process leaves it.
+    stopped = f"{prefix}-stopped"
+    config = saga_config(stopped)
+    app.invoke(initial_state(stopped, {"paper": "d.pdf"}), config, interrupt_before=["second"])
+    return {
+        f"{prefix}-ok": "completed",
+        f"{prefix}-failed": "rolled_back",
+        f"{prefix}-halted": "rolled_back",
+        stopped: "running",
+    }
+
+
+def ours(prefix: str, checkpointer: Any, **kw: Any) -> list[Any]:
+    return [s for s in latest_checkpoints(checkpointer, **kw) if s.saga_id.startswith(prefix)]
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 1000])
+def test_the_index_gives_each_saga_its_latest_status_on_every_backend(
+    checkpointer_url: str, page_size: int
+) -> None:
+    prefix = f"ix{uuid.uuid4().hex[:8]}"
+    with open_checkpointer(checkpointer_url) as checkpointer:
+        app = compiled(checkpointer)
+        expected = fill(app, prefix)
+        summaries = ours(prefix, checkpointer, page_size=page_size)
+        assert [s.saga_id for s in summaries] == sorted(expected)
+        assert {s.saga_id: s.status for s in summaries} == expected
+        for summary in summaries:
+            assert summary.stamped and summary.ts
+            latest = checkpointer.get_tuple(saga_config(summary.saga_id))
+            assert latest is not None
+            assert summary.checkpoint_id == latest.config["configurable"]["checkpoint_id"]
+        assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
+        finished = {"completed", "rolled_back"}
+        kept = ours(prefix, checkpointer, page_size=page_size, skip=finished)
+        assert [(s.saga_id, s.status) for s in kept] == [(f"{prefix}-stopped", "running")]
+
+
+def test_a_finished_sagas_row_from_its_summary_is_the_row_from_its_state(
+    checkpointer_url: str,
+) -> None:
+    prefix = f"rw{uuid.uuid4().hex[:8]}"
+    with open_checkpointer(checkpointer_url) as checkpointer:
+        app = compiled(checkpointer)
+        expected = fill(app, prefix)
+        finished = [s for s in ours(prefix, checkpointer) if expected[s.saga_id] != "running"]
+        assert len(finished) == 3
+        for summary in finished:
+            view = saga_status(app, summary.saga_id)
+            paper = app.get_state(saga_config(summary.saga_id)).values["input"]["paper"]
+            assert stamped_row(summary) == row(view, paper, orphaned=False)
+
+
+def test_the_summary_mirrors_the_kernels_committed_order() -> None:
+    ok = [make_event(s, "execute", "ok") for s in ("b", "a", "c")]
+    cases: list[tuple[list[Any], dict[str, Any]]] = [
+        ([], {}),
+        (ok, {"a": {}, "b": {}, "c": {}}),
+        (ok, {"a": {}}),
+        ([*ok, make_event("b", "execute", "ok")], {"b": {}, "z": {}}),
+        ([make_event("a", "execute", "error"), *ok[1:]], {"a": {}, "c": {}}),
+    ]
+    for events, results in cases:
+        assert saga_metadata.committed_steps(events, results) == committed_order(events, results)
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.loads = 0
+
+
+@pytest.fixture
+def blob_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter]:
+    """Counts every checkpoint blob and write the savers deserialize."""
+    counter = Counter()
+    real = JsonPlusSerializer.loads_typed
+
+    def counting(self: JsonPlusSerializer, data: tuple[str, bytes]) -> Any:
+        counter.loads += 1
+        return real(self, data)
+
+    monkeypatch.setattr(JsonPlusSerializer, "loads_typed", counting)
+    yield counter
+
+
+def test_list_and_recover_over_finished_sagas_read_no_blob(
+    tmp_path: Path, blob_reads: Counter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sagagraph.cli.listing import orchestrated_rows
+    from sagagraph.config import Settings
+
+    url = f"sqlite:///{tmp_path / 'index.sqlite'}"
+    with open_checkpointer(url) as checkpointer:
+        app = compiled(checkpointer)
+        for i in range(20):
+            fail_at = "third" if i % 2 else None
+            run_saga(app, {"paper": "p.pdf"}, saga_id=f"done-{i}", fail_at=fail_at)
+        blob_reads.loads = 0
+        assert unfinished_sagas(app) == []
+        assert open_sagas(app) == [] and waiting_sagas(app) == []
+        assert blob_reads.loads == 0
+        settings = Settings(db=url, outputs=str(tmp_path), llm="offline", model=None, bus="")
+        rows = orchestrated_rows(settings)
+        assert len(rows) == 20 and blob_reads.loads == 0
+
+        fill(app, "mixed")
+        blob_reads.loads = 0
+        assert unfinished_sagas(app) == ["mixed-stopped"]
+        assert blob_reads.loads > 0, "the unfinished saga is read in full"
+
+
+def test_sagas_stored_before_the_summary_are_still_found(tmp_path: Path) -> None:
+    """Checkpoints a plain SqliteSaver wrote (no stamp): each such saga is read in full."""
+    path = tmp_path / "legacy.sqlite"
+    with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+        app = compiled(SqliteSaver(conn))
+        expected = fill(app, "old")
+    with open_checkpointer(f"sqlite:///{path}") as checkpointer:
+        app = compiled(checkpointer)
+        summaries = list(latest_checkpoints(checkpointer))
+        assert [s.saga_id for s in summaries] == sorted(expected)
+        assert not any(s.stamped for s in summaries) and {s.status for s in summaries} == {None}
+        assert unfinished_sagas(app) == ["old-stopped"]
+        assert {v["saga_id"] for v in open_sagas(app)} == set(expected)
+
+
+def test_postgres_reads_an_unstamped_sagas_status_from_the_inline_values(
+    postgres_url: str,
+) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(postgres_url) as plain:
+        plain.setup()
+        expected = fill(compiled(plain), f"pg{uuid.uuid4().hex[:8]}")
+    prefix = next(iter(expected)).split("-")[0]
+    with open_checkpointer(postgres_url) as checkpointer:
+        summaries = ours(prefix, checkpointer)
+        assert not any(s.stamped for s in summaries)
+        assert {s.saga_id: s.status for s in summaries} == expected
+        kept = ours(prefix, checkpointer, page_size=2, skip={"completed", "rolled_back"})
+        assert [s.saga_id for s in kept] == [f"{prefix}-stopped"]
+        app = compiled(checkpointer)
+        assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
+
+
+def test_the_group_commit_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
+    import asyncio
+
+    from sagagraph import arun_saga, open_async_checkpointer
+
+    url = f"sqlite:///{tmp_path / 'async.sqlite'}"
+
+    async def runs() -> None:
+        async with open_async_checkpointer(url) as checkpointer:
+            app = compiled(checkpointer)
+            await arun_saga(app, {"paper": "a.pdf"}, saga_id="async-ok")
+            await arun_saga(app, {"paper": "b.pdf"}, saga_id="async-failed", fail_at="third")
+
+    asyncio.run(runs())
+    with open_checkpointer(url) as checkpointer:
+        summaries = {s.saga_id: s for s in latest_checkpoints(checkpointer)}
+    assert {k: (s.stamped, s.status) for k, s in summaries.items()} == {
+        "async-ok": (True, "completed"),
+        "async-failed": (True, "rolled_back"),
+    }
+    assert summaries["async-failed"].summary[saga_metadata.COMPENSATED] == list(reversed(STEPS))
