@@ -11,8 +11,6 @@ from typing import Any
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError
 
-PAPER_STEPS = ("validator", "reviewer", "summarizer")
-
 
 def settings_from(args: argparse.Namespace) -> Settings:
     return Settings.resolve(
