@@ -1,14 +1,15 @@
 """sagagraph: run LLM agents as one all-or-nothing transaction, with the Saga pattern, on LangGraph.
 
-Everything public is exported here; other modules are internal and may change.
-
-Each public name is imported on its first use (PEP 562), so ``import sagagraph`` costs next
-to nothing: ``sagagraph --help`` does not load LangGraph, ``sagagraph status`` does not load a
-model client, and an optional extra (langchain-openai, aio-pika, langchain) is needed only by
-the names that use it.
+Everything public is exported here; other modules are internal and may change. Each name
+is imported on first use (PEP 562): ``import sagagraph`` loads neither LangGraph nor a model
+client, and an optional extra (langchain-openai, aio-pika, langchain) is needed only by the
+names that use it.
 """
 
+import importlib
 import logging
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -152,9 +153,8 @@ _EXPORTS = {
     "sagagraph.graph.builder": "build_saga_graph",
     "sagagraph.graph.compensation": "CompensationMode",
     "sagagraph.graph.router_options": "RouterOptions",
-    "sagagraph.graph.runner": (
-        "list_sagas resolve_saga resume_saga run_saga saga_config saga_status"
-    ),
+    "sagagraph.graph.runner": "list_sagas resolve_saga resume_saga run_saga saga_config "
+    "saga_status",
     "sagagraph.graph.state": "SagaState",
     "sagagraph.graph.submit": "SagaRequest submit_saga submit_sagas",
     "sagagraph.graph.unfinished": "recover_saga recover_sagas rollback_saga unfinished_sagas",
@@ -165,9 +165,8 @@ _EXPORTS = {
     ),
     "sagagraph.saga.guard": "FINISH Accepted Rejected guard",
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
-    "sagagraph.saga.protocol": (
-        "Participant Retry SagaDefinition Step StepContext StepResult Usage participant"
-    ),
+    "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
+    "Usage participant",
     "sagagraph.saga.view": "Event Status saga_view",
     "sagagraph.tools": (
         "AgentParticipant ToolCall ToolCompensationMiddleware agent_step compensable "
@@ -183,8 +182,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sagagraph' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # the next look-up is an ordinary attribute
     return value
@@ -192,6 +189,20 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
+
+
+class _Package(ModuleType):
+    """``sagagraph`` itself. Importing a submodule binds it as an attribute of its package:
+    ``sagagraph.compare_modes`` would then be the module, not the public function of that
+    name. The function is bound instead, as when every name was imported eagerly."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and _LAZY.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 # A library logs; the application decides where it goes (the CLI configures handlers).
