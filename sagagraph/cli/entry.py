@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
 import logging
 import os
 import sys
@@ -58,7 +61,20 @@ def closed_pipe() -> int:
     return EXIT_COMPLETED
 
 
+@functools.cache  # once per process
+def skip_the_last_collections() -> None:
+    """Make the interpreter's exit cheap: freeze every object at exit (``atexit``).
+
+    The collections the interpreter runs while it shuts down walk every object LangGraph,
+    LangChain and pydantic built at import, about a quarter of the CPU of ``status``, ``list``
+    or ``graph``. Frozen objects are left out of them; the rest of the exit is unchanged (the
+    other ``atexit`` handlers, the flushes, module teardown).
+    """
+    atexit.register(gc.freeze)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    skip_the_last_collections()
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.debug)
