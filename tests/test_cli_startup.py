@@ -9,6 +9,7 @@ the PDF reader or the plotting stack.
 from __future__ import annotations
 
 import ast
+import atexit
 import gc
 import json
 import os
@@ -149,7 +150,7 @@ def test_the_command_freezes_the_heap_at_exit(
 ) -> None:
     """The interpreter's last collections skip what imports built (a quarter of the CPU)."""
     registered: list[object] = []
-    monkeypatch.setattr(entry.atexit, "register", registered.append)
+    monkeypatch.setattr(atexit, "register", registered.append)
     entry.skip_the_last_collections.cache_clear()
     try:
         assert main(["graph"]) == 0

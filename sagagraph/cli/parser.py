@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable
-from importlib import metadata
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from sagagraph.cli.flags import (
     PAPER_STEPS,
@@ -56,12 +55,22 @@ class Handler:
 
 def version() -> str:
     """The installed package's version, else the source tree's."""
+    from importlib import metadata  # about 25 ms: only for --version
+
     try:
         return metadata.version("sagagraph")
     except metadata.PackageNotFoundError:
         from sagagraph import __version__
 
         return __version__
+
+
+class VersionAction(argparse._VersionAction):
+    """``--version``, looked up when asked for, not each time the parser is built."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        self.version = f"sagagraph {version()}"
+        super().__call__(parser, *args, **kwargs)
 
 
 def verb(sub: Subparsers, name: str, what: str, handler: str) -> argparse.ArgumentParser:
@@ -214,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(invalid paper), 4 needs an operator, 2 bad usage or unreadable input, "
         "1 unexpected error, 130 interrupted",
     )
-    parser.add_argument("--version", action="version", version=f"sagagraph {version()}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_run(sub)
