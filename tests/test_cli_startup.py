@@ -159,3 +159,21 @@ def test_the_command_freezes_the_heap_at_exit(
         entry.skip_the_last_collections.cache_clear()
     assert "flowchart" in capsys.readouterr().out
     assert registered == [gc.freeze]
+
+
+@pytest.mark.parametrize(("verb", "reading"), [("graph", True), ("submit", False)])
+def test_reading_verbs_collect_less_often_while_they_run_then_as_before(
+    monkeypatch: pytest.MonkeyPatch, verb: str, reading: bool
+) -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    def handler(args: Any) -> int:
+        seen.append(gc.get_threshold())
+        return 0
+
+    module = {"graph": "sagagraph.cli.explore", "submit": "sagagraph.cli.workers"}[verb]
+    monkeypatch.setattr(f"{module}.cmd_{verb}", handler)
+    before = gc.get_threshold()
+    assert main([verb] if reading else [verb, str(PAPER)]) == 0
+    assert seen == [entry.READING_THRESHOLDS if reading else before]
+    assert gc.get_threshold() == before
