@@ -6,12 +6,10 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError
-
-PAPER_STEPS = ("validator", "reviewer", "summarizer")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -112,22 +110,21 @@ def paper_graph(
     )
 
 
+class GraphOptions(TypedDict, total=False):
+    """What :func:`paper_app` passes on to :func:`paper_graph`."""
+
+    password: str | None
+    loader: Any
+    args: argparse.Namespace | None
+    announce: bool
+
+
 @contextmanager
-def paper_app(
-    settings: Settings,
-    router: str,
-    *,
-    password: str | None = None,
-    loader: Any = None,
-    args: argparse.Namespace | None = None,
-    announce: bool = False,
-) -> Iterator[Any]:
+def paper_app(settings: Settings, router: str, **options: Unpack[GraphOptions]) -> Iterator[Any]:
     """The compiled paper saga on the configured checkpointer."""
     from sagagraph.checkpoints.factory import open_checkpointer
 
-    graph = paper_graph(
-        settings, router, password=password, loader=loader, args=args, announce=announce
-    )
+    graph = paper_graph(settings, router, **options)
     with open_checkpointer(settings.db) as checkpointer:
         yield graph.compile(checkpointer=checkpointer)
 

@@ -45,11 +45,8 @@ def blackboard_unfinished(settings: Settings) -> list[str]:
 
 def cmd_compare_modes(args: argparse.Namespace) -> int:
     """``sagagraph compare --modes orchestration,choreography,blackboard PAPER...``."""
-    import json
-    import sys
-
     from sagagraph.cli.apps import settings_from
-    from sagagraph.cli.output import EXIT_COMPLETED
+    from sagagraph.cli.output import emit_rows
     from sagagraph.compare_modes import compare_modes, parse_modes, render_mode_comparison
 
     rows = compare_modes(
@@ -59,9 +56,4 @@ def cmd_compare_modes(args: argparse.Namespace) -> int:
         password=args.password,
         fail_at=args.fail_at,
     )
-    if args.json:
-        json.dump(rows, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(render_mode_comparison(rows))
-    return EXIT_COMPLETED
+    return emit_rows(rows, args.json, render_mode_comparison)

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sagagraph.cli.apps import PAPER_STEPS, paper_definition, settings_from
+from sagagraph.cli.apps import paper_definition, settings_from
+from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, InputError

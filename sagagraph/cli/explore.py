@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from sagagraph.cli.apps import pdf_password, router_options, settings_from
-from sagagraph.cli.output import EXIT_COMPLETED
+from sagagraph.cli.output import EXIT_COMPLETED, emit_rows
 from sagagraph.config import Settings
 
 
@@ -40,9 +38,4 @@ def cmd_compare(args: argparse.Namespace) -> int:
         password=pdf_password(args),
         fail_at=args.fail_at,
     )
-    if args.json:
-        json.dump(rows, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        print(render_comparison(rows))
-    return EXIT_COMPLETED
+    return emit_rows(rows, args.json, render_comparison)

@@ -1,8 +1,26 @@
-"""The flags several ``sagagraph`` commands share, each declared once with its help text."""
+"""The flags several ``sagagraph`` commands share, each declared once with its help text.
+
+Imports nothing but argparse: the parser is built, and ``--help`` answered, before any
+command module (and LangGraph behind it) is loaded.
+"""
 
 from __future__ import annotations
 
 import argparse
+
+PAPER_STEPS = ("validator", "reviewer", "summarizer")
+"""The paper saga's steps, what ``--fail-at`` and ``agent NAME`` accept."""
+
+
+def router_flag(
+    p: argparse.ArgumentParser,
+    what: str = "who picks each next step: fixed edges (default) or a chat model behind a guard",
+) -> None:
+    p.add_argument("--router", choices=("deterministic", "llm"), default="deterministic", help=what)
+
+
+def fail_at_flag(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--fail-at", metavar="STEP", choices=PAPER_STEPS, help=what)
 
 
 def router_flags(p: argparse.ArgumentParser) -> None:
@@ -31,21 +49,25 @@ def agents_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def url_flag(p: argparse.ArgumentParser, flag: str, what: str) -> None:
+    p.add_argument(flag, metavar="URL", help=what)
+
+
 def db_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--db",
-        metavar="URL",
-        help="checkpointer URL (default: $SAGAGRAPH_DB or sqlite:///sagagraph.sqlite)",
-    )
+    url_flag(p, "--db", "checkpointer URL (default: $SAGAGRAPH_DB or sqlite:///sagagraph.sqlite)")
 
 
 def bus_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    url_flag(
+        p,
         "--bus",
-        metavar="URL",
-        help="event bus URL for choreography "
+        "event bus URL for choreography "
         "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite)",
     )
+
+
+def queue_flag(p: argparse.ArgumentParser) -> None:
+    url_flag(p, "--queue", "work queue URL (default: $SAGAGRAPH_QUEUE or the local RabbitMQ)")
 
 
 def engine_flags(p: argparse.ArgumentParser) -> None:

@@ -103,6 +103,16 @@ def emit(view: dict[str, Any], as_json: bool) -> int:
     return exit_code_for(view)
 
 
+def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:
+    """Rows (a comparison) as indented JSON on stdout, or as the text ``render`` makes."""
+    if as_json:
+        json.dump(rows, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(render(rows))
+    return EXIT_COMPLETED
+
+
 def progress_printer() -> Callable[[Event], None]:
     """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
 

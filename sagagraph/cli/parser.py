@@ -1,44 +1,62 @@
-"""The ``sagagraph`` argument parser: one sub-command per verb, each with only the flags it uses."""
+"""The ``sagagraph`` argument parser: one sub-command per verb, each with only the flags it uses.
+
+Building it imports no command module: each verb names its handler as ``module:function``
+(under ``sagagraph.cli``), imported when that verb runs. ``--help`` and a usage error so
+load argparse and the flags only, and ``graph`` never loads what ``run`` needs.
+"""
 
 from __future__ import annotations
 
 import argparse
-from importlib import metadata
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, get_args
 
-from sagagraph.cli.apps import PAPER_STEPS
-from sagagraph.cli.events import cmd_agent, cmd_events
-from sagagraph.cli.explore import cmd_compare, cmd_graph
 from sagagraph.cli.flags import (
+    PAPER_STEPS,
     agents_flag,
     bus_flag,
     db_flag,
     debug_flag,
     engine_flags,
+    fail_at_flag,
     json_flag,
     password_flag,
+    queue_flag,
+    router_flag,
     router_flags,
     saga_id_arg,
     step_timeout_flag,
 )
-from sagagraph.cli.lifecycle import cmd_list, cmd_recover, cmd_resolve, cmd_resume, cmd_status
-from sagagraph.cli.run import cmd_run
-from sagagraph.cli.workers import add_worker_commands
+from sagagraph.saga.view import Status
 
-STATUSES = (
-    "queued",
-    "running",
-    "compensating",
-    "completed",
-    "rolled_back",
-    "compensation_failed",
-    "resolved_by_operator",
-    "orphaned",
-)
+STATUSES = (*get_args(Status), "orphaned")
 """What ``list --status`` accepts: the saga statuses, and ``orphaned`` (its process died)."""
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+Flag = Callable[[argparse.ArgumentParser], None]
+
+
+class Handler:
+    """A verb's handler, ``module:function`` under ``sagagraph.cli``, imported when it runs."""
+
+    def __init__(self, target: str) -> None:
+        self.module, _, self.function = target.partition(":")
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        module = importlib.import_module(f"sagagraph.cli.{self.module}")
+        code: int = getattr(module, self.function)(args)
+        return code
+
+    def __repr__(self) -> str:
+        return f"Handler('{self.module}:{self.function}')"
 
 
 def version() -> str:
     """The installed package's version, else the source tree's."""
+    from importlib import metadata  # about 25 ms: only for --version
+
     try:
         return metadata.version("sagagraph")
     except metadata.PackageNotFoundError:
@@ -47,16 +65,33 @@ def version() -> str:
         return __version__
 
 
-def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = sub.add_parser("run", help="run a paper through validator, reviewer and summarizer")
+class VersionAction(argparse._VersionAction):
+    """``--version``, looked up when asked for, not each time the parser is built."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        self.version = f"sagagraph {version()}"
+        super().__call__(parser, *args, **kwargs)
+
+
+def verb(sub: Subparsers, name: str, what: str, handler: str) -> argparse.ArgumentParser:
+    """A sub-command that runs ``handler`` and accepts ``--debug`` after the verb too."""
+    p = sub.add_parser(name, help=what)
+    debug_flag(p)  # hidden from help and usage: its place among the flags shows nowhere
+    p.set_defaults(func=Handler(handler))
+    return p
+
+
+def flags(p: argparse.ArgumentParser, *adders: Flag) -> None:
+    """The shared flags, in the order given (the order ``--help`` lists them in)."""
+    for add in adders:
+        add(p)
+
+
+def add_run(sub: Subparsers) -> None:
+    run = verb(sub, "run", "run a paper through validator, reviewer and summarizer", "run:cmd_run")
     run.add_argument("paper", metavar="PAPER", help="paper to process: .pdf, .txt or .md")
     run.add_argument("--saga-id", metavar="ID", help="id for this saga (default: a new one)")
-    run.add_argument(
-        "--router",
-        choices=("deterministic", "llm"),
-        default="deterministic",
-        help="who picks each next step: fixed edges (default) or a chat model behind a guard",
-    )
+    router_flag(run)
     run.add_argument(
         "--mode",
         choices=("orchestration", "choreography", "blackboard"),
@@ -64,76 +99,50 @@ def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a LangGraph graph coordinates the agents (default), events on a bus do, or a "
         "controller reading a shared board does",
     )
-    run.add_argument(
-        "--fail-at",
-        metavar="STEP",
-        choices=PAPER_STEPS,
-        help=f"make STEP fail, to watch the compensation ({', '.join(PAPER_STEPS)})",
-    )
+    fail_at_flag(run, f"make STEP fail, to watch the compensation ({', '.join(PAPER_STEPS)})")
     password_flag(run)
     run.add_argument(
         "--parallel",
         action="store_true",
         help="run the reviewer and the summarizer side by side (deterministic orchestration)",
     )
-    step_timeout_flag(run)
-    router_flags(run)
-    agents_flag(run)
-    db_flag(run)
-    engine_flags(run)
-    bus_flag(run)
+    flags(run, step_timeout_flag, router_flags, agents_flag, db_flag, engine_flags, bus_flag)
     json_flag(run, "print the saga's view as one JSON object on stdout (progress: stderr)")
-    debug_flag(run)
-    run.set_defaults(func=cmd_run)
 
 
-def add_lifecycle(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    status = sub.add_parser("status", help="show one saga (orchestrated or choreographed)")
-    saga_id_arg(status)
-    db_flag(status)
-    bus_flag(status)
-    json_flag(status)
-    debug_flag(status)
-    status.set_defaults(func=cmd_status)
+def add_lifecycle(sub: Subparsers) -> None:
+    status = verb(
+        sub, "status", "show one saga (orchestrated or choreographed)", "lifecycle:cmd_status"
+    )
+    flags(status, saga_id_arg, db_flag, bus_flag, json_flag)
 
-    lst = sub.add_parser("list", help="list the sagas of the checkpointer and the event log")
+    lst = verb(
+        sub, "list", "list the sagas of the checkpointer and the event log", "listing:cmd_list"
+    )
     lst.add_argument(
         "--status",
         choices=STATUSES,
         metavar="STATUS",
         help=f"only sagas with this status: {', '.join(STATUSES)}",
     )
-    db_flag(lst)
-    bus_flag(lst)
+    flags(lst, db_flag, bus_flag)
     json_flag(lst, "print a JSON array of sagas")
-    debug_flag(lst)
-    lst.set_defaults(func=cmd_list)
 
-    resume = sub.add_parser("resume", help="continue an unfinished saga where it stopped")
-    saga_id_arg(resume)
-    password_flag(resume)
-    step_timeout_flag(resume)
-    agents_flag(resume)
-    db_flag(resume)
-    bus_flag(resume)
-    engine_flags(resume)
-    json_flag(resume)
-    debug_flag(resume)
-    resume.set_defaults(func=cmd_resume)
+    resume = verb(
+        sub, "resume", "continue an unfinished saga where it stopped", "lifecycle:cmd_resume"
+    )
+    flags(resume, saga_id_arg, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
+    flags(resume, engine_flags, json_flag)
 
-    recover = sub.add_parser("recover", help="finish every saga left running or compensating")
+    recover = verb(
+        sub, "recover", "finish every saga left running or compensating", "lifecycle:cmd_recover"
+    )
     recover.add_argument("--compensate", action="store_true", help="roll them back instead")
-    password_flag(recover)
-    step_timeout_flag(recover)
-    agents_flag(recover)
-    db_flag(recover)
-    bus_flag(recover)
+    flags(recover, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
     engine_flags(recover)
     json_flag(recover, "print one JSON object per saga, one a line")
-    debug_flag(recover)
-    recover.set_defaults(func=cmd_recover)
 
-    resolve = sub.add_parser("resolve", help="answer a saga waiting for an operator")
+    resolve = verb(sub, "resolve", "answer a saga waiting for an operator", "lifecycle:cmd_resolve")
     saga_id_arg(resolve)
     how = resolve.add_mutually_exclusive_group(required=True)
     how.add_argument("--retry", action="store_true", help="try the failed compensation again")
@@ -144,27 +153,18 @@ def add_lifecycle(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
     )
     json_flag(resolve)
-    debug_flag(resolve)
-    resolve.set_defaults(func=cmd_resolve)
 
 
-def add_explore(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    graph = sub.add_parser("graph", help="print the saga graph as Mermaid")
-    graph.add_argument(
-        "--router",
-        choices=("deterministic", "llm"),
-        default="deterministic",
-        help="the graph with fixed edges (default) or with the LLM supervisor",
-    )
+def add_explore(sub: Subparsers) -> None:
+    graph = verb(sub, "graph", "print the saga graph as Mermaid", "explore:cmd_graph")
+    router_flag(graph, "the graph with fixed edges (default) or with the LLM supervisor")
     graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
-    debug_flag(graph)
-    graph.set_defaults(func=cmd_graph)
 
-    compare = sub.add_parser("compare", help="run papers under both routers and compare")
-    compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
-    compare.add_argument(
-        "--fail-at", metavar="STEP", choices=PAPER_STEPS, help="make STEP fail in every run"
+    compare = verb(
+        sub, "compare", "run papers under both routers and compare", "explore:cmd_compare"
     )
+    compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
+    fail_at_flag(compare, "make STEP fail in every run")
     compare.add_argument(
         "--modes",
         metavar="MODE,...",
@@ -172,29 +172,47 @@ def add_explore(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "orchestration,choreography,blackboard",
     )
     password_flag(compare, "encrypted PDFs")
-    router_flags(compare)
-    db_flag(compare)
-    bus_flag(compare)
-    engine_flags(compare)
-    json_flag(compare)
-    debug_flag(compare)
-    compare.set_defaults(func=cmd_compare)
+    flags(compare, router_flags, db_flag, bus_flag, engine_flags, json_flag)
 
 
-def add_choreography(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    agent = sub.add_parser("agent", help="run one choreography agent as its own process")
+def add_choreography(sub: Subparsers) -> None:
+    agent = verb(sub, "agent", "run one choreography agent as its own process", "events:cmd_agent")
     agent.add_argument("name", choices=PAPER_STEPS, metavar="NAME", help=", ".join(PAPER_STEPS))
-    bus_flag(agent)
-    engine_flags(agent)
-    debug_flag(agent)
-    agent.set_defaults(func=cmd_agent)
+    flags(agent, bus_flag, engine_flags)
 
-    events = sub.add_parser("events", help="print a choreographed saga's event log")
-    saga_id_arg(events)
-    bus_flag(events)
+    events = verb(sub, "events", "print a choreographed saga's event log", "events:cmd_events")
+    flags(events, saga_id_arg, bus_flag)
     json_flag(events, "print the events as a JSON array")
-    debug_flag(events)
-    events.set_defaults(func=cmd_events)
+
+
+def add_workers(sub: Subparsers) -> None:
+    """``submit`` papers to the work queue, run a ``worker``, see ``workers``."""
+    submit = verb(
+        sub, "submit", "put papers on the work queue, one saga each", "workers:cmd_submit"
+    )
+    submit.add_argument("papers", nargs="+", metavar="PAPER", help=".pdf, .txt or .md")
+    submit.add_argument(
+        "--mode",
+        choices=("orchestration",),
+        default="orchestration",
+        help="how workers coordinate the agents (orchestration only, for now)",
+    )
+    router_flag(submit)
+    fail_at_flag(submit, "make STEP fail in every saga")
+    submit.add_argument("--parallel", action="store_true", help="reviewer and summarizer at once")
+    flags(submit, queue_flag, db_flag, engine_flags)
+    json_flag(submit, "print the submitted saga ids as JSON")
+
+    worker = verb(sub, "worker", "run submitted sagas until SIGTERM", "workers:cmd_worker")
+    worker.add_argument(
+        "--concurrency", type=int, default=1, metavar="N", help="sagas at once (default 1)"
+    )
+    flags(worker, queue_flag, db_flag, engine_flags)
+
+    workers = verb(
+        sub, "workers", "queued, running and finished sagas of the queue", "workers:cmd_workers"
+    )
+    flags(workers, queue_flag, db_flag, json_flag)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,12 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(invalid paper), 4 needs an operator, 2 bad usage or unreadable input, "
         "1 unexpected error, 130 interrupted",
     )
-    parser.add_argument("--version", action="version", version=f"sagagraph {version()}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_run(sub)
     add_lifecycle(sub)
     add_explore(sub)
     add_choreography(sub)
-    add_worker_commands(sub)
+    add_workers(sub)
     return parser

@@ -1,4 +1,7 @@
-"""Sagas across machines: ``submit`` papers to the work queue, run a ``worker``, see ``workers``."""
+"""Sagas across machines: ``submit`` papers to the work queue, run a ``worker``, see ``workers``.
+
+Their flags are declared in :mod:`sagagraph.cli.parser`, with every other verb's.
+"""
 
 from __future__ import annotations
 
@@ -10,69 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sagagraph.cli.apps import (
-    PAPER_STEPS,
-    paper_app,
-    paper_graph,
-    recorded_settings,
-    settings_from,
-)
-from sagagraph.cli.flags import db_flag, debug_flag, engine_flags, json_flag
+from sagagraph.cli.apps import paper_app, paper_graph, recorded_settings, settings_from
+from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.errors import ConfigurationError
-
-
-def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``submit``, ``worker`` and ``workers`` on the ``sagagraph`` parser."""
-    submit = sub.add_parser("submit", help="put papers on the work queue, one saga each")
-    submit.add_argument("papers", nargs="+", metavar="PAPER", help=".pdf, .txt or .md")
-    submit.add_argument(
-        "--mode",
-        choices=("orchestration",),
-        default="orchestration",
-        help="how workers coordinate the agents (orchestration only, for now)",
-    )
-    submit.add_argument(
-        "--router",
-        choices=("deterministic", "llm"),
-        default="deterministic",
-        help="who picks each next step: fixed edges (default) or a chat model behind a guard",
-    )
-    submit.add_argument(
-        "--fail-at", metavar="STEP", choices=PAPER_STEPS, help="make STEP fail in every saga"
-    )
-    submit.add_argument("--parallel", action="store_true", help="reviewer and summarizer at once")
-    queue_flag(submit)
-    db_flag(submit)
-    engine_flags(submit)
-    json_flag(submit, "print the submitted saga ids as JSON")
-    debug_flag(submit)
-    submit.set_defaults(func=cmd_submit)
-
-    worker = sub.add_parser("worker", help="run submitted sagas until SIGTERM")
-    worker.add_argument(
-        "--concurrency", type=int, default=1, metavar="N", help="sagas at once (default 1)"
-    )
-    queue_flag(worker)
-    db_flag(worker)
-    engine_flags(worker)
-    debug_flag(worker)
-    worker.set_defaults(func=cmd_worker)
-
-    workers = sub.add_parser("workers", help="queued, running and finished sagas of the queue")
-    queue_flag(workers)
-    db_flag(workers)
-    json_flag(workers)
-    debug_flag(workers)
-    workers.set_defaults(func=cmd_workers)
-
-
-def queue_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--queue",
-        metavar="URL",
-        help="work queue URL (default: $SAGAGRAPH_QUEUE or the local RabbitMQ)",
-    )
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
