@@ -104,8 +104,8 @@ def _target(ratio: float, target: float | None) -> tuple[str, str]:
 
 
 def _memory(run: dict[str, Any]) -> str:
-    per_saga_kb = (run["peak_rss_mb"] - run["rss_before_mb"]) * 1024 / run["sagas"]
-    return f"{run['peak_rss_mb']:.0f} MB (+{per_saga_kb:.0f} KB a saga)"
+    per_saga = show(run["per_saga_kb"], "{:.0f}", "KB a saga")
+    return f"{show(run['peak_rss_mb'], '{:.0f}', 'MB')} (+{per_saga})"
 
 
 def _footprint_rows(result: dict[str, Any]) -> list[Row]:
@@ -126,7 +126,7 @@ def _footprint_rows(result: dict[str, Any]) -> list[Row]:
             f"3. Peak memory, {ours['sagas']:,} sagas in flight (SQLite)",
             _memory(ours),
             f"plain LangGraph {_memory(theirs)}",
-            f"{ours['peak_rss_mb'] / theirs['peak_rss_mb']:.2f}×",
+            f"{ours['peak_rss_mb']['median'] / theirs['peak_rss_mb']['median']:.2f}×",
             "",
             "",
         ),
@@ -156,15 +156,17 @@ def _token_rows(result: dict[str, Any]) -> list[Row]:
 
 
 def _big_input_rows(result: dict[str, Any]) -> list[Row]:
+    peak = result["peak_rss_mb"]
     return [
         (
             f"5. {result['pages']}-page PDF ({result['pdf_mb']:.1f} MB), offline pipeline",
-            f"saga {_s(result['saga_s'])}; loading {result['pages_per_s']:.0f} pages/s; "
-            f"peak {result['peak_rss_mb']:.0f} MB",
+            f"saga {show(result['saga_s'], unit='s')}; loading "
+            f"{show(result['pages_per_s'], '{:.0f}', 'pages/s')}; "
+            f"peak {show(peak, '{:.0f}', 'MB')}",
             "",
             "",
             f"< {result['target_mb']} MB",
-            _met(result["peak_rss_mb"] < result["target_mb"] and result["status"] == "completed"),
+            _met(peak["max"] < result["target_mb"] and result["status"] == "completed"),
         )
     ]
 
@@ -181,7 +183,7 @@ def _workers_rows(rows: list[dict[str, Any]]) -> list[Row]:
             f"{r['workers']} worker process(es) × {r['concurrency']}, {store}: wall time"
         )
         ideal = f"ideal (slots only) {_s(r['ideal_s'])}"
-        out.append((what, _s(r["wall_s"]), ideal, f"{r['vs_ideal']:.2f}×", "", ""))
+        out.append((what, show(r["wall_s"], unit="s"), ideal, f"{r['vs_ideal']:.2f}×", "", ""))
     return out
 
 
@@ -254,15 +256,16 @@ NOTES = {
     "the medians.",
     "footprint": "3: the paper saga with the offline engine; the plain graph keeps the "
     "paper's text in its state, as LangGraph tutorials do. Memory: peak resident set of a "
-    "fresh process, 2 s per step so that every saga is in flight at once.",
-    "tokens": "4: counted by the local OpenAI-compatible test server (about 4 characters a "
-    "token), replies scripted alike for both sides; sagagraph's validator reads the outline "
-    "and abstract, the naive pipeline sends the whole paper to all three agents.",
+    "fresh process per run, 2 s per step so that every saga is in flight at once.",
+    "tokens": "4: counts, the same on every run (one run); counted by the local "
+    "OpenAI-compatible test server (about 4 characters a token), replies scripted alike "
+    "for both sides; sagagraph's validator reads the outline and abstract, the naive "
+    "pipeline sends the whole paper to all three agents.",
     "big_input": "5: a generated text PDF, loaded with pypdf, then the whole offline saga.",
     "peers": "9: `../shared/peers/run_all.sh` run once with every row together (P1 plain "
-    "LangGraph, P3 agent-saga, PX sagagraph on SQLite and PostgreSQL), 5 batches or runs "
-    "each; its own workload, so its figures compare rows, not items 1-2; the full output "
-    "is kept under bench/results/peers-*/.",
+    "LangGraph, P3 agent-saga, PX sagagraph on SQLite and PostgreSQL), the same number of "
+    "batches or runs for every row; its own workload, so its figures compare rows, not "
+    "items 1-2; the full output is kept under bench/results/peers-*/.",
     "workers": "6: `sagagraph submit` then `sagagraph worker --concurrency 16` processes on "
     "this machine, the paper pipeline with the openai engine against the scripted server "
     "(one call per step, 200 ms each); from the first saga taken to the last one finished. "
@@ -283,7 +286,9 @@ def markdown(results: dict[str, Any], machine: dict[str, Any], date: str, comman
 
         peers = peer_table(results["peers"])
         if peers:
-            parts.append("Peer harness, one run, all rows together:\n\n" + peers)
+            runs, where = results["peers"]["runs"], results["peers"]["dir"]
+            intro = f"Peer harness, one run, all rows together ({runs} runs a figure; {where}):"
+            parts.append(f"{intro}\n\n{peers}")
     parts += [notes, machine_line(machine, date), f"Reproduce with `{command}`."]
     return "\n\n".join(parts)
 
