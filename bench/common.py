@@ -43,7 +43,7 @@ def show(figure: dict[str, Any], fmt: str = "{:.2f}", unit: str = "", scale: flo
     if figure.get("runs", 1) > 1:
         low, high = fmt.format(figure["min"] * scale), fmt.format(figure["max"] * scale)
         text += f" [{low}–{high}]"
-    return f"{text} {unit}".rstrip()
+    return text + unit if unit == "×" else f"{text} {unit}".rstrip()
 
 
 def run_child(module: str, *args: str, timeout: float = 600.0) -> dict[str, Any]:

@@ -23,6 +23,7 @@ def test_spread_and_show() -> None:
     figure = spread([3.0, 1.0, 2.0, 10.0, 4.0])
     assert (figure["median"], figure["min"], figure["max"], figure["runs"]) == (3.0, 1.0, 10.0, 5)
     assert show(figure, "{:.1f}", "ms") == "3.0 [1.0–10.0] ms"
+    assert show(figure, "{:.0f}", "×") == "3 [1–10]×"
     assert show(spread([0.002]), unit="ms", scale=1e3) == "2.00 ms"
     with pytest.raises(ValueError):
         spread([])
@@ -116,3 +117,37 @@ def test_overhead_measures_every_side(backend: str, driver: str, tmp_path: Path)
         }
     )
     assert ("AsyncSqliteSaver" if (backend, driver) == ("sqlite", "async") else "Saver") in rendered
+
+
+def _scenario(backend: str, latency: float, ours: float, baselines: dict[str, float]) -> Any:
+    return {
+        "backend": backend,
+        "latency_s": latency,
+        "sagas": 500,
+        "ideal_s": 3 * latency,
+        "sagagraph_s": spread([ours] * 5),
+        "vs_ideal": ours / (3 * latency),
+        "baselines": {
+            engine: {"wall_s": spread([wall] * 5), "ratio": ours / wall}
+            for engine, wall in baselines.items()
+        },
+    }
+
+
+def test_concurrency_targets() -> None:
+    rows = [
+        _scenario("sqlite", 0.05, 1.0, {"plain-sqlite": 2.5, "plain-memory": 0.8}),
+        _scenario("sqlite", 1.0, 4.0, {"plain-sqlite": 4.4}),
+        _scenario("postgres", 0.05, 6.0, {"plain-postgres": 5.0}),
+    ]
+    lines = table({"concurrency": rows}).splitlines()[2:]
+    assert [line.rsplit("|", 2)[-2].strip() for line in lines] == [
+        "",  # 50 ms: the ideal is shown, not a target
+        "yes",  # 1.0 / 2.5 <= 0.5
+        "**no**",  # 1.0 / 0.8 > 1.2
+        "**no**",  # 4.0 / 3.0 > 1.3
+        "",
+        "",
+        "**no**",  # 6.0 / 5.0 > 1.0 on PostgreSQL
+    ]
+    assert "AsyncPostgresSaver 5.00 [5.00–5.00] s" in lines[-1]
