@@ -259,8 +259,8 @@ NOTES = {
     "fresh process per run, 2 s per step so that every saga is in flight at once.",
     "tokens": "4: counts, the same on every run (one run); counted by the local "
     "OpenAI-compatible test server (about 4 characters a token), replies scripted alike "
-    "for both sides; sagagraph's validator reads the outline and abstract, the naive "
-    "pipeline sends the whole paper to all three agents.",
+    "for both sides; sagagraph's validator reads the outline, the first page and the "
+    "reference evidence, the naive pipeline sends the whole paper to all three agents.",
     "big_input": "5: a generated text PDF, loaded with pypdf, then the whole offline saga.",
     "peers": "9: `../shared/peers/run_all.sh` run once with every row together (P1 plain "
     "LangGraph, P3 agent-saga, PX sagagraph on SQLite and PostgreSQL), the same number of "
