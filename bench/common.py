@@ -1,4 +1,4 @@
-"""What the benchmarks share: medians, child processes, a fresh PostgreSQL database, the machine."""
+"""What the benchmarks share: spreads, child processes, a fresh PostgreSQL database, the machine."""
 
 from __future__ import annotations
 
@@ -21,6 +21,29 @@ if str(ROOT) not in sys.path:  # tests.openai_server and tests.services live at 
 
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
+
+
+def spread(values: Sequence[float]) -> dict[str, Any]:
+    """A figure as ``make bench`` reports it: the median, the range and every sample."""
+    if not values:
+        raise ValueError("spread of no samples")
+    samples = [float(v) for v in values]
+    return {
+        "median": median(samples),
+        "min": min(samples),
+        "max": max(samples),
+        "runs": len(samples),
+        "samples": samples,
+    }
+
+
+def show(figure: dict[str, Any], fmt: str = "{:.2f}", unit: str = "", scale: float = 1.0) -> str:
+    """``median [min–max] unit`` of a :func:`spread` (the range only with more than one run)."""
+    text = fmt.format(figure["median"] * scale)
+    if figure.get("runs", 1) > 1:
+        low, high = fmt.format(figure["min"] * scale), fmt.format(figure["max"] * scale)
+        text += f" [{low}–{high}]"
+    return text + unit if unit == "×" else f"{text} {unit}".rstrip()
 
 
 def run_child(module: str, *args: str, timeout: float = 600.0) -> dict[str, Any]:

@@ -1,15 +1,17 @@
 """2. Concurrency: many sagas started at once, each step a simulated model call of fixed latency.
 
-sagagraph runs ``arun_saga`` on :func:`~sagagraph.checkpoints.async_factory.open_async_checkpointer`
-(SQLite with group commit); the plain LangGraph graph runs ``ainvoke`` on LangGraph's
-``AsyncSqliteSaver``, with async nodes and async edges (the strongest plain baseline: no
-thread hops). Both use ``durability="sync"``. The ideal is three latencies: every saga's three
-model calls back to back, with no engine in between.
+sagagraph runs ``arun_saga`` on :func:`~sagagraph.open_async_checkpointer` (SQLite with group
+commit, or PostgreSQL); plain LangGraph runs ``ainvoke``, with async nodes and async edges (the
+strongest plain baseline: no thread hops), on LangGraph's ``AsyncSqliteSaver``,
+``AsyncPostgresSaver`` or ``InMemorySaver`` (not durable: the floor of LangGraph itself). Every
+side uses ``durability="sync"``. The ideal is three latencies: every saga's three model calls
+back to back, with no engine in between.
 
-Each run is a fresh process on a fresh database file, and each side is run several times,
-alternating; the median wall time is reported.
+Each run is a fresh process on a fresh database (file or PostgreSQL database); the engines of a
+scenario alternate run by run, and each figure is the median of the runs with its range.
 
     python -m bench.concurrency --engine sagagraph --latency 1 --sagas 500 --db /tmp/x.sqlite
+    python -m bench.concurrency --engine plain-postgres --latency 0.05 --sagas 500 --db postgresql://...
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from bench.common import current_rss_mb, emit, median, peak_rss_mb, run_child
+from bench.common import current_rss_mb, emit, peak_rss_mb, postgres_database, run_child, spread
 from bench.fake_saga import (
     PAPER_INPUT,
     fake_agents,
@@ -31,15 +35,20 @@ from bench.fake_saga import (
     thread,
 )
 
-LATENCIES = (0.05, 1.0)
+ENGINES = ("sagagraph", "plain-sqlite", "plain-memory", "plain-postgres")
 TARGET_IDEAL_AT_1S = 1.3
 TARGET_PLAIN_AT_50MS = 0.5
+TARGET_MEMORY_AT_50MS = 1.2
+TARGET_POSTGRES = 1.0
+BASELINES = {
+    "plain-sqlite": "plain LangGraph + AsyncSqliteSaver",
+    "plain-memory": "plain LangGraph + InMemorySaver",
+    "plain-postgres": "plain LangGraph + AsyncPostgresSaver",
+}
 
 
 async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
-    from sagagraph import build_saga_graph
-    from sagagraph.checkpoints.async_factory import open_async_checkpointer
-    from sagagraph.graph.async_runner import arun_saga
+    from sagagraph import arun_saga, build_saga_graph, open_async_checkpointer
 
     async with open_async_checkpointer(url) as checkpointer:
         app = build_saga_graph(fake_definition(fake_agents(latency))).compile(
@@ -60,26 +69,31 @@ async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
     }
 
 
-async def run_plain(path: str, sagas: int, latency: float) -> dict[str, Any]:
+async def run_plain(engine: str, db: str, sagas: int, latency: float) -> dict[str, Any]:
+    if engine == "plain-memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return await _plain_on(InMemorySaver(), sagas, latency)
+    if engine == "plain-postgres":
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(db) as pg_saver:
+            await pg_saver.setup()
+            return await _plain_on(pg_saver, sagas, latency)
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    async with AsyncSqliteSaver.from_conn_string(path) as checkpointer:
-        app = plain_graph(fake_agents(latency), asynchronous=True).compile(
-            checkpointer=checkpointer
-        )
-        before = current_rss_mb()
-        start = time.perf_counter()
-        outs = await asyncio.gather(
-            *(
-                app.ainvoke(
-                    plain_input(),
-                    thread(f"saga-{i}"),
-                    durability="sync",
-                )
-                for i in range(sagas)
-            )
-        )
-        wall = time.perf_counter() - start
+    async with AsyncSqliteSaver.from_conn_string(db) as sqlite_saver:
+        return await _plain_on(sqlite_saver, sagas, latency)
+
+
+async def _plain_on(checkpointer: Any, sagas: int, latency: float) -> dict[str, Any]:
+    app = plain_graph(fake_agents(latency), asynchronous=True).compile(checkpointer=checkpointer)
+    before = current_rss_mb()
+    start = time.perf_counter()
+    outs = await asyncio.gather(
+        *(app.ainvoke(plain_input(), thread(f"saga-{i}"), durability="sync") for i in range(sagas))
+    )
+    wall = time.perf_counter() - start
     return {
         "wall_s": wall,
         "completed": sum(len(o.get("results") or {}) == 3 for o in outs),
@@ -90,55 +104,91 @@ async def run_plain(path: str, sagas: int, latency: float) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="bench.concurrency")
-    parser.add_argument("--engine", choices=["sagagraph", "plain"], required=True)
+    parser.add_argument("--engine", choices=ENGINES, required=True)
     parser.add_argument("--latency", type=float, required=True)
     parser.add_argument("--sagas", type=int, required=True)
-    parser.add_argument("--db", required=True, help="SQLite file (created)")
+    parser.add_argument("--db", required=True, help="SQLite file (created) or postgresql:// URL")
     args = parser.parse_args()
     if args.engine == "sagagraph":
-        coro = run_sagagraph(f"sqlite:///{args.db}", args.sagas, args.latency)
+        url = args.db if args.db.startswith("postgres") else f"sqlite:///{args.db}"
+        coro = run_sagagraph(url, args.sagas, args.latency)
     else:
-        coro = run_plain(args.db, args.sagas, args.latency)
+        coro = run_plain(args.engine, args.db, args.sagas, args.latency)
     result = asyncio.run(coro)
     result |= {"peak_rss_mb": peak_rss_mb(), "engine": args.engine}
     emit(result)
 
 
-def run(*, runs: int = 3, sagas: int = 500, quick: bool = False) -> list[dict[str, Any]]:
-    """Median wall time per latency and engine, over ``runs`` alternating fresh processes."""
+SCENARIOS: tuple[tuple[str, float, int, tuple[str, ...]], ...] = (
+    ("sqlite", 0.05, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
+    ("sqlite", 1.0, 1, ("sagagraph", "plain-sqlite")),
+    ("postgres", 0.05, 1, ("sagagraph", "plain-postgres")),
+    ("postgres", 0.05, 10, ("sagagraph", "plain-postgres")),
+)
+"""(backend, latency per step, sagas as a multiple of ``sagas``, engines)."""
+
+
+@contextmanager
+def _database(backend: str, tmp: Path, name: str) -> Iterator[str]:
+    if backend == "sqlite":
+        yield str(tmp / f"{name}.sqlite")
+        return
+    with postgres_database() as url:
+        if url is None:
+            raise LookupError("PostgreSQL unreachable at 127.0.0.1:5432")
+        yield url
+
+
+def scenario(
+    backend: str, latency: float, sagas: int, engines: tuple[str, ...], runs: int, tmp: Path
+) -> dict[str, Any]:
+    """Wall time of every engine over ``runs`` fresh processes, the engines rotating per run."""
+    walls: dict[str, list[float]] = {engine: [] for engine in engines}
+    commits: list[float] = []
+    for r in range(runs):
+        k = r % len(engines)
+        for engine in engines[k:] + engines[:k]:
+            with _database(backend, tmp, f"{engine}-{backend}-{latency}-{sagas}-{r}") as db:
+                args = ["--engine", engine, "--latency", str(latency), "--sagas", str(sagas)]
+                out = run_child("concurrency", *args, "--db", db, timeout=1800)
+            if out["completed"] != sagas:
+                raise RuntimeError(f"{engine}: {out['completed']} of {sagas} completed")
+            walls[engine].append(out["wall_s"])
+            if engine == "sagagraph" and out.get("commits") is not None:
+                commits.append(out["commits"])
+    ideal = 3 * latency
+    ours = spread(walls["sagagraph"])
+    row: dict[str, Any] = {
+        "backend": backend,
+        "latency_s": latency,
+        "sagas": sagas,
+        "ideal_s": ideal,
+        "sagagraph_s": ours,
+        "vs_ideal": ours["median"] / ideal,
+        "commits": spread(commits) if commits else None,
+        "baselines": {},
+    }
+    for engine in engines[1:]:
+        theirs = spread(walls[engine])
+        row["baselines"][engine] = {"wall_s": theirs, "ratio": ours["median"] / theirs["median"]}
+    return row
+
+
+def run(*, runs: int = 5, sagas: int = 500, quick: bool = False) -> list[dict[str, Any]]:
+    """Every scenario; PostgreSQL's are skipped (and said so) when it is unreachable."""
     if quick:
-        runs, sagas = 1, 100
-    rows = []
+        runs, sagas = 2, 50
+    runs = runs if quick else max(runs, 5)
+    rows: list[dict[str, Any]] = []
     with TemporaryDirectory(prefix="sagagraph-bench-") as tmp:
-        for latency in LATENCIES:
-            walls: dict[str, list[float]] = {"sagagraph": [], "plain": []}
-            details: dict[str, list[dict[str, Any]]] = {"sagagraph": [], "plain": []}
-            for r in range(runs):
-                order = ("sagagraph", "plain") if r % 2 == 0 else ("plain", "sagagraph")
-                for engine in order:
-                    db = Path(tmp) / f"{engine}-{latency}-{r}.sqlite"
-                    args = ["--engine", engine, "--latency", str(latency)]
-                    out = run_child("concurrency", *args, "--sagas", str(sagas), "--db", str(db))
-                    if out["completed"] != sagas:
-                        raise RuntimeError(f"{engine}: {out['completed']} of {sagas} completed")
-                    walls[engine].append(out["wall_s"])
-                    details[engine].append(out)
-            ideal = 3 * latency
-            ours, theirs = median(walls["sagagraph"]), median(walls["plain"])
-            rows.append(
-                {
-                    "latency_s": latency,
-                    "sagas": sagas,
-                    "ideal_s": ideal,
-                    "sagagraph_s": ours,
-                    "plain_s": theirs,
-                    "vs_ideal": ours / ideal,
-                    "vs_plain": ours / theirs,
-                    "plain_vs_ideal": theirs / ideal,
-                    "commits": median([d["commits"] for d in details["sagagraph"]]),
-                    "samples": walls,
-                }
-            )
+        for backend, latency, times, engines in SCENARIOS:
+            n = sagas * (4 if quick and times > 1 else times)
+            try:
+                rows.append(scenario(backend, latency, n, engines, runs, Path(tmp)))
+            except LookupError as error:
+                rows.append(
+                    {"backend": backend, "latency_s": latency, "sagas": n, "skipped": str(error)}
+                )
     return rows
 
 

@@ -7,8 +7,8 @@ take in the database, per saga. sagagraph's state holds the paper's path, not it
 check below looks for a slice of the text in every stored blob.
 
 Peak memory: 1,000 sagas started at once on one event loop, each step a 2 s simulated model
-call, so that all of them are in flight together; a fresh process per side, whose peak
-resident memory (``ru_maxrss``) is the measurement.
+call, so that all of them are in flight together; a fresh process per side and run (five
+runs, alternating), whose peak resident memory is the measurement: median and range.
 
     python -m bench.footprint --engine sagagraph --sagas 1000 --db /tmp/x.sqlite
 """
@@ -26,7 +26,7 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from bench.common import ROOT, current_rss_mb, emit, peak_rss_mb, run_child
+from bench.common import ROOT, current_rss_mb, emit, peak_rss_mb, run_child, spread
 from bench.fake_saga import (
     PAPER_INPUT,
     FakeAgent,
@@ -202,15 +202,31 @@ def main() -> None:
     emit(asyncio.run(_in_flight(args.engine, args.sagas, args.db)))
 
 
-def run(*, quick: bool = False) -> dict[str, Any]:
+def run(*, quick: bool = False, runs: int = 5) -> dict[str, Any]:
+    """Checkpoint bytes (deterministic: one count), and peak memory over ``runs`` processes."""
     sagas = 200 if quick else 1000
+    runs = 2 if quick else max(runs, 5)
     result: dict[str, Any] = {"checkpoint_bytes": checkpoint_bytes(2 if quick else 3)}
+    samples: dict[str, list[dict[str, Any]]] = {"sagagraph": [], "plain": []}
     with TemporaryDirectory(prefix="sagagraph-bench-") as tmp:
-        for engine in ("sagagraph", "plain"):
-            db = Path(tmp) / f"{engine}.sqlite"
-            result[f"in_flight_{engine}"] = run_child(
-                "footprint", "--engine", engine, "--sagas", str(sagas), "--db", str(db)
-            )
+        for r in range(runs):
+            for engine in ("sagagraph", "plain") if r % 2 == 0 else ("plain", "sagagraph"):
+                db = Path(tmp) / f"{engine}-{r}.sqlite"
+                samples[engine].append(
+                    run_child(
+                        "footprint", "--engine", engine, "--sagas", str(sagas), "--db", str(db)
+                    )
+                )
+    for engine, outs in samples.items():
+        result[f"in_flight_{engine}"] = {
+            "sagas": sagas,
+            "peak_rss_mb": spread([o["peak_rss_mb"] for o in outs]),
+            "per_saga_kb": spread(
+                [(o["peak_rss_mb"] - o["rss_before_mb"]) * 1024 / sagas for o in outs]
+            ),
+            "most_in_flight": min(o["most_in_flight"] for o in outs),
+            "runs": outs,
+        }
     return result
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.common import show
+
 Row = tuple[str, str, str, str, str, str]
 
 
@@ -23,64 +25,87 @@ def _met(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
 
+STOCK = {
+    ("memory", "sync"): "InMemorySaver",
+    ("memory", "async"): "InMemorySaver",
+    ("sqlite", "sync"): "SqliteSaver",
+    ("sqlite", "async"): "AsyncSqliteSaver",
+    ("postgres", "sync"): "PostgresSaver",
+    ("postgres", "async"): "AsyncPostgresSaver",
+}
+"""LangGraph's stock saver for each backend and driver: the baseline of item 1."""
+
+
 def _overhead_rows(rows: list[dict[str, Any]]) -> list[Row]:
     out: list[Row] = []
     for r in rows:
-        what = f"1. Time per saga, instant agents, {r['backend']}, {r['path']} path"
+        driver = r.get("driver", "sync")
+        what = f"1. Time per saga, instant agents, {r['backend']}, {driver}, {r['path']} path"
         if "skipped" in r:
             out.append((what, "skipped", r["skipped"], "", f"≤ {r['target']}×", ""))
             continue
-        ratio = r["ratio"]
+        stock = STOCK[(r["backend"], driver)]
+        baseline = f"plain LangGraph + {stock} {show(r['plain_stock_s'], unit='ms', scale=1e3)}"
+        if "plain_own_s" in r:
+            own = show(r["plain_own_s"], unit="ms", scale=1e3)
+            baseline += f"; on sagagraph's saver {own} ({show(r['ratio_own'], unit='×')})"
+        ratio = r["ratio_stock"]
         out.append(
             (
                 what,
-                _ms(r["sagagraph_s"]),
-                f"plain LangGraph {_ms(r['plain_s'])}",
-                f"{ratio:.2f}×",
+                show(r["sagagraph_s"], unit="ms", scale=1e3),
+                baseline,
+                show(ratio, unit="×"),
                 f"≤ {r['target']}×",
-                _met(ratio <= r["target"]),
+                _met(ratio["median"] <= r["target"]),
             )
         )
     return out
 
 
 def _concurrency_rows(rows: list[dict[str, Any]]) -> list[Row]:
-    from bench.concurrency import TARGET_IDEAL_AT_1S, TARGET_PLAIN_AT_50MS
+    from bench.concurrency import (
+        BASELINES,
+        TARGET_IDEAL_AT_1S,
+        TARGET_MEMORY_AT_50MS,
+        TARGET_PLAIN_AT_50MS,
+        TARGET_POSTGRES,
+    )
 
     out: list[Row] = []
     for r in rows:
         latency = r["latency_s"]
         label = f"{latency * 1000:.0f} ms" if latency < 1 else f"{latency:g} s"
-        what = f"2. {r['sagas']} sagas at once, {label} per step, SQLite: wall time"
-        ideal = (
-            what,
-            _s(r["sagagraph_s"]),
-            f"ideal (3 × latency) {_s(r['ideal_s'])}",
-            f"{r['vs_ideal']:.2f}×",
-            "",
-            "",
-        )
-        plain = (
-            what,
-            _s(r["sagagraph_s"]),
-            f"plain LangGraph + AsyncSqliteSaver {_s(r['plain_s'])}",
-            f"{r['vs_plain']:.2f}×",
-            "",
-            "",
-        )
-        if latency >= 1:
-            target = TARGET_IDEAL_AT_1S
-            ideal = (*ideal[:4], f"≤ {target}×", _met(r["vs_ideal"] <= target))
-        else:
-            target = TARGET_PLAIN_AT_50MS
-            plain = (*plain[:4], f"≤ {target}×", _met(r["vs_plain"] <= target))
-        out += [ideal, plain]
+        store = "PostgreSQL" if r["backend"] == "postgres" else "SQLite"
+        what = f"2. {r['sagas']:,} sagas at once, {label} per step, {store}: wall time"
+        if "skipped" in r:
+            out.append((what, "skipped", r["skipped"], "", "", ""))
+            continue
+        ours = show(r["sagagraph_s"], unit="s")
+        ideal_target = TARGET_IDEAL_AT_1S if latency >= 1 else None
+        ideal: Row = (what, ours, f"ideal (3 × latency) {_s(r['ideal_s'])}", "", "", "")
+        ideal = (*ideal[:3], f"{r['vs_ideal']:.2f}×", *_target(r["vs_ideal"], ideal_target))
+        out.append(ideal)
+        for engine, b in r["baselines"].items():
+            target = None
+            if r["backend"] == "postgres":
+                target = TARGET_POSTGRES
+            elif latency < 1:
+                target = TARGET_PLAIN_AT_50MS if engine == "plain-sqlite" else TARGET_MEMORY_AT_50MS
+            baseline = f"{BASELINES[engine]} {show(b['wall_s'], unit='s')}"
+            out.append((what, ours, baseline, f"{b['ratio']:.2f}×", *_target(b["ratio"], target)))
     return out
 
 
+def _target(ratio: float, target: float | None) -> tuple[str, str]:
+    if target is None:
+        return "", ""
+    return f"≤ {target}×", _met(ratio <= target)
+
+
 def _memory(run: dict[str, Any]) -> str:
-    per_saga_kb = (run["peak_rss_mb"] - run["rss_before_mb"]) * 1024 / run["sagas"]
-    return f"{run['peak_rss_mb']:.0f} MB (+{per_saga_kb:.0f} KB a saga)"
+    per_saga = show(run["per_saga_kb"], "{:.0f}", "KB a saga")
+    return f"{show(run['peak_rss_mb'], '{:.0f}', 'MB')} (+{per_saga})"
 
 
 def _footprint_rows(result: dict[str, Any]) -> list[Row]:
@@ -101,7 +126,7 @@ def _footprint_rows(result: dict[str, Any]) -> list[Row]:
             f"3. Peak memory, {ours['sagas']:,} sagas in flight (SQLite)",
             _memory(ours),
             f"plain LangGraph {_memory(theirs)}",
-            f"{ours['peak_rss_mb'] / theirs['peak_rss_mb']:.2f}×",
+            f"{ours['peak_rss_mb']['median'] / theirs['peak_rss_mb']['median']:.2f}×",
             "",
             "",
         ),
@@ -131,15 +156,17 @@ def _token_rows(result: dict[str, Any]) -> list[Row]:
 
 
 def _big_input_rows(result: dict[str, Any]) -> list[Row]:
+    peak = result["peak_rss_mb"]
     return [
         (
             f"5. {result['pages']}-page PDF ({result['pdf_mb']:.1f} MB), offline pipeline",
-            f"saga {_s(result['saga_s'])}; loading {result['pages_per_s']:.0f} pages/s; "
-            f"peak {result['peak_rss_mb']:.0f} MB",
+            f"saga {show(result['saga_s'], unit='s')}; loading "
+            f"{show(result['pages_per_s'], '{:.0f}', 'pages/s')}; "
+            f"peak {show(peak, '{:.0f}', 'MB')}",
             "",
             "",
             f"< {result['target_mb']} MB",
-            _met(result["peak_rss_mb"] < result["target_mb"] and result["status"] == "completed"),
+            _met(peak["max"] < result["target_mb"] and result["status"] == "completed"),
         )
     ]
 
@@ -156,8 +183,22 @@ def _workers_rows(rows: list[dict[str, Any]]) -> list[Row]:
             f"{r['workers']} worker process(es) × {r['concurrency']}, {store}: wall time"
         )
         ideal = f"ideal (slots only) {_s(r['ideal_s'])}"
-        out.append((what, _s(r["wall_s"]), ideal, f"{r['vs_ideal']:.2f}×", "", ""))
+        out.append((what, show(r["wall_s"], unit="s"), ideal, f"{r['vs_ideal']:.2f}×", "", ""))
     return out
+
+
+def plugged_rows(key: str, name: str, result: Any) -> list[Row]:
+    """Rows of an item whose module another branch provides; "not available" without it."""
+    if isinstance(result, dict) and "unavailable" in result:
+        return [(f"{key}. {name}", "not available", str(result["unavailable"]), "", "", "")]
+    import importlib
+
+    try:
+        module = importlib.import_module(f"bench.{name}")
+    except ImportError as error:
+        return [(f"{key}. {name}", "not available", f"bench.{name}: {error}", "", "", "")]
+    rows: list[Row] = module.table_rows(result)
+    return rows
 
 
 def table(results: dict[str, Any]) -> str:
@@ -175,6 +216,13 @@ def table(results: dict[str, Any]) -> str:
         rows += _big_input_rows(results["big_input"])
     if "workers" in results:
         rows += _workers_rows(results["workers"])
+    for key, name in (("7", "startup"), ("8", "history")):
+        if name in results:
+            rows += plugged_rows(key, name, results[name])
+    if "peers" in results:
+        from bench.peers import table_rows
+
+        rows += table_rows(results["peers"])
     header: Row = ("Measure", "sagagraph", "Baseline", "Ratio", "Target", "Met")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -192,23 +240,32 @@ def machine_line(machine: dict[str, Any], date: str) -> str:
 
 
 NOTES = {
-    "overhead": "1: sagas run one after another through `run_saga` (which also reads the "
-    "saga's view before and after) against `invoke` on a plain graph with the same three "
-    'nodes, one compensation node and the same checkpointer, `durability="sync"` on both; '
-    "median of the per-round ratios. On the failure path sagagraph by default checkpoints "
-    "each compensation on its own, so a crash re-runs at most one of them: 8 checkpoints a "
-    "saga where the plain graph, undoing everything in one node, writes 6. "
-    '`compensation="batch"` undoes everything in one superstep too: the like-for-like row.',
-    "concurrency": "2: `arun_saga` on `open_async_checkpointer` (SQLite with group commit) "
-    "against `ainvoke` on LangGraph's `AsyncSqliteSaver` with async nodes and edges; a fresh "
-    "process and database per run, median of the runs.",
+    "overhead": "1: sagas run one after another, sync (`run_saga` against `invoke`) and "
+    "async (`arun_saga` against `ainvoke`), on a plain graph with the same three nodes and "
+    "one compensation node; the baseline is plain LangGraph on LangGraph's stock saver for "
+    "the same database (what a LangGraph user runs), and the same plain graph on sagagraph's "
+    'own saver is shown beside it; `durability="sync"` everywhere, fresh databases per row; '
+    "the ratio is taken per round (median [range] over the rounds). On the failure path "
+    "sagagraph by default checkpoints each compensation on its own, so a crash re-runs at "
+    'most one of them; `compensation="batch"` undoes everything in one superstep, as the '
+    "plain graph's one node does.",
+    "concurrency": "2: `arun_saga` on `open_async_checkpointer` (SQLite with group commit, or "
+    "PostgreSQL) against `ainvoke` with async nodes and edges on LangGraph's "
+    "`AsyncSqliteSaver`, `AsyncPostgresSaver`, or `InMemorySaver` (not durable: LangGraph's "
+    "own floor); a fresh process and database per run, the engines alternating; ratios of "
+    "the medians.",
     "footprint": "3: the paper saga with the offline engine; the plain graph keeps the "
     "paper's text in its state, as LangGraph tutorials do. Memory: peak resident set of a "
-    "fresh process, 2 s per step so that every saga is in flight at once.",
-    "tokens": "4: counted by the local OpenAI-compatible test server (about 4 characters a "
-    "token), replies scripted alike for both sides; sagagraph's validator reads the outline "
-    "and abstract, the naive pipeline sends the whole paper to all three agents.",
+    "fresh process per run, 2 s per step so that every saga is in flight at once.",
+    "tokens": "4: counts, the same on every run (one run); counted by the local "
+    "OpenAI-compatible test server (about 4 characters a token), replies scripted alike "
+    "for both sides; sagagraph's validator reads the outline, the first page and the "
+    "reference evidence, the naive pipeline sends the whole paper to all three agents.",
     "big_input": "5: a generated text PDF, loaded with pypdf, then the whole offline saga.",
+    "peers": "9: `../shared/peers/run_all.sh` run once with every row together (P1 plain "
+    "LangGraph, P3 agent-saga, PX sagagraph on SQLite and PostgreSQL), the same number of "
+    "batches or runs for every row; its own workload, so its figures compare rows, not "
+    "items 1-2; the full output is kept under bench/results/peers-*/.",
     "workers": "6: `sagagraph submit` then `sagagraph worker --concurrency 16` processes on "
     "this machine, the paper pipeline with the openai engine against the scripted server "
     "(one call per step, 200 ms each); from the first saga taken to the last one finished. "
@@ -218,11 +275,22 @@ NOTES = {
 }
 
 
+SPREAD = "Figures are medians with their range [min–max] over the runs each item names."
+
+
 def markdown(results: dict[str, Any], machine: dict[str, Any], date: str, command: str) -> str:
-    notes = " ".join(NOTES[name] for name in NOTES if name in results)
-    return "\n\n".join(
-        [table(results), notes, machine_line(machine, date), f"Reproduce with `{command}`."]
-    )
+    notes = " ".join([SPREAD] + [NOTES[name] for name in NOTES if name in results])
+    parts = [table(results)]
+    if "peers" in results:
+        from bench.peers import peer_table
+
+        peers = peer_table(results["peers"])
+        if peers:
+            runs, where = results["peers"]["runs"], results["peers"]["dir"]
+            intro = f"Peer harness, one run, all rows together ({runs} runs a figure; {where}):"
+            parts.append(f"{intro}\n\n{peers}")
+    parts += [notes, machine_line(machine, date), f"Reproduce with `{command}`."]
+    return "\n\n".join(parts)
 
 
 def missed(results: dict[str, Any]) -> list[str]:

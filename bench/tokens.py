@@ -111,7 +111,15 @@ def naive_pipeline(chat: ChatOpenAI, paper: Paper) -> None:
         render_prompt("paper", title=paper.title or "(untitled)", paper=paper.text)
     )
     shown = "(in the paper above)"
-    validator = render_prompt("validator", title=paper.title, outline=shown, abstract=shown)
+    validator = render_prompt(
+        "validator",
+        title=paper.title,
+        outline=shown,
+        first_page=shown,
+        abstract=shown,
+        references=shown,
+        references_source="the paper above",
+    )
     summarizer = render_prompt(
         "summarizer", scope="the paper above", words=WORDS, most_words=WORDS + 30
     )

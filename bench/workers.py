@@ -9,6 +9,7 @@ worker takes to the last one that ends, read from the workers' log lines.
 The shared state is PostgreSQL, what workers on several machines use; the same runs on one
 SQLite file (workers on one machine only) are shown beside it. The ideal is what the workers'
 slots allow with no engine at all: ``ceil(sagas / (workers * concurrency)) * 3 * latency``.
+Each configuration runs five times on a fresh database (``--quick``: once): median and range.
 
     python -m bench.workers --sagas 500 --workers 1,2,4 --concurrency 16
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from bench.common import ROOT, emit, postgres_database
+from bench.common import ROOT, emit, postgres_database, spread
 
 LATENCY = 0.2
 CONCURRENCY = 16
@@ -104,21 +105,42 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
     }
 
 
-def run(*, sagas: int = 500, quick: bool = False) -> list[dict[str, Any]]:
-    """Every worker count on PostgreSQL (skipped when unreachable), then on SQLite."""
+def run(*, sagas: int = 500, quick: bool = False, runs: int = 5) -> list[dict[str, Any]]:
+    """Every worker count on PostgreSQL (skipped when unreachable), then on SQLite.
+
+    Each configuration runs ``runs`` times on a fresh database: the wall time's median and range.
+    """
     sagas = 48 if quick else sagas
+    runs = 1 if quick else max(runs, 5)
     rows: list[dict[str, Any]] = []
     for backend in ("postgres", "sqlite"):
         for workers in WORKERS:
-            print(f"bench: workers: {backend}, {workers} worker(s) ...", file=sys.stderr)
-            shared = postgres_database() if backend == "postgres" else nullcontext(None)
-            with TemporaryDirectory() as tmp, shared as pg:
-                db = pg if backend == "postgres" else f"sqlite:///{Path(tmp) / 'sagas.sqlite'}"
-                if db is None:
-                    rows.append({"backend": backend, "workers": workers, "skipped": "no db"})
-                    continue
-                row = one_run(db, sagas, workers, CONCURRENCY, LATENCY)
-            rows.append({"backend": backend, **row})
+            outs: list[dict[str, Any]] = []
+            for r in range(runs):
+                print(
+                    f"bench: workers: {backend}, {workers} worker(s), run {r + 1}/{runs} ...",
+                    file=sys.stderr,
+                )
+                shared = postgres_database() if backend == "postgres" else nullcontext(None)
+                with TemporaryDirectory() as tmp, shared as pg:
+                    db = pg if backend == "postgres" else f"sqlite:///{Path(tmp) / 'sagas.sqlite'}"
+                    if db is None:
+                        break
+                    outs.append(one_run(db, sagas, workers, CONCURRENCY, LATENCY))
+            if not outs:
+                rows.append({"backend": backend, "workers": workers, "skipped": "no db"})
+                continue
+            wall = spread([o["wall_s"] for o in outs])
+            rows.append(
+                {
+                    "backend": backend,
+                    **{k: outs[0][k] for k in ("workers", "sagas", "concurrency", "latency_s")},
+                    "ideal_s": outs[0]["ideal_s"],
+                    "wall_s": wall,
+                    "vs_ideal": wall["median"] / outs[0]["ideal_s"],
+                    "runs": outs,
+                }
+            )
     return rows
 
 
