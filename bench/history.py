@@ -1,4 +1,4 @@
-"""7. Cost that does not grow with history: sagas already stored, then time per saga, list, recover.
+"""8. Cost that does not grow with history: sagas already stored, then time per saga, list, recover.
 
 For each durable backend (SQLite, PostgreSQL) one fresh database is filled step by step to
 1k, 10k and 50k stored sagas. The rows are real: a few dozen sagas (success, and failure at
@@ -260,7 +260,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[Row]:
     for r in rows:
         store = "PostgreSQL" if r["backend"] == "postgres" else "SQLite"
         if "skipped" in r:
-            out.append((f"7. History, {store}", "skipped", r["skipped"], "", "", ""))
+            out.append((f"8. History, {store}", "skipped", r["skipped"], "", "", ""))
             continue
         first = smallest.setdefault(r["backend"], r)
         n = f"{r['stored']:,}"
@@ -268,7 +268,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[Row]:
         flat = r is not first
         out.append(
             (
-                f"7. Time per saga, {n} sagas stored, {store}",
+                f"8. Time per saga, {n} sagas stored, {store}",
                 _ms(r["per_saga_s"]),
                 f"{first['stored']:,} stored: {_ms(first['per_saga_s'])}",
                 f"{ratio:.2f}×",
@@ -281,7 +281,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[Row]:
             full = r.get("full_read_s")
             out.append(
                 (
-                    f"7. `{verb}`, {n} sagas stored, {store}",
+                    f"8. `{verb}`, {n} sagas stored, {store}",
                     f"{_s(r[f'{key}_s'])}, {reads} blobs read",
                     f"every state read: {_s(full)}, {r['full_read_blob_reads']} blobs"
                     if full is not None
