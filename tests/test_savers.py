@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
@@ -42,7 +42,7 @@ def test_sqlite_writes_are_committed_and_checkpoints_keep_full_sync(tmp_path: Pa
         rows = other.execute("SELECT channel FROM writes WHERE thread_id = 't1' ORDER BY idx")
         assert [r[0] for r in rows] == ["results", "events"]
         other.close()
-        conn = getattr(saver, "conn")
+        conn = cast(Any, saver).conn
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2, "checkpoints stay FULL"
         assert not conn.in_transaction
         assert _stored(saver, config) == WRITES
@@ -54,7 +54,7 @@ def test_sqlite_writes_are_committed_and_checkpoints_keep_full_sync(tmp_path: Pa
 def test_sqlite_writes_that_fail_leave_no_transaction_open(tmp_path: Path) -> None:
     with open_checkpointer(f"sqlite:///{tmp_path / 'sagas.sqlite'}") as saver:
         config = _checkpoint(saver, "t1")
-        conn = getattr(saver, "conn")
+        conn = cast(Any, saver).conn
         conn.execute("DROP TABLE writes")
         try:
             saver.put_writes(config, WRITES, "task-1")
@@ -79,7 +79,7 @@ def test_postgres_writes_are_committed_and_the_session_keeps_synchronous_commit(
                 "SELECT channel FROM checkpoint_writes WHERE thread_id = 't1' ORDER BY idx"
             ).fetchall()
         assert [r[0] for r in rows] == ["results", "events"]
-        conn = getattr(saver, "conn")
+        conn = cast(Any, saver).conn
         assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "on"
         assert _stored(saver, config) == WRITES
 

@@ -1,7 +1,8 @@
 """The compensation part of the graph: undo committed steps in reverse order, one per superstep.
 
 ``compensate`` undoes one step and loops back to itself, so each committed step's compensation
-is checkpointed on its own (the failed step's cleanup shares the next one's superstep): after a crash the saga resumes at the next step still to undo, and the one that was
+is checkpointed on its own (the failed step's cleanup shares the next one's superstep): after
+a crash the saga resumes at the next step still to undo, and the one that was
 running when the process died runs again (compensations are idempotent). The last compensation
 also records the saga's final status, in the same superstep. Under ``ainvoke`` the node awaits
 a participant's ``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
@@ -202,9 +203,10 @@ def make_compensate_node(
 
     Stepwise, a superstep runs one committed step's compensation (with the failed step's own
     cleanup before it, see :func:`_records_now`). With ``mode="batch"`` it runs every pending
-    compensation, in order, before it records them; it stops at the first one that gives up. Under ``ainvoke`` it awaits the
-    participant's ``acompensate`` when it has one, else runs ``compensate`` on the step pool
-    (:mod:`sagagraph.saga.async_execution`), not on asyncio's small default executor.
+    compensation, in order, before it records them; it stops at the first one that gives up.
+    Under ``ainvoke`` it awaits the participant's ``acompensate`` when it has one, else runs
+    ``compensate`` on the step pool (:mod:`sagagraph.saga.async_execution`), not on asyncio's
+    small default executor.
     """
     if mode not in ("stepwise", "batch"):
         raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")
