@@ -102,3 +102,23 @@ def test_async_postgres_writes_are_committed(postgres_url: str) -> None:
             "SELECT channel FROM checkpoint_writes WHERE thread_id = 't2' ORDER BY idx"
         ).fetchall()
     assert [r[0] for r in rows] == ["results", "events"]
+
+
+def test_postgres_writes_that_fail_leave_the_session_waiting_for_the_flush(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    with open_checkpointer(postgres_url) as saver:
+        config = _checkpoint(saver, "t3")
+        conn = cast(Any, saver).conn
+        # PostgreSQL text cannot hold NUL: the write fails after the session stopped waiting.
+        try:
+            saver.put_writes(config, WRITES, "task\x00bad")
+        except (psycopg.Error, ValueError):
+            pass
+        else:  # pragma: no cover - PostgreSQL refuses NUL in text
+            raise AssertionError("a task id with NUL was stored")
+        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "on"
+        saver.put_writes(config, WRITES, "task-ok")
+        assert _stored(saver, config) == WRITES

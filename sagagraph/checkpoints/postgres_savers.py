@@ -17,7 +17,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from sagagraph.checkpoints.saga_metadata import stamp
 from sagagraph.checkpoints.savers import writes_conflict
 
-_NO_FLUSH = "SET LOCAL synchronous_commit = off"
+_NO_FLUSH = "SET synchronous_commit = off"
+_FLUSH = "SET synchronous_commit = on"
 
 
 class SagaPostgresSaver(PostgresSaver):
@@ -55,10 +56,19 @@ class SagaPostgresSaver(PostgresSaver):
             task_path,
             writes,
         )
-        # One round trip: the transaction's statements go out in one pipeline.
-        with self._cursor(pipeline=True) as cur, cur.connection.transaction():
-            cur.execute(_NO_FLUSH)
-            cur.executemany(query, params)
+        # One round trip: the session stops waiting for the flush, the rows go in (each its
+        # own autocommitted statement, as LangGraph's saver does), and the session waits again,
+        # all in one pipeline, so checkpoints keep full durability.
+        try:
+            with self._cursor(pipeline=True) as cur:
+                cur.execute(_NO_FLUSH)
+                cur.executemany(query, params)
+                cur.execute(_FLUSH)
+        except BaseException:
+            # A failed statement aborts the rest of its pipeline, the reset included.
+            with self._cursor() as cur:
+                cur.execute(_FLUSH)
+            raise
 
 
 class SagaAsyncPostgresSaver(AsyncPostgresSaver):
