@@ -125,3 +125,18 @@ def test_advance_drives_a_generator_to_its_return_value() -> None:
         request = advance(loop, request * 2)
     assert answers == [1, 2]
     assert request.value == "total 6"
+
+
+def test_the_kernel_exports_its_contract_and_loads_it_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    import sagagraph.saga as kernel
+
+    for name in kernel.__all__:
+        assert getattr(kernel, name) is not None, name
+    code = (
+        "import sys, sagagraph.saga as k; k.Status; k.COMPENSATE; print('langgraph' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", "names and statuses load without LangGraph"
