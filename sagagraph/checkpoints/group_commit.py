@@ -28,7 +28,6 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -39,6 +38,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.saga_metadata import stamp
+from sagagraph.checkpoints.savers import sqlite_writes
 
 log = logging.getLogger("sagagraph")
 
@@ -46,11 +46,6 @@ _INSERT_CHECKPOINT = (
     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
     "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-_INSERT_WRITES = (
-    "INSERT OR {conflict} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-    "task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
 Row = tuple[Any, ...]
 
 
@@ -167,25 +162,10 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's writes; return once they are committed (as the parent's)."""
-        # Special channels (errors, interrupts) replace; ordinary writes keep the first copy.
-        conflict = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
         await self.setup()
-        configurable = config["configurable"]
-        rows = [
-            (
-                str(configurable["thread_id"]),
-                str(configurable["checkpoint_ns"]),
-                str(configurable["checkpoint_id"]),
-                task_id,
-                task_path,
-                WRITES_IDX_MAP.get(channel, idx),
-                channel,
-                *self.serde.dumps_typed(value),
-            )
-            for idx, (channel, value) in enumerate(writes)
-        ]
+        sql, rows = sqlite_writes(self.serde, config, writes, task_id, task_path)
         if rows:
-            await self._write(_INSERT_WRITES.format(conflict=conflict), rows)
+            await self._write(sql, rows)
 
     async def drain(self) -> None:
         """Wait until every write handed over so far is committed (or has failed)."""

@@ -21,6 +21,31 @@ _NO_FLUSH = "SET synchronous_commit = off"
 _FLUSH = "SET synchronous_commit = on"
 
 
+def _writes(
+    saver: PostgresSaver | AsyncPostgresSaver,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> tuple[str, list[tuple[Any, ...]]]:
+    """The statement and parameters that store a task's writes, as LangGraph's saver builds them."""
+    query = (
+        saver.UPSERT_CHECKPOINT_WRITES_SQL
+        if writes_conflict(writes) == "REPLACE"
+        else saver.INSERT_CHECKPOINT_WRITES_SQL
+    )
+    configurable = config["configurable"]
+    params = saver._dump_writes(
+        configurable["thread_id"],
+        configurable["checkpoint_ns"],
+        configurable["checkpoint_id"],
+        task_id,
+        task_path,
+        writes,
+    )
+    return query, params
+
+
 class SagaPostgresSaver(PostgresSaver):
     """``PostgresSaver`` whose task writes commit without waiting for the WAL flush."""
 
@@ -42,20 +67,7 @@ class SagaPostgresSaver(PostgresSaver):
     ) -> None:
         if not writes:
             return
-        query = (
-            self.UPSERT_CHECKPOINT_WRITES_SQL
-            if writes_conflict(writes) == "REPLACE"
-            else self.INSERT_CHECKPOINT_WRITES_SQL
-        )
-        configurable = config["configurable"]
-        params = self._dump_writes(
-            configurable["thread_id"],
-            configurable["checkpoint_ns"],
-            configurable["checkpoint_id"],
-            task_id,
-            task_path,
-            writes,
-        )
+        query, params = _writes(self, config, writes, task_id, task_path)
         # One round trip: the session stops waiting for the flush, the rows go in (each its
         # own autocommitted statement, as LangGraph's saver does), and the session waits again,
         # all in one pipeline, so checkpoints keep full durability.
@@ -92,20 +104,7 @@ class SagaAsyncPostgresSaver(AsyncPostgresSaver):
     ) -> None:
         if not writes:
             return
-        query = (
-            self.UPSERT_CHECKPOINT_WRITES_SQL
-            if writes_conflict(writes) == "REPLACE"
-            else self.INSERT_CHECKPOINT_WRITES_SQL
-        )
-        configurable = config["configurable"]
-        params = self._dump_writes(
-            configurable["thread_id"],
-            configurable["checkpoint_ns"],
-            configurable["checkpoint_id"],
-            task_id,
-            task_path,
-            writes,
-        )
+        query, params = _writes(self, config, writes, task_id, task_path)
         async with self._cursor(pipeline=True) as cur, cur.connection.transaction():
             await cur.execute(_NO_FLUSH)
             await cur.executemany(query, params)

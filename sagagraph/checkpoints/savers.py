@@ -33,6 +33,7 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph.checkpoints.saga_metadata import stamp
@@ -46,6 +47,31 @@ _SQLITE_WRITES = (
 def writes_conflict(writes: Sequence[tuple[str, Any]]) -> str:
     """Special channels (errors, interrupts) replace their row; ordinary writes keep the first."""
     return "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
+
+
+def sqlite_writes(
+    serde: SerializerProtocol,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> tuple[str, list[tuple[Any, ...]]]:
+    """The statement and rows that store a task's writes in LangGraph's SQLite ``writes`` table."""
+    configurable = config["configurable"]
+    rows = [
+        (
+            str(configurable["thread_id"]),
+            str(configurable["checkpoint_ns"]),
+            str(configurable["checkpoint_id"]),
+            task_id,
+            task_path,
+            WRITES_IDX_MAP.get(channel, idx),
+            channel,
+            *serde.dumps_typed(value),
+        )
+        for idx, (channel, value) in enumerate(writes)
+    ]
+    return _SQLITE_WRITES.format(conflict=writes_conflict(writes)), rows
 
 
 class SagaSqliteSaver(SqliteSaver):
@@ -69,21 +95,7 @@ class SagaSqliteSaver(SqliteSaver):
     ) -> None:
         if not writes:
             return
-        configurable = config["configurable"]
-        rows = [
-            (
-                str(configurable["thread_id"]),
-                str(configurable["checkpoint_ns"]),
-                str(configurable["checkpoint_id"]),
-                task_id,
-                task_path,
-                WRITES_IDX_MAP.get(channel, idx),
-                channel,
-                *self.serde.dumps_typed(value),
-            )
-            for idx, (channel, value) in enumerate(writes)
-        ]
-        sql = _SQLITE_WRITES.format(conflict=writes_conflict(writes))
+        sql, rows = sqlite_writes(self.serde, config, writes, task_id, task_path)
         with self.lock:
             self.setup()
             # Outside a transaction (the connection commits each statement group itself):
