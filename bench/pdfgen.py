@@ -152,6 +152,11 @@ def write_lines_pdf(path: Path, pages: list[list[Line]]) -> Path:
     refs = " ".join(f"{k} 0 R" for k in kids).encode()
     objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (refs, len(kids))
 
+    return write_objects_pdf(path, objects)
+
+
+def write_objects_pdf(path: Path, objects: list[bytes]) -> Path:
+    """Write ``objects`` (object 1 the catalog) as a PDF file with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, 1):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph import (
     ConfigurationError,
@@ -22,6 +21,7 @@ from sagagraph import (
     unfinished_sagas,
 )
 from sagagraph.checkpoints.factory import redact_url
+from sagagraph.checkpoints.savers import SagaSqliteSaver
 from sagagraph.graph.recovery import saga_ids
 from tests.toy_saga import Crash, Journal, Plan, SimulatedCrash, saga_app, toy_saga
 
@@ -73,7 +73,7 @@ def test_the_default_is_a_sqlite_file_in_the_working_directory(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SAGAGRAPH_DB", raising=False)
     with open_checkpointer() as checkpointer:
-        assert isinstance(checkpointer, SqliteSaver)
+        assert isinstance(checkpointer, SagaSqliteSaver)
     assert (tmp_path / "sagagraph.sqlite").is_file()
 
     monkeypatch.setenv("SAGAGRAPH_DB", f"sqlite:///{tmp_path / 'from-env.sqlite'}")
@@ -84,9 +84,9 @@ def test_the_default_is_a_sqlite_file_in_the_working_directory(
 
 def test_postgres_url_opens_a_postgres_saver(postgres_url: str) -> None:
     with open_checkpointer(postgres_url) as checkpointer:
-        from langgraph.checkpoint.postgres import PostgresSaver
+        from sagagraph.checkpoints.postgres_savers import SagaPostgresSaver
 
-        assert isinstance(checkpointer, PostgresSaver)
+        assert isinstance(checkpointer, SagaPostgresSaver)
 
 
 @pytest.mark.parametrize(

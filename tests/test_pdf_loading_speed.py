@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from bench.pdfgen import write_objects_pdf
 from sagagraph.agents import paper_files
 from sagagraph.agents.headings import normalize_line
 from sagagraph.agents.paper_files import _has_letters, pdf_pages
@@ -50,20 +51,7 @@ def _figure_pdf(path: Path) -> Path:
         ),
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(_PAGE), _PAGE),
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
-    return path
+    return write_objects_pdf(path, objects)
 
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:

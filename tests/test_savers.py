@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
 
@@ -56,12 +57,8 @@ def test_sqlite_writes_that_fail_leave_no_transaction_open(tmp_path: Path) -> No
         config = _checkpoint(saver, "t1")
         conn = cast(Any, saver).conn
         conn.execute("DROP TABLE writes")
-        try:
+        with pytest.raises(sqlite3.OperationalError, match="writes"):
             saver.put_writes(config, WRITES, "task-1")
-        except sqlite3.OperationalError as error:
-            assert "writes" in str(error)
-        else:  # pragma: no cover - the table is gone
-            raise AssertionError("put_writes into a dropped table succeeded")
         assert not conn.in_transaction
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
 
@@ -113,12 +110,8 @@ def test_postgres_writes_that_fail_leave_the_session_waiting_for_the_flush(
         config = _checkpoint(saver, "t3")
         conn = cast(Any, saver).conn
         # PostgreSQL text cannot hold NUL: the write fails after the session stopped waiting.
-        try:
+        with pytest.raises((psycopg.Error, ValueError)):
             saver.put_writes(config, WRITES, "task\x00bad")
-        except (psycopg.Error, ValueError):
-            pass
-        else:  # pragma: no cover - PostgreSQL refuses NUL in text
-            raise AssertionError("a task id with NUL was stored")
         assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "on"
         saver.put_writes(config, WRITES, "task-ok")
         assert _stored(saver, config) == WRITES
