@@ -11,7 +11,7 @@ The checkpoint that ends a saga (terminal status) also carries the saga's final 
 under :data:`FINAL`, as JSON text (:func:`final_state`), so ``status`` of a finished saga is
 one metadata read, with no LangGraph (:mod:`sagagraph.checkpoints.metadata_reader`). They are
 the values the checkpoint itself holds, the reason redacted as the summary's is; values that
-JSON would not give back unchanged are not copied, and such a saga is read in full.
+are not JSON are not copied, and such a saga is read in full.
 
 Storage only: the kernel's view (``saga.view.committed_order``) and its terminal statuses are
 mirrored here, not imported, and tests hold them equal. LangGraph is not imported at run
@@ -87,10 +87,14 @@ def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def final_state(values: Mapping[str, Any]) -> str | None:
-    """The state channels of ``values`` as JSON text, with the reason redacted; None when
-    JSON would not give them back unchanged (a tuple, a set, a date, a key that is not a
-    string, NaN...) or when the text holds an escaped NUL (PostgreSQL drops those from
-    metadata). LangGraph's own channels (``__start__``, ``branch:to:...``) are left out.
+    """The state channels of ``values`` as JSON text, with the reason redacted; None when a
+    value is not JSON (a set, a date, bytes, a model object, NaN...) or when the text holds
+    an escaped NUL (PostgreSQL drops those from metadata). LangGraph's own channels
+    (``__start__``, ``branch:to:...``) are left out.
+
+    One ``json.dumps`` and no check beyond it, since this runs as every saga ends: a tuple
+    comes back a list, as it does from LangGraph's own serializer, and a key that is not a
+    string comes back a string, as ``status --json`` prints it anyway.
     """
     state = {k: v for k, v in values.items() if not k.startswith("__") and ":" not in k}
     if isinstance(state.get("reason"), str):
@@ -99,9 +103,7 @@ def final_state(values: Mapping[str, Any]) -> str | None:
         text = json.dumps(state, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError):
         return None
-    if "u0000" in text or json.loads(text) != state:
-        return None
-    return text
+    return None if "u0000" in text else text
 
 
 def committed_steps(events: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[str]:
