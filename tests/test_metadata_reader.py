@@ -82,7 +82,8 @@ def test_the_readers_summaries_are_the_savers(
             assert reader is not None
             for page_size in (1, 2, 1000):
                 got = ours(reader.latest(page_size=page_size))
-                assert got == ours(latest_checkpoints(app.checkpointer, page_size=page_size))
+                saver: Any = app.checkpointer
+                assert got == ours(latest_checkpoints(saver, page_size=page_size))
                 assert [s.status for s in got] == ["completed", "rolled_back", "completed"]
             assert ours(reader.latest(skip={"completed"})) == [got[1]]
 
@@ -94,8 +95,9 @@ def test_writes_after_the_last_checkpoint_send_the_saga_to_a_full_read(tmp_path:
         run_saga(app, {}, saga_id="w1")
         with open_metadata_reader(url) as reader:
             assert reader is not None and reader.final_values("w1") is not None
-            latest = app.checkpointer.get_tuple(saga_config("w1"))
-            app.checkpointer.put_writes(latest.config, [("status", "running")], "a-task")
+            saver: Any = app.checkpointer
+            latest = saver.get_tuple(saga_config("w1"))
+            saver.put_writes(latest.config, [("status", "running")], "a-task")
             assert reader.final_values("w1") is None
 
 
@@ -132,7 +134,7 @@ def test_a_database_without_tables_or_not_a_database_is_unreadable(tmp_path: Pat
 
 
 def test_final_state_keeps_json_values_only() -> None:
-    plain = {"status": "completed", "events": [{"ts": "t", "n": 1.5}], "results": {}, "x": None}
+    plain: dict[str, Any] = {"status": "completed", "events": [{"ts": "t", "n": 1.5}], "x": None}
     text = saga_metadata.final_state({**plain, "__start__": {"a": 1}, "branch:to:s1": None})
     assert text is not None
     assert json.loads(text) == plain
