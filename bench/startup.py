@@ -8,7 +8,8 @@ The commands take turns, round after round, so that a burst of load on the machi
 on all of them alike; each figure is the median of the rounds, with the fastest and the
 slowest, and the median CPU time (user + system), which a busy machine inflates less.
 The baseline is a process that only imports ``langgraph.graph``: the floor of any
-command that builds the saga's graph (``status``, ``list`` and ``graph`` do).
+command that builds the saga's graph. ``list`` and ``status`` of these finished sagas, and
+``graph``, no longer do (they read checkpoint metadata, or print a kept drawing).
 
     python -m bench.startup            # 11 rounds
     python -m bench.startup --quick    # 5 rounds

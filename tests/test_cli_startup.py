@@ -2,8 +2,10 @@
 
 Each probe runs the command in a fresh interpreter, as the ``sagagraph`` script does, then
 records which modules were imported. ``--help`` needs neither LangGraph nor any agent;
-``list``, ``status`` and ``graph`` read or draw the saga's graph, never with the model client,
-the PDF reader or the plotting stack.
+``list`` and ``status`` of finished sagas read their checkpoints' metadata with the database
+driver alone, and ``graph`` prints a drawing kept beforehand: none of them loads LangGraph.
+Sagas that have not finished are read through the saga's graph, never with the model
+client, the PDF reader or the plotting stack.
 """
 
 from __future__ import annotations
@@ -97,6 +99,43 @@ def test_list_status_and_graph_load_no_model_client_pdf_reader_or_plots(
     result = probe(one_saga, *args)
     assert result["code"] == 0
     assert [p for p in HEAVY if imported(result["modules"], p)] == []
+
+
+LANGGRAPH = ("langgraph.graph", "langgraph.checkpoint", "langgraph.types", "langchain_core")
+"""What building or reading a saga's graph loads (``import langgraph.graph``: 0.6-1.4 s)."""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list",),
+        ("list", "--json"),
+        ("status", "s1"),
+        ("status", "s1", "--json"),
+        ("graph",),
+        ("graph", "--router", "llm"),
+        ("graph", "--parallel"),
+    ],
+)
+def test_list_and_status_of_finished_sagas_and_graph_load_no_langgraph(
+    one_saga: Path, args: tuple[str, ...]
+) -> None:
+    result = probe(one_saga, *args)
+    assert result["code"] == 0
+    assert [p for p in LANGGRAPH if imported(result["modules"], p)] == []
+
+
+def test_status_of_an_unfinished_saga_reads_it_through_the_graph(one_saga: Path) -> None:
+    """The probe sees LangGraph when it is loaded: a saga left running needs its graph."""
+    from sagagraph import open_checkpointer, saga_config
+
+    with open_checkpointer("sqlite:///sagagraph.sqlite") as checkpointer:
+        latest = checkpointer.get_tuple(saga_config("s1"))
+        assert latest is not None
+        # Writes after the last checkpoint: only a full read applies them.
+        checkpointer.put_writes(latest.config, [("status", "running")], "a-task")
+    result = probe(one_saga, "status", "s1")
+    assert imported(result["modules"], "langgraph.graph")
 
 
 def test_import_sagagraph_alone_loads_nothing_heavy(tmp_path: Path) -> None:

@@ -6,6 +6,9 @@
 
 A URL that cannot be used fails with one line, a ConfigurationError that names the URL with
 any password hidden.
+
+LangGraph is imported only when a checkpointer is opened: ``default_db_url``, ``redact_url``
+and ``sqlite_path`` serve the CLI's reading commands, which often need no LangGraph at all.
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
+from typing import TYPE_CHECKING, Any
 
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import MASK, redact, url_password
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
 DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
 SQLITE_BUSY_TIMEOUT = 30.0
@@ -72,6 +75,8 @@ def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[st
     url = url or default_db_url()
     scheme = url.split(":", 1)[0].lower()
     if url in ("memory", "memory://"):
+        from langgraph.checkpoint.memory import InMemorySaver
+
         yield InMemorySaver()
     elif url.startswith("sqlite:///"):
         with _open_sqlite(url) as sqlite_saver:

@@ -7,18 +7,27 @@ compensated, and its reason. ``list`` and ``recover`` then read the metadata col
 (:mod:`sagagraph.checkpoints.saga_index`): a saga whose latest checkpoint says it finished
 needs no other read. Never the paper's text, never a secret (the reason is redacted again).
 
-Storage only: the kernel's view (``saga.view.committed_order``) is mirrored here, not
-imported, and a test holds the two equal.
+The checkpoint that ends a saga (terminal status) also carries the saga's final state values
+under :data:`FINAL`, as JSON text (:func:`final_state`), so ``status`` of a finished saga is
+one metadata read, with no LangGraph (:mod:`sagagraph.checkpoints.metadata_reader`). They are
+the values the checkpoint itself holds, the reason redacted as the summary's is; values that
+are not JSON are not copied, and such a saga is read in full.
+
+Storage only: the kernel's view (``saga.view.committed_order``) and its terminal statuses are
+mirrored here, not imported, and tests hold them equal. LangGraph is not imported at run
+time: the CLI reads summaries without it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
+from typing import TYPE_CHECKING, Any
 
 from sagagraph.redaction import redact
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 
 SUMMARY_VERSION = 1
 """Bumped when the summary's meaning changes; a reader trusts only the version it knows."""
@@ -33,12 +42,22 @@ COMPENSATED = "saga_compensated"
 REASON = "saga_reason"
 TS = "saga_ts"
 SUMMARY_KEYS = (VERSION, STATUS, NAME, MODE, PAPER, UPDATED, COMPLETED, COMPENSATED, REASON, TS)
-"""Every key :func:`stamp` writes, in the order the SQL listing reads them."""
+"""Every key of the summary :func:`stamp` writes, in the order the SQL listing reads them."""
+FINAL = "saga_final"
+"""Only in a checkpoint whose status is terminal: its state values as JSON text."""
+TERMINAL_STATUSES = frozenset({"completed", "rolled_back", "resolved_by_operator"})
+"""The kernel's ``saga.names.TERMINAL_STATUSES``, mirrored (a test holds the two equal)."""
 
 
 def stamp(checkpoint: Checkpoint, metadata: CheckpointMetadata) -> CheckpointMetadata:
-    """``metadata`` with the saga's summary added (a new dict: LangGraph's own is left as is)."""
-    return {**metadata, **summarize(checkpoint)}  # type: ignore[typeddict-item]
+    """``metadata`` with the saga's summary added (a new dict: LangGraph's own is left as is),
+    and, when the saga has ended, its final state values (:data:`FINAL`)."""
+    summary = summarize(checkpoint)
+    if summary[STATUS] in TERMINAL_STATUSES:
+        final = final_state(checkpoint.get("channel_values") or {})
+        if final is not None:
+            summary[FINAL] = final
+    return {**metadata, **summary}  # type: ignore[typeddict-item]
 
 
 def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
@@ -65,6 +84,26 @@ def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
         REASON: redact(reason) if isinstance(reason, str) else None,
         TS: _text(checkpoint.get("ts")),
     }
+
+
+def final_state(values: Mapping[str, Any]) -> str | None:
+    """The state channels of ``values`` as JSON text, with the reason redacted; None when a
+    value is not JSON (a set, a date, bytes, a model object, NaN...) or when the text holds
+    an escaped NUL (PostgreSQL drops those from metadata). LangGraph's own channels
+    (``__start__``, ``branch:to:...``) are left out.
+
+    One ``json.dumps`` and no check beyond it, since this runs as every saga ends: a tuple
+    comes back a list, as it does from LangGraph's own serializer, and a key that is not a
+    string comes back a string, as ``status --json`` prints it anyway.
+    """
+    state = {k: v for k, v in values.items() if not k.startswith("__") and ":" not in k}
+    if isinstance(state.get("reason"), str):
+        state["reason"] = redact(state["reason"])
+    try:
+        text = json.dumps(state, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return None if "u0000" in text else text
 
 
 def committed_steps(events: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[str]:

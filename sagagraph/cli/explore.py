@@ -10,17 +10,12 @@ from sagagraph.config import Settings
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    settings = Settings.resolve(llm="offline")
-    from sagagraph.agents.paper_saga import paper_saga_definition
-    from sagagraph.graph.builder import build_saga_graph
+    """LangGraph's drawing of the paper saga, kept beforehand (:mod:`sagagraph.cli.drawing`)."""
+    from sagagraph.cli.drawing import kept_drawing, langgraph_drawing
 
-    definition = paper_saga_definition(outputs_dir=settings.outputs, parallel=args.parallel)
-    router_model = None
-    if args.router == "llm":
-        # Drawing never calls the model; a named stand-in keeps `graph` free of API keys.
-        router_model = "drawing-only"
-    graph = build_saga_graph(definition, router=args.router, router_model=router_model)
-    print(graph.compile().get_graph().draw_mermaid())
+    Settings.resolve(llm="offline")  # the environment is checked, as for every command
+    text = kept_drawing(args.router, args.parallel)
+    print(text if text is not None else langgraph_drawing(args.router, args.parallel))
     return EXIT_COMPLETED
 
 

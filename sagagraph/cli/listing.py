@@ -1,8 +1,11 @@
 """``sagagraph list``: every saga of both coordination styles, one row each.
 
-Orchestrated sagas come from the checkpointer, choreographed ones from the bus log. Nothing
-is created to find out: a SQLite checkpointer or event log that does not exist has nothing
-to list. A ``running`` or ``compensating`` saga whose lease is free has no live process
+Orchestrated sagas come from the checkpointer, choreographed ones from the bus log. A saga
+whose latest checkpoint says it finished is listed from that checkpoint's metadata, read by
+the database driver alone; LangGraph and the paper saga's graph are loaded only when some
+saga has to be read in full (unfinished, or stored before summaries). Nothing is created to
+find out: a SQLite checkpointer or event log that does not exist has nothing to list. A
+``running`` or ``compensating`` saga whose lease is free has no live process
 behind it: it is shown as orphaned (``sagagraph recover`` finishes it).
 """
 
@@ -75,21 +78,54 @@ def stamped_row(summary: Any) -> dict[str, Any]:
 
 def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
     """One row per saga in the checkpointer: finished sagas from their checkpoint summary
-    (one query per page of sagas), the others (and any stored before summaries) read in full."""
-    from sagagraph.checkpoints.saga_index import latest_checkpoints
-    from sagagraph.graph.runner import saga_config, saga_status
+    (one query per page of sagas, by the database driver alone), the others (and any stored
+    before summaries) read in full through the paper saga's graph, built only for them."""
+    from sagagraph.checkpoints.metadata_reader import Unreadable, open_metadata_reader
     from sagagraph.saga.names import TERMINAL_STATUSES
 
     if not checkpoints_may_exist(settings.db):
         return []
+    summaries = None
+    try:
+        with open_metadata_reader(settings.db) as reader:
+            if reader is not None:
+                summaries = reader.latest()
+    except Unreadable:
+        summaries = None  # read through the saver, which says what is wrong, if anything
+    if summaries is None:
+        return full_rows(settings, None)
+    rows = []
+    unfinished = []
+    for summary in summaries:
+        if summary.stamped and summary.status in TERMINAL_STATUSES:
+            rows.append(stamped_row(summary))
+        else:
+            unfinished.append(summary.saga_id)
+    if unfinished:
+        rows += full_rows(settings, unfinished)
+    # Sorted here: a database's collation may order ids otherwise than Python does.
+    return sorted(rows, key=lambda r: str(r["saga_id"]))
+
+
+def full_rows(settings: Settings, saga_ids: list[str] | None) -> list[dict[str, Any]]:
+    """Rows of ``saga_ids`` (None: of every saga) read through the paper saga's graph;
+    finished sagas among them still come from their summary."""
+    from sagagraph.checkpoints.saga_index import latest_checkpoints
+    from sagagraph.graph.runner import saga_config, saga_status
+    from sagagraph.saga.names import TERMINAL_STATUSES
+
     rows = []
     with inspection_app(settings) as app:
-        for summary in latest_checkpoints(app.checkpointer):
-            if summary.stamped and summary.status in TERMINAL_STATUSES:
-                rows.append(stamped_row(summary))
-                continue
+        if saga_ids is None:
+            saga_ids = []
+            for summary in latest_checkpoints(app.checkpointer):
+                if summary.stamped and summary.status in TERMINAL_STATUSES:
+                    rows.append(stamped_row(summary))
+                else:
+                    saga_ids.append(summary.saga_id)
+        for saga_id in saga_ids:
             try:
-                view = saga_status(app, summary.saga_id)
+                view = saga_status(app, saga_id)
             except InputError:
                 continue  # not a saga (an invalid id), or no state at all
             values = app.get_state(saga_config(view["saga_id"])).values
@@ -100,19 +136,22 @@ def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
                 and lease_is_free(app, view["saga_id"])
             )
             rows.append(row(view, paper, orphaned))
-    # Sorted here: a database's collation may order ids otherwise than Python does.
     return sorted(rows, key=lambda r: str(r["saga_id"]))
 
 
 def choreographed_rows(settings: Settings) -> list[dict[str, Any]]:
     """One row per saga on the bus log: the log is read once and folded per saga."""
-    from sagagraph.choreography.hosting import bus_for
+    # The bus opener alone: the agents' hosting (and LangGraph) are not needed to read.
+    from sagagraph.choreography.buses import open_bus
     from sagagraph.choreography.messages import SagaMessage
     from sagagraph.choreography.projection import choreography_view
 
     try:
-        with bus_for(settings.bus, create=False) as bus:
+        bus = open_bus(settings.bus, create=False)
+        try:
             messages = bus.read_log()
+        finally:
+            bus.close()
     except (SagaGraphError, OSError) as error:
         # The orchestrated sagas are still worth listing when the bus cannot be read.
         print(f"sagagraph: warning: event log not read: {error}", file=sys.stderr)

@@ -36,8 +36,8 @@ from sagagraph.graph.runner import (
     raise_if_disk_full,
     saga_config,
     snapshot_view,
-    state_view,
 )
+from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.loop_gate import saga_turn
 
@@ -88,7 +88,7 @@ async def _view_after(
 ) -> dict[str, Any]:
     """The view once a run returned: from its final values when the saga ended, else read."""
     if finished is not None:
-        return state_view(finished, saga_id, next=[], waiting=False)
+        return finished_view(finished, saga_id)
     return await asaga_status(app, saga_id)
 
 

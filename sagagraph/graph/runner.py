@@ -33,10 +33,11 @@ from sagagraph.errors import (
 from sagagraph.graph import recovery
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
+from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
-from sagagraph.saga.view import Event, describe_error, saga_view
+from sagagraph.saga.view import Event, describe_error
 
 log = logging.getLogger("sagagraph")
 
@@ -166,22 +167,6 @@ def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
         ) from None
 
 
-def state_view(
-    values: Mapping[str, Any], saga_id: str, *, next: list[str], waiting: bool
-) -> dict[str, Any]:
-    """The JSON view of a saga's state values; ``next`` and ``waiting`` come from its tasks."""
-    view = saga_view(values)
-    # A saga killed right after its input checkpoint has no state yet: the id is the thread's.
-    view["saga_id"] = view["saga_id"] or saga_id
-    # The compensation that gave up (step, error, attempts) and what operators skipped;
-    # setdefault, so a saga_view that learns these fields stays the authority.
-    view.setdefault("compensation_failure", values.get("compensation_failure"))
-    view.setdefault("skipped", list(values.get("skipped") or []))
-    view["next"] = [] if view["status"] in TERMINAL_STATUSES else next
-    view["waiting_for_operator"] = waiting
-    return view
-
-
 def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
     """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state."""
     if not snap.values:
@@ -199,7 +184,7 @@ def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
 def _view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
     """The view once a run returned: from its final values when the saga ended, else read."""
     if finished is not None:
-        return state_view(finished, saga_id, next=[], waiting=False)
+        return finished_view(finished, saga_id)
     return saga_status(app, saga_id)
 
 

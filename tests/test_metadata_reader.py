@@ -1,0 +1,181 @@
+"""The metadata reader: finished sagas read with the database driver alone, as LangGraph reads them.
+
+A saga's terminal checkpoint carries its final state values in its metadata; the reader gives
+them back, and the view built from them is the view ``saga_status`` builds from a snapshot,
+on SQLite and PostgreSQL, for every way a saga ends. A saga that has not ended, one whose
+values JSON would change, or one with writes after its last checkpoint is not read there.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sagagraph import Retry, open_checkpointer, resolve_saga, run_saga, saga_config, saga_status
+from sagagraph.checkpoints import saga_metadata
+from sagagraph.checkpoints.metadata_reader import Unreadable, open_metadata_reader
+from sagagraph.checkpoints.saga_index import latest_checkpoints
+from sagagraph.errors import ConfigurationError
+from sagagraph.graph.state_view import finished_view
+from sagagraph.saga.names import TERMINAL_STATUSES
+from tests.toy_saga import Journal, Plan, saga_app, toy_saga
+
+TWO_ATTEMPTS = Retry(max_attempts=2)
+
+
+def test_the_stamp_mirrors_the_kernels_terminal_statuses() -> None:
+    assert saga_metadata.TERMINAL_STATUSES == TERMINAL_STATUSES
+
+
+@pytest.mark.parametrize("compensation", ["stepwise", "batch"])
+def test_a_finished_sagas_view_from_its_metadata_is_the_view_from_its_snapshot(
+    durable_checkpointer_url: str, tmp_path: Path, compensation: Any
+) -> None:
+    prefix = f"mr{uuid.uuid4().hex[:8]}"
+    plan = Plan()
+    journal = Journal(tmp_path / "journal.sqlite")
+    definition = toy_saga(3, journal, plan, compensation_retry=TWO_ATTEMPTS, outputs=tmp_path)
+    ended = {
+        f"{prefix}-ok": "completed",
+        f"{prefix}-undone": "rolled_back",
+        f"{prefix}-skipped": "resolved_by_operator",
+    }
+    with saga_app(definition, durable_checkpointer_url, compensation=compensation) as app:
+        run_saga(app, {}, saga_id=f"{prefix}-ok")
+        run_saga(app, {"fail": "s2"}, saga_id=f"{prefix}-undone")
+        plan.broken_compensations.add("s1")  # s1's undo gives up: an operator decides
+        run_saga(app, {"fail": "s3"}, saga_id=f"{prefix}-skipped")
+        run_saga(app, {"fail": "s3"}, saga_id=f"{prefix}-waiting")
+        resolve_saga(app, f"{prefix}-skipped", "skip", note="ops: s1 kept")
+        with open_metadata_reader(durable_checkpointer_url) as reader:
+            assert reader is not None
+            for saga_id, status in ended.items():
+                values = reader.final_values(saga_id)
+                assert values is not None, saga_id
+                view = finished_view(values, saga_id)
+                assert view["status"] == status
+                assert view == saga_status(app, saga_id)
+            # Waiting for an operator: not ended, so read through the graph.
+            assert saga_status(app, f"{prefix}-waiting")["waiting_for_operator"] is True
+            assert reader.final_values(f"{prefix}-waiting") is None
+            assert reader.final_values(f"{prefix}-never-stored") is None
+
+
+def test_the_readers_summaries_are_the_savers(
+    durable_checkpointer_url: str, tmp_path: Path
+) -> None:
+    prefix = f"ms{uuid.uuid4().hex[:8]}"
+    definition = toy_saga(2, Journal(tmp_path / "journal.sqlite"), Plan(), outputs=tmp_path)
+    with saga_app(definition, durable_checkpointer_url) as app:
+        for n in range(3):
+            run_saga(app, {"fail": "s2"} if n == 1 else {}, saga_id=f"{prefix}-{n}")
+
+        def ours(summaries: Any) -> list[Any]:
+            return [s for s in summaries if s.saga_id.startswith(prefix)]
+
+        with open_metadata_reader(durable_checkpointer_url) as reader:
+            assert reader is not None
+            for page_size in (1, 2, 1000):
+                got = ours(reader.latest(page_size=page_size))
+                saver: Any = app.checkpointer
+                assert got == ours(latest_checkpoints(saver, page_size=page_size))
+                assert [s.status for s in got] == ["completed", "rolled_back", "completed"]
+            assert ours(reader.latest(skip={"completed"})) == [got[1]]
+
+
+def test_writes_after_the_last_checkpoint_send_the_saga_to_a_full_read(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    definition = toy_saga(1, Journal(tmp_path / "journal.sqlite"), Plan(), outputs=tmp_path)
+    with saga_app(definition, url) as app:
+        run_saga(app, {}, saga_id="w1")
+        with open_metadata_reader(url) as reader:
+            assert reader is not None and reader.final_values("w1") is not None
+            saver: Any = app.checkpointer
+            latest = saver.get_tuple(saga_config("w1"))
+            saver.put_writes(latest.config, [("status", "running")], "a-task")
+            assert reader.final_values("w1") is None
+
+
+def test_a_saga_stamped_without_its_final_values_is_read_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a saga stored by an earlier sagagraph: its summary, but no final values."""
+    url = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    monkeypatch.setattr(saga_metadata, "final_state", lambda values: None)
+    definition = toy_saga(1, Journal(tmp_path / "journal.sqlite"), Plan(), outputs=tmp_path)
+    with saga_app(definition, url) as app:
+        run_saga(app, {}, saga_id="old")
+    with open_metadata_reader(url) as reader:
+        assert reader is not None
+        assert reader.final_values("old") is None
+        [summary] = reader.latest()
+        assert (summary.stamped, summary.status) == (True, "completed")
+
+
+def test_a_database_without_tables_or_not_a_database_is_unreadable(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not sqlite at all " * 100)
+    for path in (empty, junk):
+        with open_metadata_reader(f"sqlite:///{path}") as reader:
+            assert reader is not None
+            with pytest.raises(Unreadable):
+                reader.latest()
+            with pytest.raises(Unreadable):
+                reader.final_values("x")
+    with open_metadata_reader("memory://") as reader:
+        assert reader is None
+
+
+def test_final_state_keeps_json_values_only() -> None:
+    plain: dict[str, Any] = {"status": "completed", "events": [{"ts": "t", "n": 1.5}], "x": None}
+    text = saga_metadata.final_state({**plain, "__start__": {"a": 1}, "branch:to:s1": None})
+    assert text is not None
+    assert json.loads(text) == plain
+    for odd in ({1, 2}, math.nan, b"bytes", object(), "nul \x00", "\\u0000"):
+        assert saga_metadata.final_state({**plain, "x": odd}) is None, odd
+    # A tuple comes back a list, as from LangGraph's serializer (msgpack) on a full read.
+    assert json.loads(saga_metadata.final_state({"x": (1, 2)}) or "") == {"x": [1, 2]}
+
+
+def test_final_state_redacts_the_reason_as_the_summary_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop1234")
+    values = {"status": "rolled_back", "reason": "failed with key sk-test-abcdefghijklmnop1234"}
+    text = saga_metadata.final_state(values)
+    assert text is not None and "sk-test-abcdefghijklmnop1234" not in text
+    assert saga_metadata.summarize({"channel_values": values})[saga_metadata.REASON] in text
+
+
+def test_only_a_terminal_checkpoint_carries_final_values() -> None:
+    running = {"channel_values": {"status": "running"}, "ts": "t"}
+    done = {"channel_values": {"status": "completed"}, "ts": "t"}
+    assert saga_metadata.FINAL not in saga_metadata.stamp(running, {})  # type: ignore[arg-type]
+    assert saga_metadata.FINAL in saga_metadata.stamp(done, {})  # type: ignore[arg-type]
+
+
+def test_a_postgres_server_that_cannot_be_reached_is_one_line_with_no_password() -> None:
+    url = "postgresql://me:hunter2-secret@127.0.0.1:1/nowhere?connect_timeout=2"
+    with pytest.raises(ConfigurationError) as caught, open_metadata_reader(url):
+        pass  # pragma: no cover - never reached
+    message = str(caught.value)
+    assert "cannot connect" in message and "hunter2-secret" not in message
+    assert "\n" not in message
+
+
+def test_the_reader_opens_no_checkpointer(tmp_path: Path) -> None:
+    """Reading creates nothing: open_checkpointer would create the tables."""
+    url = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    with open_checkpointer(url):
+        pass
+    before = (tmp_path / "sagas.sqlite").stat().st_size
+    with open_metadata_reader(url) as reader:
+        assert reader is not None and reader.latest() == []
+    assert (tmp_path / "sagas.sqlite").stat().st_size == before
