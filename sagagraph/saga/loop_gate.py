@@ -97,16 +97,14 @@ class _Turn:
             self._held = False
             self._turns.release()
 
-    @asynccontextmanager
-    async def waiting(self) -> AsyncIterator[None]:
+    def start_waiting(self) -> None:
         self._waiting += 1
         self.give_back()
-        try:
-            yield
-        finally:
-            self._waiting -= 1
-            if self._waiting == 0:
-                await self.take()
+
+    async def stop_waiting(self) -> None:
+        self._waiting -= 1
+        if self._waiting == 0:
+            await self.take()
 
 
 _current: ContextVar[_Turn | None] = ContextVar("sagagraph_turn", default=None)
@@ -128,12 +126,22 @@ async def saga_turn() -> AsyncIterator[None]:
         turn.give_back()
 
 
-@asynccontextmanager
-async def waiting_for_io() -> AsyncIterator[None]:
-    """Give the saga's turn to another saga while the block waits; take one back after."""
-    turn = _current.get()
-    if turn is None:
-        yield
-        return
-    async with turn.waiting():
-        yield
+class waiting_for_io:  # used as a function: ``async with waiting_for_io():``
+    """Give the saga's turn to another saga while the block waits; take one back after.
+
+    A class rather than an ``asynccontextmanager``: every attempt of every step enters one,
+    and a generator-based context manager costs more than the turn itself.
+    """
+
+    __slots__ = ("_turn",)
+
+    def __init__(self) -> None:
+        self._turn = _current.get()
+
+    async def __aenter__(self) -> None:
+        if self._turn is not None:
+            self._turn.start_waiting()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._turn is not None:
+            await self._turn.stop_waiting()
