@@ -35,9 +35,15 @@ class _Turns:
         self._returning: deque[asyncio.Future[None]] = deque()
         self._new: deque[asyncio.Future[None]] = deque()
 
-    async def acquire(self, *, returning: bool) -> None:
+    def try_acquire(self) -> bool:
+        """Take a free slot when nobody queues for one; False when the caller must wait."""
         if self._free > 0 and not self._returning and not self._new:
             self._free -= 1
+            return True
+        return False
+
+    async def acquire(self, *, returning: bool) -> None:
+        if self.try_acquire():
             return
         slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue = self._returning if returning else self._new
@@ -86,6 +92,14 @@ class _Turn:
         self._taking = asyncio.Lock()
 
     async def take(self) -> None:
+        if not self._taking.locked():
+            # Nothing below awaits when a slot is free: no other task of this saga can come
+            # in between, so the lock is not needed (every attempt of every step takes a turn).
+            if self._held or self._waiting:
+                return
+            if self._turns.try_acquire():
+                self._held = self._started = True
+                return
         # The lock keeps two tasks of one saga from taking two turns for it.
         async with self._taking:
             if not self._held and self._waiting == 0:
