@@ -3,6 +3,7 @@
     python -m bench.profile                   # 200 sequential sagas, success and failure,
                                               # SQLite and PostgreSQL, sagagraph and plain
     python -m bench.profile --sagas 50        # quicker
+    python -m bench.profile --backends memory --sagas 2000   # CPU only: no disk hides it
 
 For each backend and path it runs the sagas one after another (instant agents), sagagraph
 through ``run_saga`` and the plain LangGraph graph of :mod:`bench.fake_saga` through
@@ -24,7 +25,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -76,7 +77,11 @@ class _Meter:
 @contextmanager
 def _stock_saver(url: str) -> Iterator[Any]:
     """LangGraph's own saver for the URL, as a plain LangGraph user opens it."""
-    if url.startswith("sqlite:///"):
+    if url == "memory://":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+    elif url.startswith("sqlite:///"):
         import sqlite3
 
         from langgraph.checkpoint.sqlite import SqliteSaver
@@ -166,10 +171,21 @@ def profile_backend(url: str, fail_at: str | None, sagas: int) -> dict[str, Any]
     return out
 
 
-def run(*, sagas: int = 200) -> list[dict[str, Any]]:
+BACKENDS = ("memory", "sqlite", "postgres")
+
+
+def run(
+    *, sagas: int = 200, backends: tuple[str, ...] = ("sqlite", "postgres")
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with TemporaryDirectory(prefix="sagagraph-profile-") as tmp, postgres_database() as pg:
-        urls = {"sqlite": f"sqlite:///{Path(tmp) / 'profile.sqlite'}", "postgres": pg}
+    database = postgres_database() if "postgres" in backends else nullcontext(None)
+    with TemporaryDirectory(prefix="sagagraph-profile-") as tmp, database as pg:
+        every = {
+            "memory": "memory://",
+            "sqlite": f"sqlite:///{Path(tmp) / 'profile.sqlite'}",
+            "postgres": pg,
+        }
+        urls = {backend: every[backend] for backend in backends}
         for backend, url in urls.items():
             for path, fail_at in (("success", None), ("failure", "summarizer")):
                 row: dict[str, Any] = {"backend": backend, "path": path}
@@ -203,9 +219,18 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sagas", type=int, default=200)
+    parser.add_argument(
+        "--backends",
+        default="sqlite,postgres",
+        help=f"comma-separated, among {', '.join(BACKENDS)} (default: sqlite,postgres)",
+    )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
-    rows = run(sagas=args.sagas)
+    backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
+    unknown = sorted(set(backends) - set(BACKENDS))
+    if unknown:
+        parser.error(f"--backends: unknown {', '.join(unknown)} (known: {', '.join(BACKENDS)})")
+    rows = run(sagas=args.sagas, backends=backends)
     if args.json:
         print(json.dumps(rows, indent=2))
         return

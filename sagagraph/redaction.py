@@ -39,6 +39,7 @@ _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")
 
 _URL_PASSWORD = re.compile(r"://[^\s:/@]*:((?:[^\s@/]*@)+)")
 
+_WATCHED_ENV_VARS = (*SECRET_ENV_VARS, *URL_ENV_VARS)
 _registered: set[str] = set()
 _lock = threading.Lock()
 _cache: tuple[tuple[object, ...], list[str]] = ((), [])
@@ -59,10 +60,26 @@ def url_password(url: str) -> str | None:
     return match.group(1)[:-1] or None if match else None
 
 
+_WATCHED_ENV_KEYS = tuple(os.fsencode(name) for name in _WATCHED_ENV_VARS)
+
+
+def _watched_env_values() -> tuple[object, ...]:
+    """The watched variables' values, to tell whether the environment's secrets changed.
+
+    ``os.environ.get`` of an unset variable raises and catches a KeyError inside: six of
+    those for every redacted text. On POSIX the environment's own bytes mapping answers
+    without one (it is what ``os.environ`` reads and writes); elsewhere, ``os.environ.get``.
+    """
+    data = getattr(os.environ, "_data", None)
+    if os.name == "posix" and isinstance(data, dict):
+        return tuple(map(data.get, _WATCHED_ENV_KEYS))
+    return tuple(map(os.environ.get, _WATCHED_ENV_VARS))
+
+
 def known_secrets() -> list[str]:
     """Every secret value redaction hides now, longest first (a secret may contain another)."""
     global _cache
-    key = (len(_registered), *(os.environ.get(n) for n in (*SECRET_ENV_VARS, *URL_ENV_VARS)))
+    key = (len(_registered), *_watched_env_values())
     cached_key, cached = _cache
     if cached_key == key:
         return cached
@@ -82,10 +99,17 @@ def redact(text: str) -> str:
         return text
     for secret in known_secrets():
         text = text.replace(secret, MASK)
-    text = _URL_CREDENTIALS.sub(rf"\1:{MASK}@", text)
-    text = _PASSWORD_PARAM.sub(rf"\1{MASK}", text)
-    text = _BEARER.sub(rf"\1{MASK}", text)
-    return _KEY_LIKE.sub(f"sk-{MASK}", text)
+    # Each pattern runs only on a text holding the literal it cannot match without: the same
+    # result, without four regular-expression scans of every event's detail.
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(rf"\1:{MASK}@", text)
+    if "=" in text:
+        text = _PASSWORD_PARAM.sub(rf"\1{MASK}", text)
+    if "bearer" in text.lower():
+        text = _BEARER.sub(rf"\1{MASK}", text)
+    if "sk-" in text:
+        text = _KEY_LIKE.sub(f"sk-{MASK}", text)
+    return text
 
 
 class RedactingFilter(logging.Filter):

@@ -105,7 +105,7 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         """The checkpoint ``config`` names, else the thread's latest; None when there is none."""
         if self._reader is None or self._patient_reader is None:
             return await super().aget_tuple(config)
-        await self.setup()
+        await self._ready()
         try:
             # In WAL mode a reader does not wait for writers: a point read from the page
             # cache takes tens of microseconds, less than a hop to another thread.
@@ -115,6 +115,16 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
                 raise
         loop = asyncio.get_running_loop()  # busy (a recovery, a checkpoint): wait off the loop
         return await loop.run_in_executor(self._read_thread, self._patient_reader.get_tuple, config)
+
+    async def _ready(self) -> None:
+        """``setup()`` when the tables are not known to exist yet; else nothing.
+
+        The parent's ``setup`` takes the saver's lock even when it has nothing left to do,
+        and a commit holds that lock while it waits for the disk: every read and every write
+        (about ten a saga) would queue behind the commit in flight, one lock hand-over each.
+        """
+        if not self.is_setup:
+            await self.setup()
 
     def close_reader(self) -> None:
         """Stop the read thread (before its connection is closed)."""
@@ -128,7 +138,7 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save a checkpoint; return once it is committed (as ``AsyncSqliteSaver.aput``)."""
-        await self.setup()
+        await self._ready()
         configurable = config["configurable"]
         thread_id = configurable["thread_id"]
         checkpoint_ns = configurable["checkpoint_ns"]
@@ -162,7 +172,7 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         task_path: str = "",
     ) -> None:
         """Store a task's writes; return once they are committed (as the parent's)."""
-        await self.setup()
+        await self._ready()
         sql, rows = sqlite_writes(self.serde, config, writes, task_id, task_path)
         if rows:
             await self._write(sql, rows)

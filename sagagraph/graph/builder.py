@@ -1,13 +1,20 @@
 """Saga definition -> LangGraph ``StateGraph``.
 
-Deterministic mode wires the steps in order with one pure routing function after each step:
-on success it names the next step, on failure or an intended halt it names ``compensate``.
-LLM-router mode puts a ``supervisor`` node between steps (see :mod:`sagagraph.graph.llm_router`).
-The graph is returned uncompiled, so the caller (or LangGraph Server) picks the checkpointer.
+Deterministic mode runs the steps in order: on success a step goes to the next step, on
+failure or an intended halt to ``compensate``. LLM-router mode puts a ``supervisor`` node
+between steps (see :mod:`sagagraph.graph.llm_router`). The graph is returned uncompiled, so the
+caller (or LangGraph Server) picks the checkpointer.
+
+In a chain (the default: each step needs the one before it) each step node routes itself: it
+returns ``Command(update=..., goto=...)`` to the next node or to ``compensate``, so no edge
+function runs after it. A conditional edge would cost more than the step's own bookkeeping:
+LangGraph copies every channel of the state to show the edge its fresh values (issue 18,
+docs/performance.md). Parallel definitions keep one routing edge after each step, which can
+end a branch.
 
 The same graph runs under ``invoke`` and ``ainvoke``: each step node has a sync body and an
-async one (:class:`~sagagraph.graph.dual_node.DualNode`), and the edges after steps run
-inline in both, so that under ``ainvoke`` nothing waits for a thread of asyncio's small
+async one (:class:`~sagagraph.graph.dual_node.DualNode`), and the edges after parallel steps
+run inline in both, so that under ``ainvoke`` nothing waits for a thread of asyncio's small
 default executor.
 """
 
@@ -18,7 +25,9 @@ from typing import Any, Literal, TypedDict, cast
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command
 
+from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import CompensationMode, add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
@@ -123,6 +132,32 @@ def needs_compensation(state: SagaState | RouteState) -> bool:
     return bool(state.get("failure") or state.get("halted"))
 
 
+RoutedNode = DualNode[SagaState, Command[Any]]
+"""A chain's step node that routes itself (module docstring)."""
+
+
+def _routed(node: StepNode, next_node: str) -> RoutedNode:
+    """``node`` returning ``Command(goto=...)``: ``compensate`` when the saga must stop going
+    forward once its update is applied, else ``next_node``.
+
+    The same decision as the conditional edge it replaces, which read ``failure`` and
+    ``halted`` after the node's writes: a field the update writes wins over the state's.
+    """
+
+    def goto(state: SagaState, update: dict[str, Any]) -> Command[Any]:
+        failure = update["failure"] if "failure" in update else state.get("failure")
+        halted = update["halted"] if "halted" in update else state.get("halted")
+        return Command(update=update, goto=COMPENSATE if failure or halted else next_node)
+
+    def run(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        return goto(state, node.func(state, config))
+
+    async def arun(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        return goto(state, await node.afunc(state, config))
+
+    return RoutedNode(str(node.name), run, arun)
+
+
 class _Route(RunnableLambda[RouteState, str]):
     """The edge after a step, run inline under both ``invoke`` and ``ainvoke``.
 
@@ -143,14 +178,6 @@ class _Route(RunnableLambda[RouteState, str]):
         self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any
     ) -> str:
         return self._route(input)
-
-
-def _route_after(step_name: str, next_node: str) -> _Route:
-    def route(state: RouteState) -> str:
-        return COMPENSATE if needs_compensation(state) else next_node
-
-    route.__name__ = f"after_{step_name}"
-    return _Route(route)
 
 
 def _route_parallel(definition: SagaDefinition, step_name: str, following: list[str]) -> _Route:
@@ -244,39 +271,37 @@ def build_saga_graph(
     """
     graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
     names = definition.step_names
+    chain = definition.is_chain
+    if router not in ("deterministic", "llm"):
+        raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
+    if router == "llm" and not chain:
+        raise ConfigurationError(
+            f"saga {definition.name!r}: parallel steps (Step.after) need router='deterministic'"
+        )
     for i, step in enumerate(definition.steps):
         is_last = i == len(names) - 1
-        if not definition.is_chain:
+        if not chain:
             # A parallel definition's only last step may complete the saga; with several,
             # the ``complete`` join does.
             leaves = [n for n in names if not definition.dependants(n)]
             is_last = leaves == [step.name]
         node = make_step_node(definition, step, is_last=is_last, router=router)
-        graph.add_node(step.name, cast(Any, node))  # see compensation.add_compensation_nodes
+        if not chain:
+            graph.add_node(step.name, cast(Any, node))  # see compensation.add_compensation_nodes
+            continue
+        nxt = SUPERVISOR if router == "llm" else names[i + 1] if not is_last else END
+        graph.add_node(step.name, cast(Any, _routed(node, nxt)), destinations=(nxt, COMPENSATE))
     add_compensation_nodes(graph, definition, on_escalation=on_escalation, mode=compensation)
 
-    if router == "llm" and not definition.is_chain:
-        from sagagraph.errors import ConfigurationError
-
-        raise ConfigurationError(
-            f"saga {definition.name!r}: parallel steps (Step.after) need router='deterministic'"
-        )
-    if router == "deterministic" and not definition.is_chain:
+    if not chain:
         _wire_parallel(graph, definition)
     elif router == "deterministic":
         graph.add_edge(START, names[0])
-        for i, name in enumerate(names):
-            nxt = names[i + 1] if i + 1 < len(names) else END
-            graph.add_conditional_edges(
-                name, _route_after(name, nxt), {nxt: nxt, COMPENSATE: COMPENSATE}
-            )
-    elif router == "llm":
+    else:
         from sagagraph.graph.llm_router import make_supervisor
         from sagagraph.graph.router_options import RouterOptions
 
         if router_model is None:
-            from sagagraph.errors import ConfigurationError
-
             raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
         options = router_options if router_options is not None else RouterOptions()
         graph.add_node(
@@ -285,14 +310,4 @@ def build_saga_graph(
             destinations=(*names, COMPENSATE, END),
         )
         graph.add_edge(START, SUPERVISOR)
-        for name in names:
-            graph.add_conditional_edges(
-                name,
-                _route_after(name, SUPERVISOR),
-                {SUPERVISOR: SUPERVISOR, COMPENSATE: COMPENSATE},
-            )
-    else:
-        from sagagraph.errors import ConfigurationError
-
-        raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
     return graph

@@ -36,8 +36,10 @@ class DualNode(Runnable[S, U], Generic[S, U]):
         self.func = func
         self.afunc = afunc
 
+    # LangGraph always passes the task's config; ``ensure_config`` (a copy of it, merged with
+    # the context's) only when called without one: bodies read ``configurable`` alone.
     def invoke(self, input: S, config: RunnableConfig | None = None, **kwargs: Any) -> U:
-        return self.func(input, ensure_config(config))
+        return self.func(input, config if config is not None else ensure_config())
 
     async def ainvoke(self, input: S, config: RunnableConfig | None = None, **kwargs: Any) -> U:
-        return await self.afunc(input, ensure_config(config))
+        return await self.afunc(input, config if config is not None else ensure_config())

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.saga.ids import validate_saga_id
@@ -95,9 +96,14 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
         stop = {"status": "compensating"} | saga_halted(reason).update()
         events = [_rollback_event(SAGA, reason)]
     update: dict[str, Any] = {**stop, "events": events}
-    # Writing "as" a step node runs that node's routing, which sends a failed or halted saga
-    # to compensate; every step node routes that way.
-    app.update_state(config, update, as_node=interrupted[0] if interrupted else step_nodes[0])
+    as_node = interrupted[0] if interrupted else step_nodes[0]
+    # Writing "as" a step node runs that node's routing edge, which sends a failed or halted
+    # saga to compensate. A chain's step node has no edge (it routes itself with a Command,
+    # see graph.builder): it is given the Command it would have returned.
+    spec = getattr(getattr(app, "builder", None), "nodes", {}).get(as_node)
+    routes_itself = COMPENSATE in (getattr(spec, "ends", None) or ())
+    values: Any = Command(update=update, goto=COMPENSATE) if routes_itself else update
+    app.update_state(config, values, as_node=as_node)
     return True
 
 

@@ -133,7 +133,10 @@ async def adrive(
         try:
             async with waiting_for_io():
                 with collecting_events(request.events):
-                    value = await await_with_timeout(partial(call, request.ctx), timeout, what)
+                    if timeout is None:
+                        value = await call(request.ctx)
+                    else:
+                        value = await await_with_timeout(partial(call, request.ctx), timeout, what)
         except Exception as error:  # interrupt() inside a step passes through ``failed``
             request = advance(loop, failed(error))
         else:

@@ -35,9 +35,15 @@ class _Turns:
         self._returning: deque[asyncio.Future[None]] = deque()
         self._new: deque[asyncio.Future[None]] = deque()
 
-    async def acquire(self, *, returning: bool) -> None:
+    def try_acquire(self) -> bool:
+        """Take a free slot when nobody queues for one; False when the caller must wait."""
         if self._free > 0 and not self._returning and not self._new:
             self._free -= 1
+            return True
+        return False
+
+    async def acquire(self, *, returning: bool) -> None:
+        if self.try_acquire():
             return
         slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue = self._returning if returning else self._new
@@ -86,6 +92,14 @@ class _Turn:
         self._taking = asyncio.Lock()
 
     async def take(self) -> None:
+        if not self._taking.locked():
+            # Nothing below awaits when a slot is free: no other task of this saga can come
+            # in between, so the lock is not needed (every attempt of every step takes a turn).
+            if self._held or self._waiting:
+                return
+            if self._turns.try_acquire():
+                self._held = self._started = True
+                return
         # The lock keeps two tasks of one saga from taking two turns for it.
         async with self._taking:
             if not self._held and self._waiting == 0:
@@ -97,16 +111,14 @@ class _Turn:
             self._held = False
             self._turns.release()
 
-    @asynccontextmanager
-    async def waiting(self) -> AsyncIterator[None]:
+    def start_waiting(self) -> None:
         self._waiting += 1
         self.give_back()
-        try:
-            yield
-        finally:
-            self._waiting -= 1
-            if self._waiting == 0:
-                await self.take()
+
+    async def stop_waiting(self) -> None:
+        self._waiting -= 1
+        if self._waiting == 0:
+            await self.take()
 
 
 _current: ContextVar[_Turn | None] = ContextVar("sagagraph_turn", default=None)
@@ -128,12 +140,22 @@ async def saga_turn() -> AsyncIterator[None]:
         turn.give_back()
 
 
-@asynccontextmanager
-async def waiting_for_io() -> AsyncIterator[None]:
-    """Give the saga's turn to another saga while the block waits; take one back after."""
-    turn = _current.get()
-    if turn is None:
-        yield
-        return
-    async with turn.waiting():
-        yield
+class waiting_for_io:  # used as a function: ``async with waiting_for_io():``
+    """Give the saga's turn to another saga while the block waits; take one back after.
+
+    A class rather than an ``asynccontextmanager``: every attempt of every step enters one,
+    and a generator-based context manager costs more than the turn itself.
+    """
+
+    __slots__ = ("_turn",)
+
+    def __init__(self) -> None:
+        self._turn = _current.get()
+
+    async def __aenter__(self) -> None:
+        if self._turn is not None:
+            self._turn.start_waiting()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._turn is not None:
+            await self._turn.stop_waiting()

@@ -6,6 +6,7 @@ event trail, token usage) and answer ``status`` with the same JSON object, built
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
@@ -109,9 +110,19 @@ class FailureRecord(TypedDict):
     attempts: int
 
 
+_second: tuple[int, str] = (-1, "")
+"""The last whole second :func:`now` formatted, and its text: every event takes a timestamp."""
+
+
 def now() -> str:
-    """An ISO-8601 UTC timestamp with milliseconds."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """An ISO-8601 UTC timestamp with milliseconds (``2026-12-01T16:10:00.123Z``)."""
+    global _second
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    last, text = _second
+    if seconds != last:
+        text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second = (seconds, text)
+    return f"{text}.{nanos // 1_000_000:03d}Z"
 
 
 def make_event(step: str, action: str, outcome: str, attempt: int = 1, detail: str = "") -> Event:
