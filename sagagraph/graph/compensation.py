@@ -339,7 +339,7 @@ def add_compensation_nodes(
     """
     node = compensate if compensate is not None else make_compensate_node(definition, mode)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
-    graph.add_node(COMPENSATE, cast(Any, node), destinations=(COMPENSATE, ESCALATE, END))
+    graph.add_node(COMPENSATE, cast(Any, node), destinations=(ESCALATE, END))
     graph.add_node(
         ESCALATE,
         cast(Any, make_escalate_node(on_escalation)),
