@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,11 @@ from sagagraph import (
     ConfigurationError,
     InputError,
     Retry,
+    SagaDefinition,
+    Step,
+    StepContext,
+    StepResult,
+    arun_saga,
     new_saga_id,
     resolve_saga,
     resume_saga,
@@ -224,3 +231,48 @@ def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> 
         view = run_saga(app, {"fail": "s2"}, saga_id="pager")
     assert view["status"] == "compensation_failed"
     assert view["waiting_for_operator"] is True
+
+
+class _Watching:
+    """A step whose compensation waits (10 s at most) until the compensation before it has
+    been reported to ``on_event``, and notes whether it was."""
+
+    def __init__(self, name: str, before: str | None, reports: dict[str, threading.Event]):
+        self.name = name
+        self.before = before
+        self.reports = reports
+        self.heard: bool | None = None
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        return StepResult(data={"step": self.name})
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        if self.before is not None:
+            self.heard = self.reports[self.before].wait(timeout=10)
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_rollback_reports_each_compensation_once_as_it_ends(driver: str) -> None:
+    """The rollback is one superstep, but ``on_event`` hears of each compensation when it
+    ends (the custom stream), not when the superstep does, and only once."""
+    names = ("s1", "s2", "s3", "s4")
+    reports = {n: threading.Event() for n in names}
+    steps = [_Watching(n, names[i + 1] if i + 1 < len(names) else None, reports)
+             for i, n in enumerate(names)]  # fmt: skip
+    reported: list[dict[str, Any]] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        reported.append(event)
+        if event["action"] == "compensate":
+            reports[event["step"]].set()
+
+    with saga_app(SagaDefinition("watched", tuple(Step(s) for s in steps))) as app:
+        if driver == "sync":
+            view = run_saga(app, {}, saga_id="watched", fail_at="s4", on_event=on_event)
+        else:
+            view = asyncio.run(
+                arun_saga(app, {}, saga_id="watched", fail_at="s4", on_event=on_event)
+            )
+    assert view["status"] == "rolled_back"
+    assert [s.heard for s in steps] == [True, True, True, None]
+    assert reported == view["events"], "every event once, in the order of the audit trail"

@@ -34,6 +34,7 @@ from sagagraph.graph.runner import (
     holds_saga,
     initial_state,
     raise_if_disk_full,
+    run_config,
     saga_config,
     snapshot_view,
 )
@@ -73,7 +74,7 @@ async def _drive(
     output = RunOutput(on_event)
     try:
         stream = app.astream(
-            payload, saga_config(saga_id), durability=durability, stream_mode=output.MODES
+            payload, run_config(saga_id, payload), durability=durability, stream_mode=output.modes
         )
         async for chunk in stream:
             output.take(chunk)

@@ -1,11 +1,13 @@
-"""The compensation part of the graph: undo committed steps in reverse order, one per superstep.
+"""The compensation part of the graph: undo committed steps in reverse order, in one superstep.
 
-``compensate`` undoes one step and loops back to itself, so each committed step's compensation
-is checkpointed on its own (the failed step's cleanup shares the next one's superstep): after
-a crash the saga resumes at the next step still to undo, and the one that was
-running when the process died runs again (compensations are idempotent). The last compensation
-also records the saga's final status, in the same superstep. Under ``ainvoke`` the node awaits
-a participant's ``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
+``compensate`` runs every pending compensation in order: the failed step's cleanup of its
+partial work first, then each committed step in reverse commit order. Stepwise (the default),
+each committed step's compensation is journaled as it ends (:mod:`.rollback_journal`): after a
+crash the superstep runs again, replays what the journal holds, and runs again only the
+compensation that was running (compensations are idempotent) and what came after it. The
+superstep also records the saga's final status, so a rollback costs one checkpoint, as a plain
+graph's single compensation node does. Under ``ainvoke`` the node awaits a participant's
+``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
 
 When a compensation still fails after its retries, ``escalate`` alerts once (log,
 ``on_escalation`` hook, an ``escalate`` event), then pauses the saga with an interrupt until
@@ -17,24 +19,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import CONFIG_KEY_RUNTIME
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.rollback_journal import JournalEntry, RollbackJournal, rollback_journal
 from sagagraph.graph.state import SagaState
 from sagagraph.saga.async_execution import acompensate_step
 from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_payload
 from sagagraph.saga.execution import Outcome, compensate_step
-from sagagraph.saga.names import COMPENSATE, ESCALATE
+from sagagraph.saga.names import COMPENSATE, ESCALATE, PROGRESS
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.saga.records import compensation_failed, rollback_finished
-from sagagraph.saga.view import Event, committed_order, make_event
+from sagagraph.saga.view import committed_order, make_event
 
 log = logging.getLogger("sagagraph")
 
@@ -85,25 +89,17 @@ class _Compensation:
     """True when nothing else is pending after this one: the saga finishes with it."""
 
 
-def _finish(
-    state: SagaState, ran: int, events: list[Event], update: dict[str, Any] | None = None
-) -> Command[Any]:
-    """End the saga: ``rolled_back``, or ``resolved_by_operator`` when something was skipped.
-
-    ``events`` go before the ``finish`` event; ``update`` adds to the state update.
-    """
+def _finish(state: SagaState, ran: int) -> Command[Any]:
+    """End the saga: ``rolled_back``, or ``resolved_by_operator`` when something was skipped."""
     finished = rollback_finished(ran, len(state.get("skipped") or []))
-    return Command(
-        update={**(update or {}), "status": finished.status, "events": [*events, finished.event]},
-        goto=END,
-    )
+    return Command(update={"status": finished.status, "events": [finished.event]}, goto=END)
 
 
 def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Command[Any]:
     """The next compensation to run, or the finishing Command when nothing is pending."""
     pending = pending_compensations(state, definition.step_names)
     if not pending:
-        return _finish(state, len(state.get("compensated") or []), [])
+        return _finish(state, len(state.get("compensated") or []))
     name = pending[0]
     results = state.get("results") or {}
     return _Compensation(
@@ -114,30 +110,10 @@ def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Comma
     )
 
 
-def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Command[Any]:
-    """The Command recording a compensation's outcome.
-
-    Each compensation is its own superstep, so a crash mid-rollback resumes at the next one.
-    The last one also finishes the saga in its superstep (one checkpoint fewer per rollback):
-    once it is checkpointed there is nothing left that a resume could run.
-    """
-    name = planned.step.name
-    if outcome.ok:
-        if planned.last:
-            ran = len(state.get("compensated") or []) + 1
-            undone = {"results": {name: None}, "compensated": [name]}
-            return _finish(state, ran, outcome.events, undone)
-        return Command(
-            update={
-                "status": "compensating",
-                "results": {name: None},
-                "compensated": [name],
-                "events": outcome.events,
-            },
-            goto=COMPENSATE,
-        )
+def _gave_up(planned: _Compensation, outcome: Outcome) -> Command[Any]:
+    """The Command pausing the saga for an operator: a compensation still fails."""
     assert outcome.error is not None
-    failure = compensation_failed(name, outcome.error, outcome.attempts)
+    failure = compensation_failed(planned.step.name, outcome.error, outcome.attempts)
     return Command(
         update={
             "status": "compensation_failed",
@@ -152,88 +128,137 @@ CompensateNode = DualNode[SagaState, Command[Any]]
 """The ``compensate`` node: sync body under ``invoke``, async body under ``ainvoke``."""
 
 CompensationMode = Literal["stepwise", "batch"]
-"""``stepwise``: one checkpointed superstep per compensation (a crash mid-rollback resumes at
-the next one). ``batch``: every pending compensation in one superstep (fewer checkpoints; a
-crash mid-rollback runs the batch again, which idempotent compensations make harmless)."""
+"""``stepwise``: the rollback in one superstep, each committed step's compensation journaled
+as it ends (a crash mid-rollback resumes after the last one journaled). ``batch``: the same
+superstep without the journal (a crash mid-rollback runs the batch again, which idempotent
+compensations make harmless)."""
 
 
-def _advance(state: SagaState, name: str, events: list[Event]) -> SagaState:
-    """``state`` as it will be once compensating ``name`` is recorded (for the next plan)."""
+def _advance(state: SagaState, entry: JournalEntry) -> SagaState:
+    """``state`` as it will be once ``entry``'s compensation is recorded (for the next plan)."""
+    name = entry["step"]
     results = dict(state.get("results") or {})
     results.pop(name, None)
     advanced = dict(state)
     advanced["results"] = results
     advanced["compensated"] = [*(state.get("compensated") or []), name]
-    advanced["events"] = [*(state.get("events") or []), *events]
+    advanced["events"] = [*(state.get("events") or []), *entry["events"]]
     return cast(SagaState, advanced)
 
 
-def _merge(done: list[tuple[str, list[Event]]], command: Command[Any]) -> Command[Any]:
+def _merge(done: list[JournalEntry], command: Command[Any]) -> Command[Any]:
     """``command`` with the compensations already run in this superstep recorded first."""
     if not done:
         return command
     update = dict(cast(dict[str, Any], command.update))
-    results = {name: None for name, _ in done} | dict(update.get("results") or {})
-    update["results"] = results
-    update["compensated"] = [name for name, _ in done] + list(update.get("compensated") or [])
-    earlier = [e for _, events in done for e in events]
-    update["events"] = earlier + list(update.get("events") or [])
+    update["results"] = {e["step"]: None for e in done} | dict(update.get("results") or {})
+    update["compensated"] = [e["step"] for e in done] + list(update.get("compensated") or [])
+    update["events"] = [ev for e in done for ev in e["events"]] + list(update.get("events") or [])
     return Command(update=update, goto=command.goto)
 
 
-def _records_now(mode: CompensationMode, planned: _Compensation, outcome: Outcome) -> bool:
-    """True when the superstep ends with this compensation (its checkpoint records it).
+@dataclass
+class _Rollback:
+    """One ``compensate`` superstep's progress: what it undid, and what is journaled of it."""
 
-    Stepwise, a committed step's compensation is checkpointed on its own. The cleanup of a
-    step that never committed (the one that failed: its partial work, usually nothing) shares
-    the superstep of the compensation after it, one checkpoint fewer per rollback: a crash
-    before that checkpoint runs the cleanup again, which its idempotency makes harmless, and
-    never runs the failed step again. Batch records everything at the end. Either way the
-    last compensation and one that gives up end the superstep.
-    """
-    if planned.last or not outcome.ok:
-        return True
-    return mode == "stepwise" and planned.result is not None
+    state: SagaState
+    journal: RollbackJournal | None
+    writer: Callable[[Any], None]
+    done: list[JournalEntry] = field(default_factory=list)
+    journaled: int = 0
+
+    def replay(self, entries: list[JournalEntry]) -> None:
+        """Take the entries an earlier attempt journaled as done (their events are not
+        reported again: that attempt's run did)."""
+        for entry in entries:
+            self.done.append(entry)
+            self.state = _advance(self.state, entry)
+        self.journaled = len(entries)
+
+    def record(self, planned: _Compensation, outcome: Outcome) -> list[JournalEntry] | None:
+        """Note a compensation that ended well; the entries to journal now, if any.
+
+        A committed step's compensation with more to come is journaled at once, with any
+        entry before it not journaled yet (the failed step's cleanup of its partial work,
+        usually nothing: a crash before the next journal write runs it again, harmlessly).
+        The last one is recorded by the superstep itself.
+        """
+        entry: JournalEntry = {"step": planned.step.name, "events": list(outcome.events)}
+        self.done.append(entry)
+        self.state = _advance(self.state, entry)
+        self.writer({PROGRESS: entry["events"]})
+        if self.journal is None or planned.last or planned.result is None:
+            return None
+        return self.done[self.journaled :]
+
+    def journaled_up_to_now(self) -> None:
+        self.journaled = len(self.done)
+
+
+def _journal(config: RunnableConfig, mode: CompensationMode) -> RollbackJournal | None:
+    return rollback_journal(config) if mode == "stepwise" else None
+
+
+def _writer(config: RunnableConfig) -> Callable[[Any], None]:
+    """LangGraph's custom stream writer (a no-op unless the run streams ``custom``)."""
+    runtime = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
+    writer = getattr(runtime, "stream_writer", None)
+    return writer if callable(writer) else _ignore
+
+
+def _ignore(chunk: Any) -> None:
+    pass
 
 
 def make_compensate_node(
     definition: SagaDefinition, mode: CompensationMode = "stepwise"
 ) -> CompensateNode:
-    """A node that runs the next pending compensation (with its retries) and records it.
+    """A node that runs every pending compensation, in order, in one superstep, and records
+    them; it stops at the first one that gives up (the saga then waits for an operator).
 
-    Stepwise, a superstep runs one committed step's compensation (with the failed step's own
-    cleanup before it, see :func:`_records_now`). With ``mode="batch"`` it runs every pending
-    compensation, in order, before it records them; it stops at the first one that gives up.
-    Under ``ainvoke`` it awaits the participant's ``acompensate`` when it has one, else runs
-    ``compensate`` on the step pool (:mod:`sagagraph.saga.async_execution`), not on asyncio's
-    small default executor.
+    Stepwise (the default), each committed step's compensation is journaled as it ends
+    (:mod:`sagagraph.graph.rollback_journal`), so a crash mid-rollback resumes this superstep
+    after the last one journaled; the one that was running runs again (compensations are
+    idempotent). With ``mode="batch"`` nothing is journaled: a crash runs the whole batch
+    again. Each compensation's events also go to LangGraph's custom stream as it ends, so a
+    listener hears of it before the superstep ends. Under ``ainvoke`` the node awaits the
+    participant's ``acompensate`` when it has one, else runs ``compensate`` on the step pool
+    (:mod:`sagagraph.saga.async_execution`), not on asyncio's small default executor.
     """
     if mode not in ("stepwise", "batch"):
         raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")
 
     def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        done: list[tuple[str, list[Event]]] = []
+        rollback = _Rollback(state, _journal(config, mode), _writer(config))
+        if rollback.journal is not None:
+            rollback.replay(rollback.journal.read())
         while True:
-            planned = _plan(definition, state)
+            planned = _plan(definition, rollback.state)
             if isinstance(planned, Command):
-                return _merge(done, planned)
+                return _merge(rollback.done, planned)
             outcome = compensate_step(planned.step, planned.ctx, planned.result)
-            if _records_now(mode, planned, outcome):
-                return _merge(done, _apply(state, planned, outcome))
-            done.append((planned.step.name, outcome.events))
-            state = _advance(state, planned.step.name, outcome.events)
+            if not outcome.ok:
+                return _merge(rollback.done, _gave_up(planned, outcome))
+            entries = rollback.record(planned, outcome)
+            if entries and rollback.journal is not None:
+                rollback.journal.append(rollback.journaled, entries)
+                rollback.journaled_up_to_now()
 
     async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        done: list[tuple[str, list[Event]]] = []
+        rollback = _Rollback(state, _journal(config, mode), _writer(config))
+        if rollback.journal is not None:
+            rollback.replay(await rollback.journal.aread())
         while True:
-            planned = _plan(definition, state)
+            planned = _plan(definition, rollback.state)
             if isinstance(planned, Command):
-                return _merge(done, planned)
+                return _merge(rollback.done, planned)
             outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
-            if _records_now(mode, planned, outcome):
-                return _merge(done, _apply(state, planned, outcome))
-            done.append((planned.step.name, outcome.events))
-            state = _advance(state, planned.step.name, outcome.events)
+            if not outcome.ok:
+                return _merge(rollback.done, _gave_up(planned, outcome))
+            entries = rollback.record(planned, outcome)
+            if entries and rollback.journal is not None:
+                await rollback.journal.aappend(rollback.journaled, entries)
+                rollback.journaled_up_to_now()
 
     return CompensateNode(COMPENSATE, compensate, acompensate)
 
@@ -314,7 +339,7 @@ def add_compensation_nodes(
     """
     node = compensate if compensate is not None else make_compensate_node(definition, mode)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
-    graph.add_node(COMPENSATE, cast(Any, node), destinations=(COMPENSATE, ESCALATE, END))
+    graph.add_node(COMPENSATE, cast(Any, node), destinations=(ESCALATE, END))
     graph.add_node(
         ESCALATE,
         cast(Any, make_escalate_node(on_escalation)),

@@ -33,9 +33,10 @@ from sagagraph.errors import (
 from sagagraph.graph import recovery
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
+from sagagraph.graph.rollback_journal import NEW_RUN
 from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.names import PROGRESS, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.view import Event, describe_error
 
@@ -71,6 +72,15 @@ def saga_config(saga_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": saga_id}, "recursion_limit": RECURSION_LIMIT}
 
 
+def run_config(saga_id: str, payload: Any) -> RunnableConfig:
+    """The config of one run: a run that starts the saga (its initial state) creates every
+    checkpoint it runs from, so the rollback journal needs no read (``rollback_journal``)."""
+    config = saga_config(saga_id)
+    if isinstance(payload, dict):
+        config["configurable"][NEW_RUN] = True
+    return config
+
+
 def initial_state(
     saga_id: str, input: Mapping[str, Any], *, fail_at: str | None = None
 ) -> dict[str, Any]:
@@ -100,14 +110,29 @@ class RunOutput:
     modes), so the view of a finished saga needs no snapshot."""
 
     MODES: ClassVar[list[StreamMode]] = ["updates", "values"]  # a list: chunks are (mode, data)
+    LIVE: ClassVar[list[StreamMode]] = [*MODES, "custom"]
+    """With ``on_event``, also the custom stream: a rollback is one superstep, and each of its
+    compensations sends its events there as it ends (LangGraph then runs the superstep's task
+    beside the stream, so they arrive while it runs). Without a listener the graph runs its
+    single task inline, which is cheaper."""
 
     def __init__(self, on_event: EventCallback | None) -> None:
         self.on_event = on_event
+        self.modes = self.LIVE if on_event is not None else self.MODES
         self.values: dict[str, Any] | None = None
         self.interrupted = False
+        self.shown: list[Any] = []
+        """Events already passed to ``on_event`` from the custom stream: the superstep's
+        update records them again, and they are not shown twice."""
 
     def take(self, chunk: tuple[str, Any]) -> None:
         mode, payload = chunk
+        if mode == "custom":
+            if self.on_event is not None and isinstance(payload, dict):
+                for event in payload.get(PROGRESS) or []:
+                    self.shown.append(event)
+                    self.on_event(event)
+            return
         if mode == "values":
             self.values = payload if isinstance(payload, dict) else None
             self.interrupted |= self.values is None or INTERRUPT in self.values
@@ -119,6 +144,9 @@ class RunOutput:
                 self.on_event is not None and not node.startswith("__") and isinstance(update, dict)
             ):
                 for event in update.get("events") or []:
+                    if event in self.shown:
+                        self.shown.remove(event)
+                        continue
                     self.on_event(event)
 
     def finished(self) -> dict[str, Any] | None:
@@ -143,7 +171,7 @@ def drive(
     output = RunOutput(on_event)
     try:
         stream = app.stream(
-            payload, saga_config(saga_id), durability=durability, stream_mode=output.MODES
+            payload, run_config(saga_id, payload), durability=durability, stream_mode=output.modes
         )
         for chunk in stream:
             output.take(chunk)

@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Final
 
 COMPENSATE: Final = "compensate"
-"""The node that undoes one committed step per superstep, and loops to itself."""
+"""The node that undoes the committed steps, in reverse order, in one superstep."""
+PROGRESS: Final = "sagagraph_events"
+"""The key of the custom stream chunks that carry a compensation's events as it ends, before
+its superstep does."""
 ESCALATE: Final = "escalate"
 """The node that alerts an operator and waits (``interrupt()``) when a compensation gives up."""
 SUPERVISOR: Final = "supervisor"
