@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from sagagraph.cli.progress import say
 from sagagraph.saga.view import Event
 
 EXIT_COMPLETED = 0
@@ -117,6 +118,6 @@ def progress_printer() -> Callable[[Event], None]:
     """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
 
     def show(event: Event) -> None:
-        print(format_event(event), file=sys.stderr, flush=True)
+        say(format_event(event))
 
     return show

@@ -16,7 +16,11 @@ from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
 
 
 def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    """One line on stderr, written whole: a step announces its start from the thread it runs
+    on while the run reports ends from another, and ``print`` writes the text and its newline
+    apart, which can splice two lines into one."""
+    sys.stderr.write(f"{text}\n")
+    sys.stderr.flush()
 
 
 class Announced:

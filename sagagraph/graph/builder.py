@@ -264,10 +264,10 @@ def build_saga_graph(
     model call to route. ``router="llm"`` asks ``router_model`` (a LangChain chat model) for each
     next step, behind a guard that rejects undefined or out-of-order steps.
     ``on_escalation`` is called with the failure record when a compensation exhausts its retries.
-    ``compensation="stepwise"`` (default) checkpoints each compensation on its own, so a crash
-    mid-rollback resumes at the next one; ``"batch"`` runs them all in one superstep (fewer
-    checkpoints on the failure path; after a crash the whole batch runs again, which
-    idempotent compensations make harmless).
+    ``compensation="stepwise"`` (default) runs the rollback in one superstep and journals each
+    committed step's compensation as it ends, so a crash mid-rollback resumes after the last
+    one journaled; ``"batch"`` runs the same superstep without the journal (after a crash the
+    whole batch runs again, which idempotent compensations make harmless).
     """
     graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
     names = definition.step_names

@@ -31,8 +31,9 @@ from sagagraph.saga.view import Event
 
 CHANNEL = "sagagraph:rollback_journal"
 """The channel of journal writes (no state channel has this name)."""
-NEW_RUN = "sagagraph_new_run"
-"""Configurable key set by a run that starts a saga: its checkpoints hold no journal."""
+NEW_RUN = "__sagagraph_new_run__"
+"""Configurable key set by a run that starts a saga: its checkpoints hold no journal (``__``:
+LangGraph keeps such keys out of checkpoint metadata)."""
 
 
 class JournalEntry(TypedDict):
