@@ -32,7 +32,6 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     get_serializable_checkpoint_metadata,
 )
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
@@ -41,43 +40,6 @@ from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver, write_
 from sagagraph.checkpoints.saga_metadata import stamp
 
 Row = tuple[Any, ...]
-_ON_CONFLICT_WRITES = "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)"
-_BULK: dict[str, tuple[str, tuple[int, ...] | None]] = {
-    AsyncPostgresSaver.UPSERT_CHECKPOINT_BLOBS_SQL: (
-        "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
-        "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-        "%s::bytea[]) ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
-        None,
-    ),
-    AsyncPostgresSaver.UPSERT_CHECKPOINTS_SQL: (
-        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-        "checkpoint, metadata) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], "
-        "%s::text[], %s::jsonb[], %s::jsonb[]) "
-        "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) "
-        "DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata",
-        (0, 1, 2),
-    ),
-    AsyncPostgresSaver.UPSERT_CHECKPOINT_WRITES_SQL: (
-        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-        "task_path, idx, channel, type, blob) SELECT * FROM unnest(%s::text[], %s::text[], "
-        "%s::text[], %s::text[], %s::text[], %s::integer[], %s::text[], %s::text[], %s::bytea[]) "
-        f"{_ON_CONFLICT_WRITES} DO UPDATE SET channel = EXCLUDED.channel, "
-        "type = EXCLUDED.type, blob = EXCLUDED.blob",
-        (0, 1, 2, 3, 5),
-    ),
-    AsyncPostgresSaver.INSERT_CHECKPOINT_WRITES_SQL: (
-        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
-        "task_path, idx, channel, type, blob) SELECT * FROM unnest(%s::text[], %s::text[], "
-        "%s::text[], %s::text[], %s::text[], %s::integer[], %s::text[], %s::text[], %s::bytea[]) "
-        f"{_ON_CONFLICT_WRITES} DO NOTHING",
-        None,
-    ),
-}
-"""LangGraph's one-row statements, each as one statement for many rows (arrays, unnested),
-with the columns that identify a row when the statement updates on conflict: PostgreSQL
-refuses to update one row twice in a statement, so of two rows with one key the later is kept,
-as the one-row statements run in order would leave it. ``DO NOTHING`` keeps the first, as they do.
-"""
 NO_FLUSH_IN_TRANSACTION = "SET LOCAL synchronous_commit = off"
 """Task writes only: this transaction's commit does not wait for the WAL flush."""
 
@@ -176,11 +138,13 @@ class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
         await self._batches.drain()
 
     async def _commit(self, batch: list[_Rows]) -> None:
-        # One statement per kind of row, rows in arrival order (see _BULK for a key written
-        # twice). The statements touch different tables or rows (blobs, checkpoints, ordinary
-        # writes, and errors and interrupts, whose writes index is negative), so their order
-        # is free. Psycopg's cost is per statement: a few statements, not one per row, keep
-        # the event loop free for the sagas.
+        # One executemany per statement, rows in arrival order, so a later write of the same
+        # key still wins (and a DO NOTHING insert keeps the first), as one call after another
+        # would leave it. The statements touch different tables or rows (blobs, checkpoints,
+        # ordinary writes, and errors and interrupts, whose writes index is negative), so
+        # their order is free. (One multi-row ``unnest`` statement per table was measured
+        # too: 10x fewer statements, but psycopg's time follows the bytes sent, and dumping
+        # arrays made it about 10% slower at 500 sagas at once.)
         rows_by_sql: dict[str, list[Row]] = {}
         for rows in batch:
             for sql, params in rows.statements:
@@ -190,7 +154,4 @@ class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
             if not flush:
                 await cur.execute(NO_FLUSH_IN_TRANSACTION)
             for sql, params in rows_by_sql.items():
-                bulk, key = _BULK[sql]
-                if key is not None:
-                    params = list({tuple(row[i] for i in key): row for row in params}.values())
-                await cur.execute(bulk, [list(column) for column in zip(*params, strict=True)])
+                await cur.executemany(sql, params)
