@@ -3,6 +3,7 @@
     python -m bench                 # everything (the better part of an hour on two cores)
     python -m bench --only 1,2      # engine overhead and concurrency only
     python -m bench --only 9        # the peer harness (../shared/peers) only
+    python -m bench --only 2 --backend postgres   # item 2's PostgreSQL rows only
     python -m bench --quick         # smaller runs, to check that the benchmarks work
 
 Every figure is the median of at least five runs with its range (``--quick``: fewer, smaller).
@@ -58,7 +59,8 @@ def _run_item(name: str, quick: bool, args: argparse.Namespace) -> Any:
     if name == "concurrency":
         from bench import concurrency
 
-        return concurrency.run(runs=args.runs, sagas=args.sagas, quick=quick)
+        backends = (args.backend,) if args.backend else concurrency.BACKENDS
+        return concurrency.run(runs=args.runs, sagas=args.sagas, quick=quick, backends=backends)
     if name == "footprint":
         from bench import footprint
 
@@ -97,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=500,
         help="sagas at once in item 2 (PostgreSQL also 10×); sagas submitted in item 6",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        help="item 2: only the scenarios on this database (default: both)",
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)

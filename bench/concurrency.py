@@ -174,14 +174,25 @@ def scenario(
     return row
 
 
-def run(*, runs: int = 5, sagas: int = 500, quick: bool = False) -> list[dict[str, Any]]:
-    """Every scenario; PostgreSQL's are skipped (and said so) when it is unreachable."""
+BACKENDS = ("sqlite", "postgres")
+
+
+def run(
+    *,
+    runs: int = 5,
+    sagas: int = 500,
+    quick: bool = False,
+    backends: tuple[str, ...] = BACKENDS,
+) -> list[dict[str, Any]]:
+    """Every scenario of ``backends``; PostgreSQL's are skipped (and said so) when unreachable."""
     if quick:
         runs, sagas = 2, 50
     runs = runs if quick else max(runs, 5)
     rows: list[dict[str, Any]] = []
     with TemporaryDirectory(prefix="sagagraph-bench-") as tmp:
         for backend, latency, times, engines in SCENARIOS:
+            if backend not in backends:
+                continue
             n = sagas * (4 if quick and times > 1 else times)
             try:
                 rows.append(scenario(backend, latency, n, engines, runs, Path(tmp)))

@@ -6,9 +6,10 @@ one-line ConfigurationError naming the URL (password hidden) when one cannot be 
 - ``memory://``: LangGraph's ``InMemorySaver`` (it has async methods);
 - ``sqlite:///path``: :class:`~sagagraph.checkpoints.group_commit.GroupCommitSqliteSaver`,
   whose concurrent writes share commits;
-- ``postgresql://...``: LangGraph's ``AsyncPostgresSaver`` on a connection pool, with its
-  lock lifted: each statement takes its own pooled connection, so sagas do not queue behind
-  one another's round trips.
+- ``postgresql://...``:
+  :class:`~sagagraph.checkpoints.postgres_group_commit.GroupCommitPostgresSaver` on a
+  connection pool, with its lock lifted: concurrent sagas' writes share transactions, and
+  each read takes its own pooled connection.
 
 The databases these open are the ones the sync factory opens: a saga started async can be
 inspected, resumed or recovered by the CLI, and the other way round.
@@ -147,7 +148,7 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-        from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver
+        from sagagraph.checkpoints.postgres_group_commit import GroupCommitPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
             "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
@@ -170,6 +171,9 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
             raise ConfigurationError(
                 f"checkpointer url {redact_url(url)!r}: cannot connect: {cause}"
             ) from None
-        saver = SagaAsyncPostgresSaver(pool)
+        saver = GroupCommitPostgresSaver(pool)
         saver.lock = cast(asyncio.Lock, _NoLock())
-        yield saver
+        try:
+            yield saver
+        finally:
+            await saver.drain()

@@ -7,7 +7,9 @@ so with many sagas in flight the sagas queue behind the disk, not behind their m
 while one commit reaches the disk, the writes that arrive meanwhile gather, and the next
 commit carries them all. Durability does not change: each ``aput`` / ``aput_writes`` returns
 only after the commit that holds its rows has returned, and SQLite's ``synchronous`` setting
-is left as it is (a commit is on disk when it returns).
+is left as it is (a commit is on disk when it returns). The queue, and how a failed batch's
+errors reach their writers, is :mod:`sagagraph.checkpoints.commit_batches` (shared with the
+PostgreSQL saver).
 
 Reading a saga's latest checkpoint (``aget_tuple``: every run, resume and status asks for
 it) goes to a second, plain ``sqlite3`` connection, on the event loop: no hop to a thread
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,10 +38,9 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from sagagraph.checkpoints.commit_batches import CommitBatches
 from sagagraph.checkpoints.saga_metadata import stamp
 from sagagraph.checkpoints.savers import sqlite_writes
-
-log = logging.getLogger("sagagraph")
 
 _INSERT_CHECKPOINT = (
     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
@@ -50,14 +50,13 @@ Row = tuple[Any, ...]
 
 
 class _Write:
-    """Rows for one statement, and the future its writer awaits."""
+    """Rows for one statement."""
 
-    __slots__ = ("done", "rows", "sql")
+    __slots__ = ("rows", "sql")
 
-    def __init__(self, sql: str, rows: list[Row], done: asyncio.Future[None]) -> None:
+    def __init__(self, sql: str, rows: list[Row]) -> None:
         self.sql = sql
         self.rows = rows
-        self.done = done
 
 
 class GroupCommitSqliteSaver(AsyncSqliteSaver):
@@ -96,10 +95,14 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
                 # (PRAGMA, CREATE TABLE), and the one on the loop must not wait for a lock.
                 reader.is_setup = True
         self._read_thread = ThreadPoolExecutor(1, thread_name_prefix="sagagraph-sqlite-read")
-        self._pending: list[_Write] = []
-        self._flusher: asyncio.Task[None] | None = None
-        self.commits = 0
+        self._batches: CommitBatches[_Write] = CommitBatches(
+            self._commit, name="sagagraph-group-commit"
+        )
+
+    @property
+    def commits(self) -> int:
         """Commits made so far (each carries the writes that gathered while the last one ran)."""
+        return self._batches.commits
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, else the thread's latest; None when there is none."""
@@ -179,37 +182,11 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
 
     async def drain(self) -> None:
         """Wait until every write handed over so far is committed (or has failed)."""
-        while self._flusher is not None and not self._flusher.done():
-            await asyncio.shield(self._flusher)
+        await self._batches.drain()
 
     async def _write(self, sql: str, rows: list[Row]) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append(_Write(sql, rows, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush(), name="sagagraph-group-commit")
-        # A writer cancelled meanwhile (a timeout) cancels only its own future: its rows stay
-        # in the batch, and the others' commit goes on.
-        await done
-
-    async def _flush(self) -> None:
-        """Commit the pending writes in batches until none are left."""
-        while self._pending:
-            batch, self._pending = self._pending, []
-            try:
-                await self._commit(batch)
-            except asyncio.CancelledError as error:
-                # The loop is shutting down: no writer may wait for a commit that never comes.
-                _settle(batch + self._pending, error)
-                self._pending = []
-                raise
-            except Exception as error:
-                # One write's failure must not fail the others: retry them one by one.
-                log.warning(
-                    "group commit of %d writes failed (%s); retrying one by one", len(batch), error
-                )
-                await self._commit_each(batch)
-            else:
-                _settle(batch, None)
+        # The queue (commit_batches) says how a failed batch's errors reach their writers.
+        await self._batches.write(_Write(sql, rows))
 
     async def _commit(self, batch: list[_Write]) -> None:
         # One executemany per statement, rows in arrival order, so a later write of the same
@@ -223,28 +200,6 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
                 for sql, rows in rows_by_sql.items():
                     await self.conn.executemany(sql, rows)
                 await self.conn.commit()
-                self.commits += 1
             except BaseException:
                 await self.conn.rollback()
                 raise
-
-    async def _commit_each(self, batch: list[_Write]) -> None:
-        for write in batch:
-            try:
-                await self._commit([write])
-            except Exception as error:
-                _settle([write], error)
-            else:
-                _settle([write], None)
-
-
-def _settle(batch: list[_Write], error: BaseException | None) -> None:
-    for write in batch:
-        if write.done.done():
-            continue
-        if error is None:
-            write.done.set_result(None)
-        elif isinstance(error, asyncio.CancelledError):
-            write.done.cancel()
-        else:
-            write.done.set_exception(error)

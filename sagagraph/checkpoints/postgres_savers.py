@@ -19,9 +19,11 @@ from sagagraph.checkpoints.savers import writes_conflict
 
 _NO_FLUSH = "SET synchronous_commit = off"
 _FLUSH = "SET synchronous_commit = on"
+_NO_FLUSH_LOCAL = "SET LOCAL synchronous_commit = off"
+"""Inside a transaction: its commit only (a pooled connection goes back as it came)."""
 
 
-def _writes(
+def write_rows(
     saver: PostgresSaver | AsyncPostgresSaver,
     config: RunnableConfig,
     writes: Sequence[tuple[str, Any]],
@@ -67,7 +69,7 @@ class SagaPostgresSaver(PostgresSaver):
     ) -> None:
         if not writes:
             return
-        query, params = _writes(self, config, writes, task_id, task_path)
+        query, params = write_rows(self, config, writes, task_id, task_path)
         # One round trip: the session stops waiting for the flush, the rows go in (each its
         # own autocommitted statement, as LangGraph's saver does), and the session waits again,
         # all in one pipeline, so checkpoints keep full durability.
@@ -104,7 +106,7 @@ class SagaAsyncPostgresSaver(AsyncPostgresSaver):
     ) -> None:
         if not writes:
             return
-        query, params = _writes(self, config, writes, task_id, task_path)
+        query, params = write_rows(self, config, writes, task_id, task_path)
         async with self._cursor(pipeline=True) as cur, cur.connection.transaction():
-            await cur.execute(_NO_FLUSH)
+            await cur.execute(_NO_FLUSH_LOCAL)
             await cur.executemany(query, params)
