@@ -10,6 +10,7 @@ off, for themselves, so every pooled connection keeps the server's setting.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -26,6 +27,15 @@ from sagagraph.checkpoints.postgres_group_commit import (
 from tests.services import fresh_postgres_database
 
 pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A database of this module's own: its checkpoints are not sagas, and the session's
+    shared database is scanned by other tests' recoveries."""
+    with fresh_postgres_database() as url:
+        yield url
+
 
 WRITES = [("results", {"s1": {"output": "a"}}), ("events", ["one"])]
 

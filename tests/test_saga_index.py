@@ -227,3 +227,33 @@ def test_the_group_commit_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
         "async-failed": (True, "rolled_back"),
     }
     assert summaries["async-failed"].summary[saga_metadata.COMPENSATED] == list(reversed(STEPS))
+
+
+def test_another_graphs_threads_in_the_same_checkpointer_are_not_sagas(tmp_path: Path) -> None:
+    """A checkpointer shared with another LangGraph graph: its threads are neither listed as
+    unfinished sagas nor read as one (recovery and ``list`` went on to crash on them)."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from sagagraph import SagaNotFoundError, saga_status
+
+    class Other(TypedDict, total=False):
+        results: dict[str, int]
+        status: str
+
+    other = StateGraph(Other)
+    other.add_node("count", lambda state: {"results": {"n": 1}, "status": "running"})
+    other.add_edge(START, "count")
+    other.add_edge("count", END)
+    with open_checkpointer(f"sqlite:///{tmp_path / 'shared.sqlite'}") as checkpointer:
+        foreign = other.compile(checkpointer=checkpointer, interrupt_after=["count"])
+        foreign.invoke({"status": "running"}, saga_config("not-a-saga"))
+        app = compiled(checkpointer)
+        expected = fill(app, "ix")
+        assert unfinished_sagas(app) == ["ix-stopped"]
+        with pytest.raises(SagaNotFoundError, match="another graph's state"):
+            saga_status(app, "not-a-saga")
+        assert sorted(expected) == sorted(
+            s.saga_id for s in latest_checkpoints(checkpointer) if s.saga_id != "not-a-saga"
+        )

@@ -196,9 +196,17 @@ def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
 
 
 def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
-    """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state."""
+    """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state, or
+    a state that is not a saga's (a checkpointer shared with other graphs holds their threads
+    too). A saga's state carries its own id, or, before its first step under LangGraph
+    Server (which starts it from its input alone), its input."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
+    if snap.values.get("saga_id", saga_id if "input" in snap.values else None) != saga_id:
+        raise SagaNotFoundError(
+            f"saga {saga_id!r}: this checkpointer's thread {saga_id!r} holds another graph's "
+            "state, not a saga's"
+        )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
     return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
