@@ -198,11 +198,10 @@ def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
 def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
     """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state, or
     a state that is not a saga's (a checkpointer shared with other graphs holds their threads
-    too). A saga's state carries its own id, or, before its first step under LangGraph
-    Server (which starts it from its input alone), its input."""
+    too)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    if snap.values.get("saga_id", saga_id if "input" in snap.values else None) != saga_id:
+    if not _is_saga_state(snap, saga_id):
         raise SagaNotFoundError(
             f"saga {saga_id!r}: this checkpointer's thread {saga_id!r} holds another graph's "
             "state, not a saga's"
@@ -210,6 +209,23 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
     return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
+
+
+def _is_saga_state(snap: StateSnapshot, saga_id: str) -> bool:
+    """A saga's state carries its own id from its first step on. Before it (a process killed
+    while the input was being saved; under LangGraph Server, which starts a saga from its
+    input alone), it holds its channels' defaults: then it must at least be shaped like one."""
+    values = snap.values
+    if "saga_id" in values:
+        return bool(values["saga_id"] == saga_id)
+    results = values.get("results") or {}
+    events = values.get("events") or []
+    return (
+        isinstance(results, Mapping)
+        and all(isinstance(r, Mapping) for r in results.values())
+        and isinstance(events, list)
+        and all(isinstance(e, Mapping) for e in events)
+    )
 
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
