@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -199,17 +199,6 @@ def _journal(config: RunnableConfig, mode: CompensationMode) -> RollbackJournal 
     return rollback_journal(config) if mode == "stepwise" else None
 
 
-def _writer(config: RunnableConfig) -> Callable[[Any], None]:
-    """LangGraph's custom stream writer (a no-op unless the run streams ``custom``)."""
-    runtime = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
-    writer = getattr(runtime, "stream_writer", None)
-    return writer if callable(writer) else _ignore
-
-
-def _ignore(chunk: Any) -> None:
-    pass
-
-
 def make_compensate_node(
     definition: SagaDefinition, mode: CompensationMode = "stepwise"
 ) -> CompensateNode:
@@ -229,7 +218,7 @@ def make_compensate_node(
         raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")
 
     def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        rollback = _Rollback(state, _journal(config, mode), _writer(config))
+        rollback = _Rollback(state, _journal(config, mode), get_stream_writer())
         if rollback.journal is not None:
             rollback.replay(rollback.journal.read())
         while True:
@@ -245,7 +234,7 @@ def make_compensate_node(
                 rollback.journaled_up_to_now()
 
     async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        rollback = _Rollback(state, _journal(config, mode), _writer(config))
+        rollback = _Rollback(state, _journal(config, mode), get_stream_writer())
         if rollback.journal is not None:
             rollback.replay(await rollback.journal.aread())
         while True:
