@@ -39,6 +39,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
+from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamp
 from sagagraph.checkpoints.savers import sqlite_writes
 
@@ -104,7 +105,15 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         """Commits made so far (each carries the writes that gathered while the last one ran)."""
         return self._batches.commits
 
+    sagagraph_checks_new_runs = True
+    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        saved = await self._read(config)
+        refuse_used_thread(config, saved)
+        return saved
+
+    async def _read(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, else the thread's latest; None when there is none."""
         if self._reader is None or self._patient_reader is None:
             return await super().aget_tuple(config)

@@ -10,10 +10,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
+from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamp
 from sagagraph.checkpoints.savers import writes_conflict
 
@@ -51,6 +57,14 @@ def write_rows(
 class SagaPostgresSaver(PostgresSaver):
     """``PostgresSaver`` whose task writes commit without waiting for the WAL flush."""
 
+    sagagraph_checks_new_runs = True
+    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        saved = super().get_tuple(config)
+        refuse_used_thread(config, saved)
+        return saved
+
     def put(
         self,
         config: RunnableConfig,
@@ -87,6 +101,14 @@ class SagaPostgresSaver(PostgresSaver):
 
 class SagaAsyncPostgresSaver(AsyncPostgresSaver):
     """``AsyncPostgresSaver`` whose task writes commit without waiting for the WAL flush."""
+
+    sagagraph_checks_new_runs = True
+    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        saved = await super().aget_tuple(config)
+        refuse_used_thread(config, saved)
+        return saved
 
     async def aput(
         self,

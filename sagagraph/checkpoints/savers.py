@@ -32,10 +32,12 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamp
 
 _SQLITE_WRITES = (
@@ -76,6 +78,14 @@ def sqlite_writes(
 
 class SagaSqliteSaver(SqliteSaver):
     """``SqliteSaver`` whose task writes commit with ``synchronous=NORMAL`` (module docstring)."""
+
+    sagagraph_checks_new_runs = True
+    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        saved = super().get_tuple(config)
+        refuse_used_thread(config, saved)
+        return saved
 
     def put(
         self,

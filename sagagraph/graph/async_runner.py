@@ -24,13 +24,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
-from sagagraph.errors import InputError
+from sagagraph.checkpoints.new_runs import already_exists
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     EventCallback,
     RunOutput,
     _check_fail_at,
+    checks_new_runs,
     holds_saga,
     initial_state,
     raise_if_disk_full,
@@ -140,8 +141,8 @@ async def _run_leased(
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any]:
-    if await _exists(app, saga_id):
-        raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
+    if not checks_new_runs(app.checkpointer) and await _exists(app, saga_id):
+        raise already_exists(saga_id)
     payload = initial_state(saga_id, input, fail_at=fail_at)
     return await _view_after(
         app, saga_id, await _drive(app, payload, saga_id, durability, on_event)

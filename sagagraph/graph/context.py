@@ -46,4 +46,7 @@ def saga_identity(
             "router": router,
             "status": "running",
         }
+        # What the state holds already (the id run_saga put in the input) is not written
+        # again: each written field is one more row in the step's task writes.
+        stamp = {key: value for key, value in stamp.items() if state.get(key) != value}
     return saga_id, stamp

@@ -13,7 +13,7 @@ checkpoint and applies it to nothing: the journal never reaches the state, and i
 checkpoint (``delete_thread``, pruning). A graph compiled without a checkpointer has no journal
 (nothing survives a crash anyway).
 
-A run that started the saga (``run_saga``) says so in its config (:data:`NEW_RUN`): every
+A run that started the saga (``run_saga``) says so in its config (``NEW_RUN``): every
 checkpoint of such a run is new, so no journal can exist yet and none is read.
 """
 
@@ -27,13 +27,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER, CONFIG_KEY_RUNTIME
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from sagagraph.checkpoints.new_runs import NEW_RUN
 from sagagraph.saga.view import Event
 
 CHANNEL = "sagagraph:rollback_journal"
 """The channel of journal writes (no state channel has this name)."""
-NEW_RUN = "__sagagraph_new_run__"
-"""Configurable key set by a run that starts a saga: its checkpoints hold no journal (``__``:
-LangGraph keeps such keys out of checkpoint metadata)."""
 
 
 class JournalEntry(TypedDict):

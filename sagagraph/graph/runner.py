@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
+from sagagraph.checkpoints.new_runs import CHECKS_NEW_RUNS, NEW_RUN, already_exists
 from sagagraph.errors import (
     ConfigurationError,
     InputError,
@@ -33,7 +34,6 @@ from sagagraph.errors import (
 from sagagraph.graph import recovery
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.rollback_journal import NEW_RUN
 from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import PROGRESS, TERMINAL_STATUSES
@@ -89,6 +89,12 @@ def initial_state(
 
 def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
     return app.get_state(saga_config(validate_saga_id(saga_id)))
+
+
+def checks_new_runs(checkpointer: Any) -> bool:
+    """True when ``checkpointer`` refuses a new run on a used thread itself, in the run's own
+    first read (:mod:`sagagraph.checkpoints.new_runs`): the runner need not read it first."""
+    return getattr(checkpointer, CHECKS_NEW_RUNS, False) is True
 
 
 def _exists(app: SagaApp, saga_id: str) -> bool:
@@ -277,8 +283,8 @@ def run_saga(
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)
     with saga_lease(app.checkpointer, saga_id):
-        if _exists(app, saga_id):
-            raise InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
+        if not checks_new_runs(app.checkpointer) and _exists(app, saga_id):
+            raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
         return _view_after(app, saga_id, drive(app, payload, saga_id, durability, on_event))
 
