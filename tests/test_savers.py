@@ -1,8 +1,9 @@
 """sagagraph's savers: a task's writes commit without waiting for the disk, checkpoints wait.
 
 What is checked here is the promise each backend makes: the writes are committed (another
-connection sees them at once, so a killed process loses nothing) while the connection's
-durability for checkpoints is left as it was. The kill-window tests kill real processes after
+connection sees them at once, so a killed process loses nothing) while checkpoints keep full
+durability (SQLite: the connection's level is left as it was; PostgreSQL: each checkpoint ends
+with a statement whose commit waits for the flush). The kill-window tests kill real processes after
 each write and resume from a new one.
 """
 
@@ -63,12 +64,17 @@ def test_sqlite_writes_that_fail_leave_no_transaction_open(tmp_path: Path) -> No
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
 
 
-def test_postgres_writes_are_committed_and_the_session_keeps_synchronous_commit(
-    postgres_url: str,
+def test_postgres_writes_are_committed_without_waiting_and_a_checkpoint_ends_flushed(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import psycopg
 
+    from sagagraph.checkpoints import postgres_savers
+
+    # Put's last statement is DURABLE: a marker statement in its place shows it ran.
+    marked = "SELECT set_config('sagagraph.probe', 'durable', false)"
     with open_checkpointer(postgres_url) as saver:
+        conn = cast(Any, saver).conn
         config = _checkpoint(saver, "t1")
         saver.put_writes(config, WRITES, "task-1")
         with psycopg.connect(postgres_url) as other:
@@ -76,9 +82,36 @@ def test_postgres_writes_are_committed_and_the_session_keeps_synchronous_commit(
                 "SELECT channel FROM checkpoint_writes WHERE thread_id = 't1' ORDER BY idx"
             ).fetchall()
         assert [r[0] for r in rows] == ["results", "events"]
-        conn = cast(Any, saver).conn
-        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "on"
         assert _stored(saver, config) == WRITES
+        # The saver's statements commit without waiting for the flush...
+        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "off"
+        # ...and each checkpoint ends with the statement that waits for it.
+        monkeypatch.setattr(postgres_savers, "DURABLE", marked)
+        _checkpoint(saver, "t1b")
+        assert conn.execute("SHOW sagagraph.probe").fetchone()["sagagraph.probe"] == "durable"
+
+
+def test_postgres_durable_statement_flushes_what_committed_before_it(postgres_url: str) -> None:
+    """On a session that does not wait for flushes, DURABLE's commit makes every earlier
+    commit durable: the WAL is flushed at least up to a row committed before it."""
+    import psycopg
+
+    from sagagraph.checkpoints.postgres_savers import DURABLE
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE flushed (x text)")
+        conn.execute("SET synchronous_commit = off")
+        for _ in range(20):
+            row = conn.execute(
+                "INSERT INTO flushed VALUES ('x') RETURNING pg_current_wal_insert_lsn()::text"
+            ).fetchone()
+            assert row is not None
+            conn.execute(DURABLE)
+            flushed = conn.execute(
+                "SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn", (row[0],)
+            ).fetchone()
+            assert flushed == (True,)
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
 
 
 def test_async_postgres_writes_are_committed(postgres_url: str) -> None:
@@ -101,17 +134,15 @@ def test_async_postgres_writes_are_committed(postgres_url: str) -> None:
     assert [r[0] for r in rows] == ["results", "events"]
 
 
-def test_postgres_writes_that_fail_leave_the_session_waiting_for_the_flush(
-    postgres_url: str,
-) -> None:
+def test_postgres_writes_that_fail_leave_the_saver_working(postgres_url: str) -> None:
     import psycopg
 
     with open_checkpointer(postgres_url) as saver:
         config = _checkpoint(saver, "t3")
-        conn = cast(Any, saver).conn
-        # PostgreSQL text cannot hold NUL: the write fails after the session stopped waiting.
+        # PostgreSQL text cannot hold NUL: the write fails in its pipeline.
         with pytest.raises((psycopg.Error, ValueError)):
             saver.put_writes(config, WRITES, "task\x00bad")
-        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "on"
         saver.put_writes(config, WRITES, "task-ok")
         assert _stored(saver, config) == WRITES
+        _checkpoint(saver, "t3b")
+        assert saver.get_tuple({"configurable": {"thread_id": "t3b", "checkpoint_ns": ""}})

@@ -26,20 +26,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    get_serializable_checkpoint_metadata,
-)
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
-from psycopg.types.json import Jsonb
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
-from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver, write_rows
-from sagagraph.checkpoints.saga_metadata import stamp
+from sagagraph.checkpoints.postgres_savers import (
+    Row,
+    SagaAsyncPostgresSaver,
+    Statements,
+    checkpoint_rows,
+    write_rows,
+)
 
-Row = tuple[Any, ...]
 NO_FLUSH_IN_TRANSACTION = "SET LOCAL synchronous_commit = off"
 """Task writes only: this transaction's commit does not wait for the WAL flush."""
 
@@ -49,7 +46,7 @@ class _Rows:
 
     __slots__ = ("checkpoint", "statements")
 
-    def __init__(self, statements: list[tuple[str, list[Row]]], *, checkpoint: bool) -> None:
+    def __init__(self, statements: Statements, *, checkpoint: bool) -> None:
         self.statements = statements
         self.checkpoint = checkpoint
         """A checkpoint: its transaction must wait for the flush."""
@@ -81,44 +78,10 @@ class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Save a checkpoint; return once it is committed and flushed (as the parent's)."""
-        configurable = config["configurable"]
-        thread_id = configurable["thread_id"]
-        checkpoint_ns = configurable["checkpoint_ns"]
-        # Channel values as LangGraph's aput splits them: primitives inline in the checkpoint
-        # row, the rest in the blobs table (the blobs are dumped here, not on a thread: a few
-        # small values cost less than the hop).
-        copy = checkpoint.copy()
-        values = copy["channel_values"] = copy["channel_values"].copy()
-        blob_values: dict[str, Any] = {}
-        for key, value in checkpoint["channel_values"].items():
-            if isinstance(value, _DeltaSnapshot):
-                blob_values[key] = values.pop(key)
-                values[key] = True
-            elif value is not None and not isinstance(value, (str, int, float, bool)):
-                blob_values[key] = values.pop(key)
-        statements: list[tuple[str, list[Row]]] = []
-        blob_versions = {k: v for k, v in new_versions.items() if k in blob_values}
-        if blob_versions:
-            blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
-            statements.append((self.UPSERT_CHECKPOINT_BLOBS_SQL, list(blobs)))
-        metadata_json = get_serializable_checkpoint_metadata(config, stamp(checkpoint, metadata))
-        row = (
-            thread_id,
-            checkpoint_ns,
-            checkpoint["id"],
-            configurable.get("checkpoint_id"),
-            Jsonb(copy),
-            Jsonb(metadata_json),
-        )
-        statements.append((self.UPSERT_CHECKPOINTS_SQL, [row]))
+        # The blobs are dumped here, not on a thread: a few small values cost less than the hop.
+        statements, named = checkpoint_rows(self, config, checkpoint, metadata, new_versions)
         await self._batches.write(_Rows(statements, checkpoint=True))
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
+        return named
 
     async def aput_writes(
         self,

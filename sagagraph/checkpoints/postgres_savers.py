@@ -1,7 +1,18 @@
-"""The PostgreSQL savers: task writes commit without waiting for the WAL flush.
+"""The PostgreSQL savers: task writes commit without waiting for the WAL flush, checkpoints
+wait for one flush each.
 
 Why that is safe: :mod:`sagagraph.checkpoints.savers`. A module of its own, since PostgreSQL
 is an extra (``pip install 'sagagraph[postgres]'``).
+
+LangGraph's ``PostgresSaver`` sends a checkpoint's blobs and its row in one pipeline, but on its
+autocommit connection each statement is a transaction of its own that waits for the WAL flush:
+a step that changed four channels waits for five flushes, and a task's writes for one flush a
+row. The sync saver here runs its connection with ``synchronous_commit = off`` (set on its first
+write), so those statements commit without waiting, and ends each checkpoint's pipeline with
+:data:`DURABLE`: a statement whose own commit waits for the flush, which makes every WAL record
+before it durable too (the WAL is flushed in order). So ``put`` returns once its checkpoint is on
+disk, as before, after one flush instead of one a statement, and task writes need no statement
+around them.
 """
 
 from __future__ import annotations
@@ -15,18 +26,82 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from psycopg.types.json import Jsonb
 
 from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamp
 from sagagraph.checkpoints.savers import writes_conflict
 
 _NO_FLUSH = "SET synchronous_commit = off"
-_FLUSH = "SET synchronous_commit = on"
+DURABLE = (
+    "SELECT set_config('synchronous_commit', 'on', true), "
+    "pg_logical_emit_message(true, 'sagagraph', 'checkpoint')"
+)
+"""A statement whose commit waits for the WAL flush on a session that does not: it turns the
+setting on for its own transaction only, and writes a (transactional, empty) logical message,
+since PostgreSQL flushes at commit only for a transaction that wrote WAL. Any user may call
+``pg_logical_emit_message``; a logical-decoding consumer that asks for messages sees them with
+the prefix ``sagagraph``."""
 _NO_FLUSH_LOCAL = "SET LOCAL synchronous_commit = off"
 """Inside a transaction: its commit only (a pooled connection goes back as it came)."""
+
+
+Row = tuple[Any, ...]
+Statements = list[tuple[str, list[Row]]]
+"""Statements, each with the rows of its ``executemany``."""
+
+
+def checkpoint_rows(
+    saver: PostgresSaver | AsyncPostgresSaver,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+) -> tuple[Statements, RunnableConfig]:
+    """The statements that store a checkpoint (its changed blobs, then its row, the metadata
+    stamped), as LangGraph's ``put`` builds them, and the config that names it."""
+    configurable = config["configurable"]
+    thread_id = configurable["thread_id"]
+    checkpoint_ns = configurable["checkpoint_ns"]
+    # Channel values as LangGraph's put splits them: primitives inline in the checkpoint row,
+    # the rest in the blobs table.
+    copy = checkpoint.copy()
+    values = copy["channel_values"] = copy["channel_values"].copy()
+    blob_values: dict[str, Any] = {}
+    for key, value in checkpoint["channel_values"].items():
+        if isinstance(value, _DeltaSnapshot):
+            blob_values[key] = values.pop(key)
+            values[key] = True
+        elif value is not None and not isinstance(value, (str, int, float, bool)):
+            blob_values[key] = values.pop(key)
+    statements: Statements = []
+    blob_versions = {k: v for k, v in new_versions.items() if k in blob_values}
+    if blob_versions:
+        blobs = saver._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
+        statements.append((saver.UPSERT_CHECKPOINT_BLOBS_SQL, list(blobs)))
+    metadata_json = get_serializable_checkpoint_metadata(config, stamp(checkpoint, metadata))
+    row = (
+        thread_id,
+        checkpoint_ns,
+        checkpoint["id"],
+        configurable.get("checkpoint_id"),
+        Jsonb(copy),
+        Jsonb(metadata_json),
+    )
+    statements.append((saver.UPSERT_CHECKPOINTS_SQL, [row]))
+    named: RunnableConfig = {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
+    return statements, named
 
 
 def write_rows(
@@ -55,7 +130,8 @@ def write_rows(
 
 
 class SagaPostgresSaver(PostgresSaver):
-    """``PostgresSaver`` whose task writes commit without waiting for the WAL flush."""
+    """``PostgresSaver`` whose statements commit without waiting for the WAL flush, except one
+    at the end of each checkpoint (module docstring)."""
 
     sagagraph_checks_new_runs = True
     """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
@@ -65,6 +141,9 @@ class SagaPostgresSaver(PostgresSaver):
         refuse_used_thread(config, saved)
         return saved
 
+    _no_flush_session = False
+    """True once the connection runs with ``synchronous_commit = off`` (the first write)."""
+
     def put(
         self,
         config: RunnableConfig,
@@ -72,7 +151,15 @@ class SagaPostgresSaver(PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return super().put(config, checkpoint, stamp(checkpoint, metadata), new_versions)
+        """Save a checkpoint: its blobs, its row, then :data:`DURABLE`, in one pipeline (one
+        round trip); it returns once the checkpoint is flushed."""
+        statements, named = checkpoint_rows(self, config, checkpoint, metadata, new_versions)
+        with self._cursor(pipeline=True) as cur:
+            self._stop_waiting_for_flushes(cur)
+            for sql, rows in statements:
+                cur.executemany(sql, rows)
+            cur.execute(DURABLE)
+        return named
 
     def put_writes(
         self,
@@ -81,22 +168,20 @@ class SagaPostgresSaver(PostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        """Store a task's writes: committed when it returns, not waited for on the disk (the
+        next checkpoint's flush takes them along)."""
         if not writes:
             return
         query, params = write_rows(self, config, writes, task_id, task_path)
-        # One round trip: the session stops waiting for the flush, the rows go in (each its
-        # own autocommitted statement, as LangGraph's saver does), and the session waits again,
-        # all in one pipeline, so checkpoints keep full durability.
-        try:
-            with self._cursor(pipeline=True) as cur:
-                cur.execute(_NO_FLUSH)
-                cur.executemany(query, params)
-                cur.execute(_FLUSH)
-        except BaseException:
-            # A failed statement aborts the rest of its pipeline, the reset included.
-            with self._cursor() as cur:
-                cur.execute(_FLUSH)
-            raise
+        with self._cursor(pipeline=True) as cur:
+            self._stop_waiting_for_flushes(cur)
+            cur.executemany(query, params)
+
+    def _stop_waiting_for_flushes(self, cur: Any) -> None:
+        # Called under the saver's lock (``_cursor``), so once per connection.
+        if not self._no_flush_session:
+            cur.execute(_NO_FLUSH)
+            self._no_flush_session = True
 
 
 class SagaAsyncPostgresSaver(AsyncPostgresSaver):
