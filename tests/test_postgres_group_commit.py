@@ -225,3 +225,26 @@ def test_a_key_written_twice_in_one_batch_keeps_what_one_row_statements_keep(
         ("task-2", ERROR, "new error"),
     ]
     assert checkpoint.metadata["step"] == 2
+
+
+def test_a_failed_transaction_is_ended_on_a_saver_of_one_connection() -> None:
+    """On one connection (not a pool, which would roll back a returned connection itself)
+    a batch the server rejects leaves the connection usable: its transaction was ended."""
+
+    async def scenario(url: str) -> tuple[Any, Any]:
+        async with await AsyncConnection.connect(url, autocommit=True) as conn:
+            saver = GroupCommitPostgresSaver(conn)
+            await saver.setup()
+            config = await _checkpoint(saver, "one-conn")
+            await conn.execute("DROP TABLE checkpoint_writes")
+            with pytest.raises(psycopg.errors.UndefinedTable):
+                await saver.aput_writes(config, WRITES, "task-1")
+            status = conn.info.transaction_status
+            await _checkpoint(saver, "one-conn", step=0)  # a later write goes through
+            await saver.drain()
+            return status, await (await conn.execute("SELECT count(*) FROM checkpoints")).fetchone()
+
+    with fresh_postgres_database() as url:
+        status, count = asyncio.run(scenario(url))
+    assert status == psycopg.pq.TransactionStatus.IDLE
+    assert count == (2,)

@@ -6,7 +6,7 @@ flush. With hundreds of sagas in flight on a pool, the sagas queue for a connect
 those flushes (500 sagas at once: 9 write calls a saga, each waiting about 50 ms for one of 16
 connections). Here a write joins the transaction in preparation: while one commit reaches the
 server's disk, the writes that arrive meanwhile gather, and the next transaction carries them
-all, in one pipeline (one round trip, one flush). See
+all, in one pipeline (one round trip, one flush): ``BEGIN``, the rows, ``COMMIT``. See
 :mod:`sagagraph.checkpoints.commit_batches` for the queue and for how errors reach their
 writers.
 
@@ -113,8 +113,21 @@ class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
             for sql, params in rows.statements:
                 rows_by_sql.setdefault(sql, []).extend(params)
         flush = any(rows.checkpoint for rows in batch)
-        async with self._cursor(pipeline=True) as cur, cur.connection.transaction():
-            if not flush:
-                await cur.execute(NO_FLUSH_IN_TRANSACTION)
-            for sql, params in rows_by_sql.items():
-                await cur.executemany(sql, params)
+        # BEGIN and COMMIT are statements of the pipeline, not psycopg's ``transaction()``,
+        # which syncs the pipeline on entry and on exit: 0.27 ms of CPU a batch (0.73 against
+        # 0.46 ms for a batch of four rows), and a saga run alone is one batch a write.
+        async with self._cursor() as cur:
+            conn = cur.connection
+            try:
+                async with conn.pipeline():
+                    await cur.execute("BEGIN")
+                    if not flush:
+                        await cur.execute(NO_FLUSH_IN_TRANSACTION)
+                    for sql, params in rows_by_sql.items():
+                        await cur.executemany(sql, params)
+                    await cur.execute("COMMIT")
+            except BaseException:
+                # A failed statement aborts the transaction and skips the rest of the
+                # pipeline, COMMIT included: end it before the connection goes back.
+                await conn.rollback()
+                raise
