@@ -95,21 +95,6 @@ def _finish(state: SagaState, ran: int) -> Command[Any]:
     return Command(update={"status": finished.status, "events": [finished.event]}, goto=END)
 
 
-def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Command[Any]:
-    """The next compensation to run, or the finishing Command when nothing is pending."""
-    pending = pending_compensations(state, definition.step_names)
-    if not pending:
-        return _finish(state, len(state.get("compensated") or []))
-    name = pending[0]
-    results = state.get("results") or {}
-    return _Compensation(
-        step=definition.step(name),
-        ctx=context_for(definition, state, name, state["saga_id"]),
-        result=StepResult.from_record(results[name]) if name in results else None,
-        last=len(pending) == 1,
-    )
-
-
 def _gave_up(planned: _Compensation, outcome: Outcome) -> Command[Any]:
     """The Command pausing the saga for an operator: a compensation still fails."""
     assert outcome.error is not None
@@ -159,21 +144,53 @@ def _merge(done: list[JournalEntry], command: Command[Any]) -> Command[Any]:
 
 @dataclass
 class _Rollback:
-    """One ``compensate`` superstep's progress: what it undid, and what is journaled of it."""
+    """One ``compensate`` superstep's progress: what it undid, and what is journaled of it.
 
+    The pending compensations are listed once, when the superstep starts (and again after a
+    replay): a compensation that ends well removes its own step from the list and nothing
+    else, so the rest of the list stays as :func:`pending_compensations` would list it again.
+    Only a compensation that recorded an ``execute`` event (a participant may emit events)
+    could change that; the list is then made again from the state.
+    """
+
+    definition: SagaDefinition
     state: SagaState
     journal: RollbackJournal | None
     writer: Callable[[Any], None]
     done: list[JournalEntry] = field(default_factory=list)
     journaled: int = 0
+    pending: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._list_pending()
+
+    def _list_pending(self) -> None:
+        self.pending = pending_compensations(self.state, self.definition.step_names)
 
     def replay(self, entries: list[JournalEntry]) -> None:
         """Take the entries an earlier attempt journaled as done (their events are not
         reported again: that attempt's run did)."""
+        if not entries:
+            return
         for entry in entries:
             self.done.append(entry)
             self.state = _advance(self.state, entry)
         self.journaled = len(entries)
+        self._list_pending()
+
+    def next(self) -> _Compensation | Command[Any]:
+        """The next compensation to run, or the finishing Command when nothing is pending."""
+        state = self.state
+        if not self.pending:
+            return _finish(state, len(state.get("compensated") or []))
+        name = self.pending[0]
+        results = state.get("results") or {}
+        return _Compensation(
+            step=self.definition.step(name),
+            ctx=context_for(self.definition, state, name, state["saga_id"]),
+            result=StepResult.from_record(results[name]) if name in results else None,
+            last=len(self.pending) == 1,
+        )
 
     def record(self, planned: _Compensation, outcome: Outcome) -> list[JournalEntry] | None:
         """Note a compensation that ended well; the entries to journal now, if any.
@@ -186,6 +203,10 @@ class _Rollback:
         entry: JournalEntry = {"step": planned.step.name, "events": list(outcome.events)}
         self.done.append(entry)
         self.state = _advance(self.state, entry)
+        if any(event["action"] == "execute" for event in entry["events"]):
+            self._list_pending()
+        else:
+            del self.pending[0]
         self.writer({PROGRESS: entry["events"]})
         if self.journal is None or planned.last or planned.result is None:
             return None
@@ -218,11 +239,11 @@ def make_compensate_node(
         raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")
 
     def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        rollback = _Rollback(state, _journal(config, mode), get_stream_writer())
+        rollback = _Rollback(definition, state, _journal(config, mode), get_stream_writer())
         if rollback.journal is not None:
             rollback.replay(rollback.journal.read())
         while True:
-            planned = _plan(definition, rollback.state)
+            planned = rollback.next()
             if isinstance(planned, Command):
                 return _merge(rollback.done, planned)
             outcome = compensate_step(planned.step, planned.ctx, planned.result)
@@ -234,11 +255,11 @@ def make_compensate_node(
                 rollback.journaled_up_to_now()
 
     async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        rollback = _Rollback(state, _journal(config, mode), get_stream_writer())
+        rollback = _Rollback(definition, state, _journal(config, mode), get_stream_writer())
         if rollback.journal is not None:
             rollback.replay(await rollback.journal.aread())
         while True:
-            planned = _plan(definition, rollback.state)
+            planned = rollback.next()
             if isinstance(planned, Command):
                 return _merge(rollback.done, planned)
             outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
