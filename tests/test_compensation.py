@@ -27,6 +27,7 @@ from sagagraph import (
 )
 from sagagraph.graph.compensation import pending_compensations
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.execution import emit_event
 from sagagraph.saga.view import make_event
 from tests.toy_saga import (
     Crash,
@@ -276,3 +277,40 @@ def test_a_rollback_reports_each_compensation_once_as_it_ends(driver: str) -> No
     assert view["status"] == "rolled_back"
     assert [s.heard for s in steps] == [True, True, True, None]
     assert reported == view["events"], "every event once, in the order of the audit trail"
+
+
+class _Reporting:
+    """A step whose compensation reports, through ``emit_event``, that ``failed`` failed
+    (an ``execute error`` event for a step that never ran), as a participant may."""
+
+    def __init__(self, name: str, failed: str | None = None) -> None:
+        self.name = name
+        self.failed = failed
+        self.compensated_with: list[StepResult | None] = []
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        return StepResult(data={"step": self.name})
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        self.compensated_with.append(result)
+        if self.failed is not None:
+            emit_event(make_event(self.failed, "execute", "error", 1, "reported by a neighbour"))
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_an_execute_error_reported_by_a_compensation_adds_that_step_to_the_rollback(
+    driver: str,
+) -> None:
+    """The rollback lists what is pending once, then takes each compensation off the list;
+    a compensation that records an execute error of another step makes it list again, as
+    planning from the state before each compensation would: that step is cleaned up too."""
+    steps = (_Reporting("s1"), _Reporting("s2", failed="s3"), _Reporting("s3"))
+    with saga_app(SagaDefinition("reported", tuple(Step(s) for s in steps))) as app:
+        if driver == "sync":
+            view = run_saga(app, {}, saga_id="reported", fail_at="s2")
+        else:
+            view = asyncio.run(arun_saga(app, {}, saga_id="reported", fail_at="s2"))
+    assert view["status"] == "rolled_back"
+    assert view["compensated"] == ["s2", "s3", "s1"]
+    assert steps[2].compensated_with == [None], "s3 never committed: cleaned up by its key"
+    assert steps[0].compensated_with[0] is not None

@@ -112,7 +112,7 @@ class SagaSqliteSaver(SqliteSaver):
             self.setup()
             # Outside a transaction (the connection commits each statement group itself):
             # SQLite only takes a new ``synchronous`` between transactions.
-            level = self.conn.execute("PRAGMA synchronous").fetchone()[0]
+            restore = self._restore_synchronous()
             self.conn.execute("PRAGMA synchronous=NORMAL")
             try:
                 self.conn.executemany(sql, rows)
@@ -121,4 +121,16 @@ class SagaSqliteSaver(SqliteSaver):
                 self.conn.rollback()
                 raise
             finally:
-                self.conn.execute(f"PRAGMA synchronous={int(level)}")
+                self.conn.execute(restore)
+
+    _restore: tuple[object, str] | None = None
+
+    def _restore_synchronous(self) -> str:
+        """The statement that sets the connection's own ``synchronous`` level back, read from
+        the connection the first time (a query each time cost as much as the write's
+        ``PRAGMA`` itself: a failed saga's rollback has six task writes); the caller holds
+        the lock. Read again if the saver was given another connection."""
+        if self._restore is None or self._restore[0] is not self.conn:
+            level = int(self.conn.execute("PRAGMA synchronous").fetchone()[0])
+            self._restore = (self.conn, f"PRAGMA synchronous={level}")
+        return self._restore[1]

@@ -110,7 +110,10 @@ def _record_outcome(
         update["usage"] = {step.name: result.usage}
     if result is None:
         assert outcome.error is not None
-        update |= step_failed(saga_id, step.name, outcome.error, outcome.attempts).update()
+        failed = step_failed(
+            saga_id, step.name, outcome.error, outcome.attempts, described=outcome.described
+        )
+        update |= failed.update()
     elif result.halt:
         update |= halt_record(step.name, result.reason, result.data).update()
     else:

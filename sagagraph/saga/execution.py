@@ -36,6 +36,10 @@ class Outcome:
     """How many attempts were made."""
     events: list[Event] = field(default_factory=list)
     """Events to append to the audit trail, one per attempt."""
+    described: str | None = None
+    """The last error as :func:`~sagagraph.saga.view.describe_error` put it in its event,
+    when every attempt failed: the failure record reuses it instead of describing (and
+    redacting) the error again."""
 
     @property
     def ok(self) -> bool:
@@ -211,13 +215,13 @@ def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = Fal
             return outcome
         retry = not inject_failure and step.retry.should_retry(done, attempt)
         kind = "timeout" if isinstance(done, StepTimeoutError) else "error"
+        described = describe_error(done)
         outcome.events.append(
-            make_event(
-                step.name, "execute", "retry" if retry else kind, attempt, describe_error(done)
-            )
+            make_event(step.name, "execute", "retry" if retry else kind, attempt, described)
         )
         if not retry:
             outcome.error = done
+            outcome.described = described
             return outcome
         yield Wait(step.retry.delay(attempt))
     raise AssertionError("unreachable: Retry.max_attempts >= 1")

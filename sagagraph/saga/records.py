@@ -67,9 +67,16 @@ def failure_record(step: str, phase: Phase, error: str, attempts: int) -> Failur
     return {"step": step, "phase": phase, "error": error, "attempts": attempts}
 
 
-def step_failed(saga_id: str, step: str, error: BaseException, attempts: int) -> Failed:
-    """A step's execute gave up after its retries (logged as a warning)."""
-    failure = failure_record(step, "execute", describe_error(error), attempts)
+def step_failed(
+    saga_id: str, step: str, error: BaseException, attempts: int, described: str | None = None
+) -> Failed:
+    """A step's execute gave up after its retries (logged as a warning).
+
+    ``described``: the error as its event already describes it (``Outcome.described``), so
+    that it is not described and redacted a second time.
+    """
+    text = described if described is not None else describe_error(error)
+    failure = failure_record(step, "execute", text, attempts)
     log.warning("saga %s: step %s failed: %s", saga_id, step, failure["error"])
     reason = f"step {step!r} failed after {attempts} attempt(s): {failure['error']}"
     return Failed(failure, reason)
