@@ -104,7 +104,14 @@ class _Turn:
         async with self._taking:
             if not self._held and self._waiting == 0:
                 await self._turns.acquire(returning=self._started)
-                self._held = self._started = True
+                self._started = True
+                if self._waiting:
+                    # Another task of this saga started waiting (for a commit) while this
+                    # one queued: holding the turn through that wait would leave the loop
+                    # idle when every holder waits. Pass it on; the wait's end takes one.
+                    self._turns.release()
+                else:
+                    self._held = True
 
     def give_back(self) -> None:
         if self._held:
