@@ -41,10 +41,10 @@ from sagagraph.graph.runner import (
 )
 from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.loop_gate import saga_turn, waiting_for_io
+from sagagraph.saga.loop_gate import saga_turn, waiting_for_commit
 
 # A saga waiting for its checkpoint's commit gives its turn to another (loop_gate).
-wait_for_commits_in(waiting_for_io)
+wait_for_commits_in(waiting_for_commit)
 
 
 class AsyncSagaApp(Protocol):

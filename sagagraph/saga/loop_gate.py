@@ -32,18 +32,28 @@ class _Turns:
 
     def __init__(self, slots: int) -> None:
         self._free = slots
+        self._lent = 0
+        """Free slots of sagas waiting for a commit: only a saga that has started may take one.
+        A commit wait then lets started sagas work meanwhile without letting more sagas start
+        (each saga in flight holds its state: more of them is more memory for the garbage
+        collector to walk, for no gain while the loop has work)."""
         self._returning: deque[asyncio.Future[None]] = deque()
         self._new: deque[asyncio.Future[None]] = deque()
 
-    def try_acquire(self) -> bool:
+    def try_acquire(self, returning: bool = False) -> bool:
         """Take a free slot when nobody queues for one; False when the caller must wait."""
-        if self._free > 0 and not self._returning and not self._new:
+        if self._returning:
+            return False
+        if returning and self._lent > 0:
+            self._lent -= 1
+            return True
+        if self._free > 0 and not self._new:
             self._free -= 1
             return True
         return False
 
     async def acquire(self, *, returning: bool) -> None:
-        if self.try_acquire():
+        if self.try_acquire(returning):
             return
         slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue = self._returning if returning else self._new
@@ -57,15 +67,19 @@ class _Turns:
                 queue.remove(slot)
             raise
 
-    def release(self) -> None:
-        """Hand the slot to the next waiter (returning sagas first), or free it."""
-        for queue in (self._returning, self._new):
+    def release(self, *, lend: bool = False) -> None:
+        """Hand the slot to the next waiter (returning sagas first), or free it; ``lend``: to
+        returning sagas only (see ``_lent``)."""
+        for queue in (self._returning,) if lend else (self._returning, self._new):
             while queue:
                 slot = queue.popleft()
                 if not slot.done():
                     slot.set_result(None)
                     return
-        self._free += 1
+        if lend:
+            self._lent += 1
+        else:
+            self._free += 1
 
 
 _turns_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = (
@@ -97,7 +111,7 @@ class _Turn:
             # in between, so the lock is not needed (every attempt of every step takes a turn).
             if self._held or self._waiting:
                 return
-            if self._turns.try_acquire():
+            if self._turns.try_acquire(self._started):
                 self._held = self._started = True
                 return
         # The lock keeps two tasks of one saga from taking two turns for it.
@@ -109,18 +123,18 @@ class _Turn:
                     # Another task of this saga started waiting (for a commit) while this
                     # one queued: holding the turn through that wait would leave the loop
                     # idle when every holder waits. Pass it on; the wait's end takes one.
-                    self._turns.release()
+                    self._turns.release(lend=True)
                 else:
                     self._held = True
 
-    def give_back(self) -> None:
+    def give_back(self, *, lend: bool = False) -> None:
         if self._held:
             self._held = False
-            self._turns.release()
+            self._turns.release(lend=lend)
 
-    def start_waiting(self) -> None:
+    def start_waiting(self, *, lend: bool = False) -> None:
         self._waiting += 1
-        self.give_back()
+        self.give_back(lend=lend)
 
     async def stop_waiting(self) -> None:
         self._waiting -= 1
@@ -166,3 +180,14 @@ class waiting_for_io:  # used as a function: ``async with waiting_for_io():``
     async def __aexit__(self, *exc: object) -> None:
         if self._turn is not None:
             await self._turn.stop_waiting()
+
+
+class waiting_for_commit(waiting_for_io):
+    """:class:`waiting_for_io` for a wait on a commit: the turn goes to a saga that has
+    started, never to a new one (``_Turns._lent``)."""
+
+    __slots__ = ()
+
+    async def __aenter__(self) -> None:
+        if self._turn is not None:
+            self._turn.start_waiting(lend=True)
