@@ -11,8 +11,8 @@ its own wait; its rows stay in the batch. When the flusher itself is cancelled (
 is closing), every writer still waiting is cancelled: none waits for a commit that never comes.
 
 While a writer waits for its commit it is inside the scope :func:`wait_for_commits_in` set
-(the async runner sets :func:`sagagraph.saga.loop_gate.waiting_for_io`, which this storage
-layer cannot import): the saga gives its turn on the event loop to another saga meanwhile.
+(the async runner sets :class:`sagagraph.saga.loop_gate.waiting_for_commit`, which this
+storage layer cannot import): the saga lends its turn on the event loop to another meanwhile.
 """
 
 from __future__ import annotations
