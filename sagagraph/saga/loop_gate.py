@@ -5,11 +5,10 @@ one ``await`` at a time, round robin. Every saga then finishes its bookkeeping (
 routing, next step) only when all the others have finished theirs: they reach their model
 calls together, wake together, and the run takes three model latencies *plus* all the
 engine's work, end to end. With turns, at most :data:`DEFAULT_TURNS` sagas do engine work at
-a time. A saga gives its turn back whenever it waits for its model, and lends it, to a saga
-that has started only, while it waits for a commit (:class:`waiting_for_commit`); a saga
-that has started goes before one that has not: each saga then moves from one model call to
-the next without queueing behind every other saga's bookkeeping, and the engine's work
-overlaps the model latency instead of adding to it.
+a time. A saga gives its turn back whenever it waits (for its model, a commit, a read), and
+a saga that has started goes before one that has not: each saga then moves from one model
+call to the next without queueing behind every other saga's bookkeeping, and the engine's
+work overlaps the model latency instead of adding to it.
 
 A turn is a scheduling hint, not a lock: nothing breaks when a saga works without one. Code
 that runs outside :func:`saga_turn` (a graph invoked directly) is not gated at all.
@@ -33,28 +32,18 @@ class _Turns:
 
     def __init__(self, slots: int) -> None:
         self._free = slots
-        self._lent = 0
-        """Free slots of sagas waiting for a commit: only a saga that has started may take one.
-        A commit wait then lets started sagas work meanwhile without letting more sagas start
-        (each saga in flight holds its state: more of them is more memory for the garbage
-        collector to walk, for no gain while the loop has work)."""
         self._returning: deque[asyncio.Future[None]] = deque()
         self._new: deque[asyncio.Future[None]] = deque()
 
-    def try_acquire(self, returning: bool = False) -> bool:
+    def try_acquire(self) -> bool:
         """Take a free slot when nobody queues for one; False when the caller must wait."""
-        if self._returning:
-            return False
-        if returning and self._lent > 0:
-            self._lent -= 1
-            return True
-        if self._free > 0 and not self._new:
+        if self._free > 0 and not self._returning and not self._new:
             self._free -= 1
             return True
         return False
 
     async def acquire(self, *, returning: bool) -> None:
-        if self.try_acquire(returning):
+        if self.try_acquire():
             return
         slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue = self._returning if returning else self._new
@@ -68,19 +57,15 @@ class _Turns:
                 queue.remove(slot)
             raise
 
-    def release(self, *, lend: bool = False) -> None:
-        """Hand the slot to the next waiter (returning sagas first), or free it; ``lend``: to
-        returning sagas only (see ``_lent``)."""
-        for queue in (self._returning,) if lend else (self._returning, self._new):
+    def release(self) -> None:
+        """Hand the slot to the next waiter (returning sagas first), or free it."""
+        for queue in (self._returning, self._new):
             while queue:
                 slot = queue.popleft()
                 if not slot.done():
                     slot.set_result(None)
                     return
-        if lend:
-            self._lent += 1
-        else:
-            self._free += 1
+        self._free += 1
 
 
 _turns_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = (
@@ -112,30 +97,23 @@ class _Turn:
             # in between, so the lock is not needed (every attempt of every step takes a turn).
             if self._held or self._waiting:
                 return
-            if self._turns.try_acquire(self._started):
+            if self._turns.try_acquire():
                 self._held = self._started = True
                 return
         # The lock keeps two tasks of one saga from taking two turns for it.
         async with self._taking:
             if not self._held and self._waiting == 0:
                 await self._turns.acquire(returning=self._started)
-                self._started = True
-                if self._waiting:
-                    # Another task of this saga started waiting (for a commit) while this
-                    # one queued: holding the turn through that wait would leave the loop
-                    # idle when every holder waits. Pass it on; the wait's end takes one.
-                    self._turns.release(lend=True)
-                else:
-                    self._held = True
+                self._held = self._started = True
 
-    def give_back(self, *, lend: bool = False) -> None:
+    def give_back(self) -> None:
         if self._held:
             self._held = False
-            self._turns.release(lend=lend)
+            self._turns.release()
 
-    def start_waiting(self, *, lend: bool = False) -> None:
+    def start_waiting(self) -> None:
         self._waiting += 1
-        self.give_back(lend=lend)
+        self.give_back()
 
     async def stop_waiting(self) -> None:
         self._waiting -= 1
@@ -181,14 +159,3 @@ class waiting_for_io:  # used as a function: ``async with waiting_for_io():``
     async def __aexit__(self, *exc: object) -> None:
         if self._turn is not None:
             await self._turn.stop_waiting()
-
-
-class waiting_for_commit(waiting_for_io):
-    """:class:`waiting_for_io` for a wait on a commit: the turn goes to a saga that has
-    started, never to a new one (``_Turns._lent``)."""
-
-    __slots__ = ()
-
-    async def __aenter__(self) -> None:
-        if self._turn is not None:
-            self._turn.start_waiting(lend=True)
