@@ -48,6 +48,8 @@ _INSERT_CHECKPOINT = (
     "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 Row = tuple[Any, ...]
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(metadata, ensure_ascii=False)`` (the parent's) without an encoder a call."""
 
 
 class _Write:
@@ -155,8 +157,8 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         thread_id = configurable["thread_id"]
         checkpoint_ns = configurable["checkpoint_ns"]
         type_, serialized = self.serde.dumps_typed(checkpoint)
-        serialized_metadata = json.dumps(
-            get_checkpoint_metadata(config, stamp(checkpoint, metadata)), ensure_ascii=False
+        serialized_metadata = _METADATA_JSON(
+            get_checkpoint_metadata(config, stamp(checkpoint, metadata))
         ).encode("utf-8", "ignore")
         row = (
             str(thread_id),
