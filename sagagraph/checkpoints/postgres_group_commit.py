@@ -22,23 +22,31 @@ Reads (``aget_tuple``, ``alist``) and deletes are the parent's, each on a pooled
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
+from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.postgres_savers import (
+    NO_FLUSH_IN_TRANSACTION,
     Row,
-    SagaAsyncPostgresSaver,
     Statements,
     checkpoint_rows,
     write_rows,
 )
 
-NO_FLUSH_IN_TRANSACTION = "SET LOCAL synchronous_commit = off"
-"""Task writes only: this transaction's commit does not wait for the WAL flush."""
+__all__ = ["NO_FLUSH_IN_TRANSACTION", "GroupCommitPostgresSaver"]
 
 
 class _Rows:
@@ -52,12 +60,15 @@ class _Rows:
         """A checkpoint: its transaction must wait for the flush."""
 
 
-class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
+class GroupCommitPostgresSaver(AsyncPostgresSaver):
     """``AsyncPostgresSaver`` with group commit (module docstring); use with ``ainvoke``.
 
     Open it with :func:`sagagraph.checkpoints.async_factory.open_async_checkpointer`, which
     waits for the last commit (:meth:`drain`) before the pool closes.
     """
+
+    sagagraph_checks_new_runs = True
+    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
 
     def __init__(self, conn: Any, **kwargs: Any) -> None:
         super().__init__(conn, **kwargs)
@@ -69,6 +80,11 @@ class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
     def commits(self) -> int:
         """Transactions committed so far (each carries the writes that gathered meanwhile)."""
         return self._batches.commits
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        saved = await super().aget_tuple(config)
+        refuse_used_thread(config, saved)
+        return saved
 
     async def aput(
         self,
@@ -128,6 +144,8 @@ class GroupCommitPostgresSaver(SagaAsyncPostgresSaver):
                     await cur.execute("COMMIT")
             except BaseException:
                 # A failed statement aborts the transaction and skips the rest of the
-                # pipeline, COMMIT included: end it before the connection goes back.
-                await conn.rollback()
+                # pipeline, COMMIT included: end it before the connection goes back (on a
+                # lost connection that fails too, and the first error is the one to raise).
+                with contextlib.suppress(psycopg.Error):
+                    await conn.rollback()
                 raise

@@ -1,5 +1,6 @@
-"""The PostgreSQL savers: task writes commit without waiting for the WAL flush, checkpoints
-wait for one flush each.
+"""The sync PostgreSQL saver, and the rows both PostgreSQL savers write (the async one is
+:mod:`sagagraph.checkpoints.postgres_group_commit`): task writes commit without waiting for
+the WAL flush, checkpoints wait for one flush each.
 
 Why that is safe: :mod:`sagagraph.checkpoints.savers`. A module of its own, since PostgreSQL
 is an extra (``pip install 'sagagraph[postgres]'``).
@@ -47,8 +48,9 @@ setting on for its own transaction only, and writes a (transactional, empty) log
 since PostgreSQL flushes at commit only for a transaction that wrote WAL. Any user may call
 ``pg_logical_emit_message``; a logical-decoding consumer that asks for messages sees them with
 the prefix ``sagagraph``."""
-_NO_FLUSH_LOCAL = "SET LOCAL synchronous_commit = off"
-"""Inside a transaction: its commit only (a pooled connection goes back as it came)."""
+NO_FLUSH_IN_TRANSACTION = "SET LOCAL synchronous_commit = off"
+"""Inside a transaction: its commit does not wait for the WAL flush (that commit only, so a
+pooled connection goes back as it came)."""
 
 
 Row = tuple[Any, ...]
@@ -182,38 +184,3 @@ class SagaPostgresSaver(PostgresSaver):
         if not self._no_flush_session:
             cur.execute(_NO_FLUSH)
             self._no_flush_session = True
-
-
-class SagaAsyncPostgresSaver(AsyncPostgresSaver):
-    """``AsyncPostgresSaver`` whose task writes commit without waiting for the WAL flush."""
-
-    sagagraph_checks_new_runs = True
-    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        saved = await super().aget_tuple(config)
-        refuse_used_thread(config, saved)
-        return saved
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return await super().aput(config, checkpoint, stamp(checkpoint, metadata), new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        if not writes:
-            return
-        query, params = write_rows(self, config, writes, task_id, task_path)
-        async with self._cursor(pipeline=True) as cur, cur.connection.transaction():
-            await cur.execute(_NO_FLUSH_LOCAL)
-            await cur.executemany(query, params)

@@ -14,10 +14,9 @@ values. Here the writes commit without waiting for the disk to flush:
 - PostgreSQL: ``synchronous_commit = off`` for the writes (the sync saver's connection runs
   with it, and each checkpoint's pipeline ends with a statement whose own commit waits for
   the flush, which makes everything before it durable: one flush a checkpoint instead of one
-  a statement; the async savers, whose statements take any pooled connection, use ``SET
-  LOCAL`` in a transaction, and the group-commit one only in a transaction that holds no
-  checkpoint): the same promise (a server crash may lose the last writes, never a later
-  checkpoint without them).
+  a statement; the async group-commit saver, whose statements take any pooled connection,
+  uses ``SET LOCAL`` in a transaction that holds no checkpoint): the same promise (a server
+  crash may lose the last writes, never a later checkpoint without them).
 
 Each saver also passes every checkpoint's metadata through
 :func:`sagagraph.checkpoints.saga_metadata.stamp`.
