@@ -9,6 +9,10 @@ committed again one by one, each in its own commit, and each writer gets the out
 own (its rows stored, or its own error). A writer cancelled meanwhile (a timeout) cancels only
 its own wait; its rows stay in the batch. When the flusher itself is cancelled (the event loop
 is closing), every writer still waiting is cancelled: none waits for a commit that never comes.
+
+While a writer waits for its commit it is inside the scope :func:`wait_for_commits_in` set
+(the async runner sets :func:`sagagraph.saga.loop_gate.waiting_for_io`, which this storage
+layer cannot import): the saga gives its turn on the event loop to another saga meanwhile.
 """
 
 from __future__ import annotations
@@ -16,11 +20,37 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Generic, TypeVar
 
 log = logging.getLogger("sagagraph")
 
 W = TypeVar("W")
+
+WaitScope = Callable[[], AbstractAsyncContextManager[None]]
+"""Makes the async context a writer waits for its commit in."""
+
+
+class _NoScope:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+_wait_scope: WaitScope = _NoScope
+
+
+def wait_for_commits_in(scope: WaitScope) -> None:
+    """Have every writer of every batch wait for its commit inside ``scope()`` from now on.
+
+    Without it, an async saga kept its turn while its checkpoint reached the disk: with every
+    turn held by a saga waiting for the commit in flight, the event loop sat idle while other
+    sagas queued for a turn (issue 18, docs/performance.md).
+    """
+    global _wait_scope
+    _wait_scope = scope
 
 
 class CommitBatches(Generic[W]):
@@ -41,7 +71,8 @@ class CommitBatches(Generic[W]):
         self._pending.append((item, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name=self._name)
-        await done
+        async with _wait_scope():
+            await done
 
     async def drain(self) -> None:
         """Wait until every write handed over so far is committed (or has failed)."""

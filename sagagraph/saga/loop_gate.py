@@ -5,11 +5,12 @@ one ``await`` at a time, round robin. Every saga then finishes its bookkeeping (
 routing, next step) only when all the others have finished theirs: they reach their model
 calls together, wake together, and the run takes three model latencies *plus* all the
 engine's work, end to end. With turns, at most :data:`DEFAULT_TURNS` sagas do engine work at
-a time. A saga gives its turn back whenever it waits for its model (not while its checkpoint
-is committed: handing turns on there costs as much as the idle time it saves, see
-docs/performance.md), and a saga that has started goes before one that has not: each saga
-then moves from one model call to the next without queueing behind every other saga's
-bookkeeping, and the engine's work overlaps the model latency instead of adding to it.
+a time. A saga gives its turn back whenever it waits: for its model, and for the commit of its
+checkpoint (:mod:`sagagraph.checkpoints.commit_batches`; holding turns through commit waits
+left the loop idle while sagas queued, docs/performance.md), and a saga that has started goes
+before one that has not: each saga then moves from one model call to the next without
+queueing behind every other saga's bookkeeping, and the engine's work overlaps the model
+latency instead of adding to it.
 
 A turn is a scheduling hint, not a lock: nothing breaks when a saga works without one. Code
 that runs outside :func:`saga_turn` (a graph invoked directly) is not gated at all.
@@ -105,7 +106,14 @@ class _Turn:
         async with self._taking:
             if not self._held and self._waiting == 0:
                 await self._turns.acquire(returning=self._started)
-                self._held = self._started = True
+                self._started = True
+                if self._waiting:
+                    # Another task of this saga started waiting (for a commit) while this
+                    # one queued: holding the turn through that wait would leave the loop
+                    # idle when every holder waits. Pass it on; the wait's end takes one.
+                    self._turns.release()
+                else:
+                    self._held = True
 
     def give_back(self) -> None:
         if self._held:
