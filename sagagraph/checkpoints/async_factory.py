@@ -36,6 +36,8 @@ from sagagraph.checkpoints.factory import (
     _redact_text,
     default_db_url,
     redact_url,
+    setup_retry_pauses,
+    sqlite_busy,
     sqlite_path,
 )
 from sagagraph.checkpoints.group_commit import GroupCommitSqliteSaver
@@ -99,7 +101,7 @@ async def _open_sqlite(url: str) -> AsyncIterator[GroupCommitSqliteSaver]:
         saver = GroupCommitSqliteSaver(conn, read_conn, patient_conn, database=str(path.resolve()))
         stack.callback(saver.close_reader)
         try:
-            await saver.setup()
+            await _setup_sqlite(saver)
         except sqlite3.Error as error:
             raise ConfigurationError(
                 f"checkpointer url {url!r}: not a usable SQLite database: {_first_line(error)}"
@@ -108,6 +110,20 @@ async def _open_sqlite(url: str) -> AsyncIterator[GroupCommitSqliteSaver]:
             yield saver
         finally:
             await saver.drain()
+
+
+async def _setup_sqlite(saver: GroupCommitSqliteSaver) -> None:
+    """``await saver.setup()``, tried again while the file is busy (as the sync factory's
+    ``_setup_sqlite``: :func:`~sagagraph.checkpoints.factory.setup_retry_pauses` says why)."""
+    for pause in setup_retry_pauses():
+        try:
+            await saver.setup()
+            return
+        except sqlite3.OperationalError as error:
+            if not sqlite_busy(error):
+                raise
+        await asyncio.sleep(pause)
+    await saver.setup()
 
 
 async def _setup_once(conn: Any, saver: Any) -> None:

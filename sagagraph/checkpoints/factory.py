@@ -13,6 +13,7 @@ and ``sqlite_path`` serve the CLI's reading commands, which often need no LangGr
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import time
@@ -30,6 +31,46 @@ if TYPE_CHECKING:
 DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
 SQLITE_BUSY_TIMEOUT = 30.0
 """Seconds a SQLite write waits for another process's write before failing."""
+
+
+_SETUP_RETRY_DELAYS = (0.01, 0.02, 0.05, 0.1, 0.2)
+"""Pauses between attempts of a SQLite setup that found the file busy (the last one repeats)."""
+
+
+def sqlite_busy(error: sqlite3.Error) -> bool:
+    """True for SQLITE_BUSY: another connection holds the lock this statement needs."""
+    return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+
+
+def setup_retry_pauses() -> Iterator[float]:
+    """The pauses between attempts of a SQLite ``setup`` that found the file busy, for up to
+    :data:`SQLITE_BUSY_TIMEOUT` seconds; then the last attempt's error stands.
+
+    LangGraph's ``setup`` starts with ``PRAGMA journal_mode=WAL``, which SQLite answers with
+    SQLITE_BUSY at once, without its busy handler (the connection's timeout), while another
+    connection holds a write transaction on a file still in rollback-journal mode: what a
+    worker sees while another one, started with it on a fresh file, creates the tables.
+    ``setup`` is idempotent (``IF NOT EXISTS``), so it is tried again.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT
+    for attempt in itertools.count():
+        pause = _SETUP_RETRY_DELAYS[min(attempt, len(_SETUP_RETRY_DELAYS) - 1)]
+        if time.monotonic() + pause > deadline:
+            return
+        yield pause
+
+
+def _setup_sqlite(saver: Any) -> None:
+    """``saver.setup()``, tried again while the file is busy (:func:`setup_retry_pauses`)."""
+    for pause in setup_retry_pauses():
+        try:
+            saver.setup()
+            return
+        except sqlite3.OperationalError as error:
+            if not sqlite_busy(error):
+                raise
+        time.sleep(pause)
+    saver.setup()
 
 
 def default_db_url() -> str:
@@ -111,7 +152,7 @@ def _open_sqlite(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     try:
         saver = SagaSqliteSaver(conn)
         try:
-            saver.setup()
+            _setup_sqlite(saver)
         except sqlite3.Error as error:
             raise ConfigurationError(
                 f"checkpointer url {url!r}: not a usable SQLite database: {_first_line(error)}"
