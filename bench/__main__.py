@@ -118,7 +118,12 @@ def main(argv: list[str] | None = None) -> int:
         name = ITEMS[key]
         print(f"bench: {key}. {name} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
-        results[name] = _run_item(name, args.quick, args)
+        try:
+            results[name] = _run_item(name, args.quick, args)
+        except Exception as error:  # one item's failure is reported; the others still run
+            lines = str(error).strip().splitlines()
+            results[name] = {"failed": f"{type(error).__name__}: {lines[-1] if lines else ''}"}
+            print(f"bench: {key}. {name} failed: {results[name]['failed']}", file=sys.stderr)
         print(f"bench: {key}. {name} done in {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
     about = machine()

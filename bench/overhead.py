@@ -244,7 +244,8 @@ def measure(
 def run(*, rounds: int = 7, quick: bool = False) -> list[dict[str, Any]]:
     """Every backend, driver and path; PostgreSQL is skipped (and said so) when unreachable."""
     rows: list[dict[str, Any]] = []
-    per_round = {"memory": 100, "sqlite": 25, "postgres": 25}
+    # Rounds long enough (0.3-0.6 s a side) that one scheduler hiccup moves a ratio little.
+    per_round = {"memory": 200, "sqlite": 80, "postgres": 80}
     rounds = max(rounds, 5)
     if quick:
         per_round = {k: 5 for k in per_round}

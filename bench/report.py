@@ -204,6 +204,10 @@ def plugged_rows(key: str, name: str, result: Any) -> list[Row]:
 def table(results: dict[str, Any]) -> str:
     """The markdown table of every measurement present in ``results``."""
     rows: list[Row] = []
+    failed = {name: r for name, r in results.items() if isinstance(r, dict) and "failed" in r}
+    for name, r in failed.items():
+        rows.append((f"{name}: the item failed", "failed", str(r["failed"]), "", "", "**no**"))
+    results = {name: r for name, r in results.items() if name not in failed}
     if "overhead" in results:
         rows += _overhead_rows(results["overhead"])
     if "concurrency" in results:

@@ -102,6 +102,31 @@ def test_items_of_other_branches_are_reported_missing() -> None:
     assert "not available" in table({"startup": result})
 
 
+def test_an_item_that_fails_is_reported_missed_and_the_next_items_still_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One item's error (item 6 once lost a worker) does not cost the run its later items."""
+    import bench.__main__ as bench_main
+
+    ran: list[str] = []
+
+    def run_item(name: str, quick: bool, args: Any) -> Any:
+        ran.append(name)
+        if name == "footprint":
+            raise RuntimeError("first line\nworker: database is locked")
+        return {"unavailable": "made up"}
+
+    monkeypatch.setattr(bench_main, "_run_item", run_item)
+    monkeypatch.setattr(bench_main, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench_main, "machine", lambda: {"cpu": "cpu", "cores": 2})
+    monkeypatch.setattr(bench_main, "markdown", lambda results, *a: json.dumps(results))
+    assert bench_main.main(["--only", "3,7", "--strict"]) == 1
+    assert ran == ["footprint", "startup"]
+    rows = table({"footprint": {"failed": "RuntimeError: worker: database is locked"}})
+    assert "failed" in rows and "**no**" in rows
+    assert missed({"footprint": {"failed": "RuntimeError: x"}}) == ["footprint: the item failed"]
+
+
 @pytest.mark.parametrize("driver", ["sync", "async"])
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 def test_overhead_measures_every_side(backend: str, driver: str, tmp_path: Path) -> None:
