@@ -118,7 +118,7 @@ def _stopped_states(db: str, journal: Journal) -> dict[str, dict[str, Any]]:
             )
             states[boundary.saga_id] = {
                 "next": list(snap.next),
-                "status": snap.values.get("status", "running"),
+                "status": snap.values.get("status") or "running",  # None before the first step
                 "results": sorted(snap.values.get("results") or {}),
                 "compensated": list(snap.values.get("compensated") or []),
                 "journaled": [entry["step"] for _, batch in batches for entry in batch],
