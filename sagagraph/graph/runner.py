@@ -222,7 +222,7 @@ def _is_saga_state(snap: StateSnapshot, saga_id: str) -> bool:
     while the input was being saved; under LangGraph Server, which starts a saga from its
     input alone), it holds its channels' defaults: then it must at least be shaped like one."""
     values = snap.values
-    if values.get("saga_id") is not None:  # unset fields read as None (graph.state.Field)
+    if "saga_id" in values:
         return bool(values["saga_id"] == saga_id)
     results = values.get("results") or {}
     events = values.get("events") or []

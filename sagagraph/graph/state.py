@@ -50,30 +50,7 @@ def add_usage(left: dict[str, Usage] | None, right: dict[str, Usage] | None) -> 
 T = TypeVar("T")
 
 
-_UNSET = LastValue(object).value
-"""What a LangGraph channel holds before its first write (LangGraph's private sentinel)."""
-
-
-class Field(LastValue[T]):
-    """A last-value field that reads as ``None`` until its first write.
-
-    LangGraph's ``LastValue`` raises ``EmptyChannelError`` when read before its first write,
-    and LangGraph catches it: every node's input, every ``values`` chunk and every snapshot
-    reads every field, so each field a saga has not set yet (``failure``, ``halted``,
-    ``route``...) cost two raised exceptions at every superstep (issue 18, docs/performance.md).
-    Reading it as ``None`` is what the saga's code does anyway (``state.get``). Nothing else
-    changes: an unset field is still unavailable to LangGraph, so checkpoints store only the
-    fields a saga wrote, as before.
-    """
-
-    __slots__ = ()
-
-    def get(self) -> T:
-        value = self.value
-        return None if value is _UNSET else value  # type: ignore[return-value]
-
-
-class OneOf(Field[T]):
+class OneOf(LastValue[T]):
     """A last-value field that accepts several writes in one superstep and keeps ``pick`` of them.
 
     One write per superstep behaves exactly like a plain field. Writes that arrive together
@@ -139,21 +116,21 @@ def _strongest_status(values: Sequence[Status]) -> Status:
 class SagaState(TypedDict, total=False):
     """State of one saga run by the orchestration graph."""
 
-    saga_id: Annotated[str, Field(str)]
+    saga_id: str
     """The saga's id; also the LangGraph thread id."""
-    saga: Annotated[str, Field(str)]
+    saga: str
     """Name of the saga definition."""
-    input: Annotated[dict[str, Any], Field(dict)]
+    input: dict[str, Any]
     """The saga's input (small: paths and parameters, never a paper's full text)."""
-    mode: Annotated[str, Field(str)]
+    mode: str
     """``orchestration``."""
-    router: Annotated[str, Field(str)]
+    router: str
     """``deterministic`` or ``llm``."""
     status: Annotated[Status, OneOf(str, pick=_strongest_status)]
     """Where the saga is in its lifecycle."""
     reason: Annotated[str | None, OneOf(str)]
     """Why the saga did not complete, in one line."""
-    fail_at: Annotated[str | None, Field(str)]
+    fail_at: str | None
     """Step into which a failure is injected (``--fail-at``), for demos and tests."""
     results: Annotated[dict[str, StepRecord], merge_results]
     """Results of the steps that are committed now, by step name."""
@@ -161,7 +138,7 @@ class SagaState(TypedDict, total=False):
     """The step that halted the saga on purpose, its reason and data."""
     failure: Annotated[FailureRecord | None, OneOf(dict)]
     """The step that failed after its retries, with its error and attempts."""
-    compensation_failure: Annotated[FailureRecord | None, Field(dict)]
+    compensation_failure: FailureRecord | None
     """The compensation that still fails after its retries, waiting for an operator."""
     skipped: Annotated[list[dict[str, Any]], operator.add]
     """Compensations an operator chose to skip: step, note, error, what was left behind."""
@@ -171,5 +148,5 @@ class SagaState(TypedDict, total=False):
     """Append-only audit trail."""
     usage: Annotated[dict[str, Usage], add_usage]
     """Tokens spent, per step."""
-    route: Annotated[dict[str, Any] | None, Field(dict)]
+    route: dict[str, Any] | None
     """LLM router bookkeeping: the step chosen last and how many proposals were rejected."""
