@@ -12,6 +12,9 @@ two committed steps are compensated, stepwise and in one batch) runs in rounds. 
 - plain LangGraph on sagagraph's own saver (SQLite and PostgreSQL only; on memory both are
   ``InMemorySaver``), so the reader sees how much of the difference is the saver.
 
+Within a round the sides take turns in slices of ``per_round / SLICES`` sagas, so a slow spell
+of a shared machine falls on every side of the round alike.
+
 Every side uses ``durability="sync"``. Each database is fresh per measurement. The ratio is
 taken per round; every figure is reported as the median over rounds with its range.
 """
@@ -122,13 +125,28 @@ def _summary(samples: dict[str, list[float]]) -> dict[str, Any]:
     return out
 
 
+SLICES = 10
+"""A round's sagas of each side run in this many slices, the sides taking turns slice by slice,
+so that a slow spell of the machine (other tenants, a scheduler hiccup) falls on every side of
+the round alike instead of on whichever side was running."""
+
+
+def _slices(per_round: int) -> list[int]:
+    slices = min(SLICES, per_round)
+    return [per_round // slices + (1 if j < per_round % slices else 0) for j in range(slices)]
+
+
 def _sync_rounds(timers: dict[str, Timer], rounds: int, per_round: int) -> dict[str, Any]:
     for side, timer in timers.items():
         timer(f"{side}-warmup", 5)
     samples: dict[str, list[float]] = {side: [] for side in timers}
     for r in range(rounds):
-        for side in _order(r, list(timers)):
-            samples[side].append(timers[side](str(r), per_round))
+        spent = dict.fromkeys(timers, 0.0)
+        for j, n in enumerate(_slices(per_round)):
+            for side in _order(r + j, list(timers)):
+                spent[side] += timers[side](f"{r}-{j}", n) * n
+        for side in timers:
+            samples[side].append(spent[side] / per_round)
     return _summary(samples)
 
 
@@ -137,8 +155,12 @@ async def _async_rounds(timers: dict[str, ATimer], rounds: int, per_round: int) 
         await timer(f"{side}-warmup", 5)
     samples: dict[str, list[float]] = {side: [] for side in timers}
     for r in range(rounds):
-        for side in _order(r, list(timers)):
-            samples[side].append(await timers[side](str(r), per_round))
+        spent = dict.fromkeys(timers, 0.0)
+        for j, n in enumerate(_slices(per_round)):
+            for side in _order(r + j, list(timers)):
+                spent[side] += await timers[side](f"{r}-{j}", n) * n
+        for side in timers:
+            samples[side].append(spent[side] / per_round)
     return _summary(samples)
 
 
