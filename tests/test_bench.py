@@ -7,6 +7,7 @@ to run and produce a figure of every side.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,20 @@ def test_peer_harness_knobs(tmp_path: Path) -> None:
     assert env["ONLY"] == "P1|P3|PX" and env["PEERS_WORKDIR"].startswith(str(tmp_path))
     assert "PX-sagagraph-pg|/x/python|px_sagagraph.py|postgres" in env["EXTRA_PEERS"].split(";")
     assert "PYTHONPATH" not in env
+
+
+def test_the_interleaved_peer_workloads_run_both_sides(tmp_path: Path) -> None:
+    """bench.peers_interleaved: the harness's W2 on sagagraph SQLite and on plain LangGraph,
+    every saga checked by the harness's own ``verify`` (no timing asserted)."""
+    from bench.peers_interleaved import measure
+
+    if not (peers.HARNESS / "common.py").is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"peer harness not found at {peers.HARNESS}")
+        pytest.skip(f"peer harness not found at {peers.HARNESS}")
+    result = measure("W2", rounds=1, sagas=3, folder=tmp_path)
+    assert result["sagagraph_sps"]["runs"] == result["plain_sps"]["runs"] == 1
+    assert result["ratio"]["median"] > 0
 
 
 def test_items_of_other_branches_are_reported_missing() -> None:
