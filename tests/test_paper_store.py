@@ -195,3 +195,20 @@ def test_bad_keys_and_names_are_refused(
 
 def test_split_key() -> None:
     assert split_key("saga-1.a:summarizer") == ("saga-1.a", "summarizer")
+
+
+def test_the_first_write_waits_while_another_process_writes_the_new_ledger(
+    tmp_path: Path,
+) -> None:
+    """Bench item 6 lost a saga to ``OperationalError: database is locked`` in its validator:
+    sixteen sagas' first writes to a fresh ledger at once, and SQLite refuses ``PRAGMA
+    journal_mode=WAL`` without waiting while another connection writes a rollback-journal
+    file. The write waits for the other writer instead."""
+    from tests.test_sqlite_opening import _another_process_writing
+
+    store = OutputStore(tmp_path / "out")
+    store.ledger_path.parent.mkdir(parents=True)
+    with _another_process_writing(store.ledger_path):
+        path = store.write("saga-1:validator", "validation.txt", "valid\n")
+    assert path.read_text() == "valid\n"
+    assert store.written("saga-1:validator") == [path]

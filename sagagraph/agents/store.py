@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from sagagraph.checkpoints.factory import enable_wal
 from sagagraph.errors import (
     CompensatedKeyError,
     ConfigurationError,
@@ -89,7 +90,7 @@ class OutputStore:
         conn = sqlite3.connect(str(self.ledger_path), timeout=30, isolation_level=None)
         try:
             if not self._ready:
-                conn.execute("PRAGMA journal_mode=WAL")
+                enable_wal(conn)  # waits while another writer holds a new ledger
                 conn.executescript(_SCHEMA)
                 self._ready = True
             yield conn

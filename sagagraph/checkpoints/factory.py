@@ -60,6 +60,20 @@ def setup_retry_pauses() -> Iterator[float]:
         yield pause
 
 
+def enable_wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL`` on ``conn``, tried again while the file is busy
+    (:func:`setup_retry_pauses` says why SQLite does not wait there itself)."""
+    for pause in setup_retry_pauses():
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if not sqlite_busy(error):
+                raise
+        time.sleep(pause)
+    conn.execute("PRAGMA journal_mode=WAL")
+
+
 def _setup_sqlite(saver: Any) -> None:
     """``saver.setup()``, tried again while the file is busy (:func:`setup_retry_pauses`)."""
     for pause in setup_retry_pauses():
