@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import math
 import os
+import re
 import sys
 import time
 import uuid
@@ -35,6 +36,14 @@ CONCURRENCY = 16
 WORKERS = (1, 2, 4)
 STEPS = 3
 AMQP_URL = os.environ.get("SAGAGRAPH_TEST_AMQP", "amqp://guest:guest@127.0.0.1:5672/")
+
+
+_ENDED = re.compile(r"worker: saga \S+ \S+ in [\d.]+ s")
+"""A worker's line for a saga that ended (completed, rolled back...)."""
+
+
+def _ended(worker: Any) -> int:
+    return sum(1 for line in list(worker.lines) if _ENDED.search(line))
 
 
 def ideal(sagas: int, workers: int, concurrency: int, latency: float) -> float:
@@ -81,10 +90,17 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
                 )
                 submit_s = time.perf_counter() - submitted
             wait_for(
-                lambda: sum(w.count(" completed in ") for w in pool) >= sagas,
+                lambda: sum(_ended(w) for w in pool) >= sagas,
                 timeout=1800,
-                what="every saga to complete",
+                what="every saga to end",
             )
+            completed = sum(w.count(" completed in ") for w in pool)
+            if completed < sagas:
+                # A saga that rolled back ends the wait too: say so, instead of waiting for
+                # a completion that never comes.
+                others = [line for w in pool for line in w.lines if _ENDED.search(line)]
+                others = [line for line in others if " completed in " not in line]
+                raise RuntimeError(f"{sagas - completed} saga(s) did not complete: {others[0]}")
             first = min(w.first_seen("took saga") for w in pool if w.count("took saga"))
             last = max(w.last_seen(" completed in ") for w in pool if w.count(" completed in "))
         finally:
