@@ -17,6 +17,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack, closing
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -27,8 +28,8 @@ from bench.peers import HARNESS
 Batch = Callable[[list[str], str], None]
 
 
-def _sides(folder: Path) -> tuple[Any, dict[str, Batch], Callable[[], None]]:
-    """The harness's ``common`` module, a batch runner per side, and their closer."""
+def _sides(folder: Path, stack: ExitStack) -> tuple[Any, dict[str, Batch]]:
+    """The harness's ``common`` module and a batch runner per side (closed with ``stack``)."""
     if str(HARNESS) not in sys.path:
         sys.path.insert(0, str(HARNESS))
     import common  # type: ignore[import-not-found]
@@ -39,10 +40,12 @@ def _sides(folder: Path) -> tuple[Any, dict[str, Batch], Callable[[], None]]:
     from sagagraph import build_saga_graph, open_checkpointer, run_saga
 
     logging.getLogger("sagagraph").setLevel(logging.ERROR)  # one warning per failed step
-    conn = sqlite3.connect(folder / "p1.sqlite", check_same_thread=False)
+    conn = stack.enter_context(
+        closing(sqlite3.connect(folder / "p1.sqlite", check_same_thread=False))
+    )
     plain = p1_langgraph.build(False).compile(checkpointer=SqliteSaver(conn))
-    opened = open_checkpointer(f"sqlite:///{folder / 'px.sqlite'}")
-    ours = build_saga_graph(px_sagagraph.definition(False)).compile(checkpointer=opened.__enter__())
+    saver = stack.enter_context(open_checkpointer(f"sqlite:///{folder / 'px.sqlite'}"))
+    ours = build_saga_graph(px_sagagraph.definition(False)).compile(checkpointer=saver)
 
     def p1(ids: list[str], workload: str) -> None:
         for i in ids:
@@ -56,17 +59,13 @@ def _sides(folder: Path) -> tuple[Any, dict[str, Batch], Callable[[], None]]:
                 run_saga(ours, {"workload": workload, "latency_ms": 0}, saga_id=i), workload
             )
 
-    def close() -> None:
-        opened.__exit__(None, None, None)
-        conn.close()
-
-    return common, {"p1": p1, "px": px}, close
+    return common, {"p1": p1, "px": px}
 
 
 def measure(workload: str, rounds: int, sagas: int, folder: Path) -> dict[str, Any]:
     """Throughput (sagas/s) of each side per round, and sagagraph's ratio to plain LangGraph."""
-    common, sides, close = _sides(folder)
-    try:
+    with ExitStack() as stack:
+        common, sides = _sides(folder, stack)
         samples: dict[str, list[float]] = {side: [] for side in sides}
         for r in range(-1, rounds):  # round -1 warms both up
             order = list(sides) if r % 2 else list(reversed(sides))
@@ -79,8 +78,6 @@ def measure(workload: str, rounds: int, sagas: int, folder: Path) -> dict[str, A
                 common.verify(workload, ids)
                 if r >= 0:
                     samples[side].append(sagas / elapsed)
-    finally:
-        close()
     ratios = [a / b for a, b in zip(samples["px"], samples["p1"], strict=True)]
     return {
         "workload": workload,

@@ -42,8 +42,9 @@ _ENDED = re.compile(r"worker: saga \S+ \S+ in [\d.]+ s")
 """A worker's line for a saga that ended (completed, rolled back...)."""
 
 
-def _ended(worker: Any) -> int:
-    return sum(1 for line in list(worker.lines) if _ENDED.search(line))
+def _ended(pool: list[Any]) -> list[str]:
+    """The workers' lines for the sagas that ended so far."""
+    return [line for w in pool for line in list(w.lines) if _ENDED.search(line)]
 
 
 def ideal(sagas: int, workers: int, concurrency: int, latency: float) -> float:
@@ -90,17 +91,15 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
                 )
                 submit_s = time.perf_counter() - submitted
             wait_for(
-                lambda: sum(_ended(w) for w in pool) >= sagas,
+                lambda: len(_ended(pool)) >= sagas,
                 timeout=1800,
                 what="every saga to end",
             )
-            completed = sum(w.count(" completed in ") for w in pool)
-            if completed < sagas:
-                # A saga that rolled back ends the wait too: say so, instead of waiting for
-                # a completion that never comes.
-                others = [line for w in pool for line in w.lines if _ENDED.search(line)]
-                others = [line for line in others if " completed in " not in line]
-                raise RuntimeError(f"{sagas - completed} saga(s) did not complete: {others[0]}")
+            # A saga that rolled back ends the wait too: say so, instead of waiting for a
+            # completion that never comes.
+            others = [line for line in _ended(pool) if " completed in " not in line]
+            if others:
+                raise RuntimeError(f"{len(others)} saga(s) did not complete: {others[0]}")
             first = min(w.first_seen("took saga") for w in pool if w.count("took saga"))
             last = max(w.last_seen(" completed in ") for w in pool if w.count(" completed in "))
         finally:

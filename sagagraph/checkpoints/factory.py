@@ -17,7 +17,7 @@ import itertools
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,31 +60,29 @@ def setup_retry_pauses() -> Iterator[float]:
         yield pause
 
 
-def enable_wal(conn: sqlite3.Connection) -> None:
-    """``PRAGMA journal_mode=WAL`` on ``conn``, tried again while the file is busy
-    (:func:`setup_retry_pauses` says why SQLite does not wait there itself)."""
+def _while_busy(action: Callable[[], object]) -> None:
+    """Run ``action``, again after a pause while SQLite answers SQLITE_BUSY
+    (:func:`setup_retry_pauses`); past the busy timeout the last error stands."""
     for pause in setup_retry_pauses():
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            action()
             return
         except sqlite3.OperationalError as error:
             if not sqlite_busy(error):
                 raise
         time.sleep(pause)
-    conn.execute("PRAGMA journal_mode=WAL")
+    action()
+
+
+def enable_wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL`` on ``conn``, tried again while the file is busy
+    (:func:`setup_retry_pauses` says why SQLite does not wait there itself)."""
+    _while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
 
 
 def _setup_sqlite(saver: Any) -> None:
     """``saver.setup()``, tried again while the file is busy (:func:`setup_retry_pauses`)."""
-    for pause in setup_retry_pauses():
-        try:
-            saver.setup()
-            return
-        except sqlite3.OperationalError as error:
-            if not sqlite_busy(error):
-                raise
-        time.sleep(pause)
-    saver.setup()
+    _while_busy(saver.setup)
 
 
 def default_db_url() -> str:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypedDict, cast
 
+from sagagraph.checkpoints.factory import enable_wal
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.saga.protocol import StepRecord
 from sagagraph.saga.view import now
@@ -81,17 +81,13 @@ def connect_sqlite(path: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=30000")
     if str(path) != ":memory:":
-        # Switching to WAL may fail at once with "database is locked" while other processes
-        # open the same new file (SQLite skips the busy handler there): try again, briefly.
-        for attempt in range(100):
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                break
-            except sqlite3.OperationalError:
-                if attempt == 99:
-                    conn.close()
-                    raise
-                time.sleep(0.05)
+        # Switching to WAL fails at once with "database is locked" while other processes
+        # open the same new file (SQLite skips the busy handler there): enable_wal waits.
+        try:
+            enable_wal(conn)
+        except sqlite3.Error:
+            conn.close()
+            raise
     conn.execute("PRAGMA synchronous=FULL")
     return conn
 
