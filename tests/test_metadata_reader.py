@@ -135,13 +135,14 @@ def test_a_database_without_tables_or_not_a_database_is_unreadable(tmp_path: Pat
 
 def test_final_state_keeps_json_values_only() -> None:
     plain: dict[str, Any] = {"status": "completed", "events": [{"ts": "t", "n": 1.5}], "x": None}
-    text = saga_metadata.final_state({**plain, "__start__": {"a": 1}, "branch:to:s1": None})
-    assert text is not None
-    assert json.loads(text) == plain
-    for odd in ({1, 2}, math.nan, b"bytes", object(), "nul \x00", "\\u0000"):
+    final = saga_metadata.final_state({**plain, "__start__": {"a": 1}, "branch:to:s1": None})
+    assert final == plain
+    # Not JSON, or not storable as metadata by every saver (PostgreSQL refuses a NUL, and a
+    # lone surrogate is not UTF-8): the saga is then read in full.
+    for odd in ({1, 2}, math.nan, b"bytes", object(), "nul \x00", "\\u0000", "lone \ud800"):
         assert saga_metadata.final_state({**plain, "x": odd}) is None, odd
-    # A tuple comes back a list, as from LangGraph's serializer (msgpack) on a full read.
-    assert json.loads(saga_metadata.final_state({"x": (1, 2)}) or "") == {"x": [1, 2]}
+    # Other text outside ASCII (an emoji escapes as a surrogate pair) is kept.
+    assert saga_metadata.final_state({"x": "é 🙂"}) == {"x": "é 🙂"}
 
 
 def test_final_state_redacts_the_reason_as_the_summary_does(
@@ -149,16 +150,31 @@ def test_final_state_redacts_the_reason_as_the_summary_does(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop1234")
     values = {"status": "rolled_back", "reason": "failed with key sk-test-abcdefghijklmnop1234"}
-    text = saga_metadata.final_state(values)
-    assert text is not None and "sk-test-abcdefghijklmnop1234" not in text
-    assert saga_metadata.summarize({"channel_values": values})[saga_metadata.REASON] in text
+    final = saga_metadata.final_state(values)
+    assert final is not None and "sk-test-abcdefghijklmnop1234" not in json.dumps(final)
+    assert (
+        saga_metadata.summarize({"channel_values": values})[saga_metadata.REASON] == final["reason"]
+    )
 
 
-def test_only_a_terminal_checkpoint_carries_final_values() -> None:
-    running = {"channel_values": {"status": "running"}, "ts": "t"}
-    done = {"channel_values": {"status": "completed"}, "ts": "t"}
-    assert saga_metadata.FINAL not in saga_metadata.stamp(running, {})  # type: ignore[arg-type]
-    assert saga_metadata.FINAL in saga_metadata.stamp(done, {})  # type: ignore[arg-type]
+def test_only_a_terminal_checkpoint_carries_the_whole_summary() -> None:
+    """An unfinished saga is read in full by every reader: its checkpoints say only that."""
+    running = {"channel_values": {"status": "running", "saga": "toy"}, "ts": "t"}
+    done = {"channel_values": {"status": "completed", "saga": "toy"}, "ts": "t"}
+    metadata = {"source": "loop", "step": 3}
+    stamped = saga_metadata.stamp(running, metadata)  # type: ignore[arg-type]
+    assert stamped == {**metadata, "sagagraph": {"v": 2, "status": "running", "ts": "t"}}
+    summary = saga_metadata.stamp(done, metadata)["sagagraph"]  # type: ignore[arg-type,typeddict-item]
+    assert summary["name"] == "toy" and summary["final"] == done["channel_values"]
+    assert set(summary) == {*saga_metadata.SUMMARY_KEYS, saga_metadata.FINAL}
+    assert metadata == {"source": "loop", "step": 3}, "LangGraph's own dict is left as is"
+
+
+def test_a_summarys_text_is_cleaned_of_what_no_saver_can_store() -> None:
+    values = {"status": "rolled_back", "reason": "bad \x00 byte \ud800 here", "x": {1}}
+    summary = saga_metadata.stamp({"channel_values": values, "ts": "t"}, {})["sagagraph"]  # type: ignore[typeddict-item]
+    assert summary["reason"] == "bad  byte  here" and saga_metadata.FINAL not in summary
+    json.dumps(summary, ensure_ascii=False).encode("utf-8")
 
 
 def test_a_postgres_server_that_cannot_be_reached_is_one_line_with_no_password() -> None:

@@ -6,6 +6,7 @@ blob; unfinished sagas, and sagas stored before the summary existed, are read in
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -257,3 +258,87 @@ def test_another_graphs_threads_in_the_same_checkpointer_are_not_sagas(tmp_path:
         assert sorted(expected) == sorted(
             s.saga_id for s in latest_checkpoints(checkpointer) if s.saga_id != "not-a-saga"
         )
+
+
+def stamp_v1(checkpoint: Any, metadata: Any) -> Any:
+    """The stamp of sagagraph before summary version 2: ten top-level keys on every
+    checkpoint, and a finished saga's final values as JSON text."""
+    summary = saga_metadata.summarize(checkpoint)
+    old = {saga_metadata.V1_KEYS[key]: value for key, value in summary.items()}
+    old["saga_v"] = 1
+    if summary["status"] in saga_metadata.TERMINAL_STATUSES:
+        final = saga_metadata.final_state(checkpoint["channel_values"])
+        if final is not None:
+            old[saga_metadata.V1_FINAL] = json.dumps(final, separators=(",", ":"))
+    return {**metadata, **old}
+
+
+def test_sagas_stamped_by_summary_version_1_are_read_as_before(
+    durable_checkpointer_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database an earlier sagagraph wrote: its finished sagas are still listed, and their
+    status read, from the metadata alone; new sagas beside them use version 2."""
+    from sagagraph.checkpoints import group_commit, postgres_savers, savers
+    from sagagraph.checkpoints.metadata_reader import open_metadata_reader
+    from sagagraph.graph.state_view import finished_view
+
+    prefix = f"v1{uuid.uuid4().hex[:8]}"
+    with monkeypatch.context() as patch:
+        for module in (savers, group_commit, postgres_savers):
+            patch.setattr(module, "stamp", stamp_v1)
+        with open_checkpointer(durable_checkpointer_url) as checkpointer:
+            expected = fill(compiled(checkpointer), prefix)
+    with open_checkpointer(durable_checkpointer_url) as checkpointer:
+        app = compiled(checkpointer)
+        raw = checkpointer.get_tuple(saga_config(f"{prefix}-ok"))
+        assert raw is not None and raw.metadata["saga_v"] == 1  # type: ignore[typeddict-item]
+        run_saga(app, {"paper": "e.pdf"}, saga_id=f"{prefix}-v2")
+        expected[f"{prefix}-v2"] = "completed"
+        summaries = ours(prefix, checkpointer)
+        assert {s.saga_id: s.status for s in summaries} == expected
+        assert all(s.stamped for s in summaries)
+        assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
+        with open_metadata_reader(durable_checkpointer_url) as reader:
+            assert reader is not None
+            assert [s for s in reader.latest() if s.saga_id.startswith(prefix)] == summaries
+            for summary in summaries:
+                if summary.status == "running":
+                    assert reader.final_values(summary.saga_id) is None
+                    continue
+                view = saga_status(app, summary.saga_id)
+                paper = app.get_state(saga_config(summary.saga_id)).values["input"]["paper"]
+                assert stamped_row(summary) == row(view, paper, orphaned=False)
+                values = reader.final_values(summary.saga_id)
+                assert values is not None and finished_view(values, summary.saga_id) == view
+
+
+class Garbled:
+    """A step whose error message holds a NUL and a lone surrogate (a server's bytes)."""
+
+    name = "garbled"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        raise RuntimeError("upstream said \x00\ud800 nonsense")
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        pass
+
+
+def test_a_reason_no_database_can_store_as_it_is_still_ends_the_saga(
+    durable_checkpointer_url: str,
+) -> None:
+    from sagagraph.checkpoints.metadata_reader import open_metadata_reader
+
+    saga_id = f"gb{uuid.uuid4().hex[:8]}"
+    definition = SagaDefinition("garbled_saga", (Step(Agent("first")), Step(Garbled())))
+    with open_checkpointer(durable_checkpointer_url) as checkpointer:
+        app = build_saga_graph(definition).compile(checkpointer=checkpointer)
+        view = run_saga(app, {}, saga_id=saga_id)
+        assert view["status"] == "rolled_back"
+        [summary] = [s for s in latest_checkpoints(checkpointer) if s.saga_id == saga_id]
+        assert summary.status == "rolled_back" and "nonsense" in summary.summary["reason"]
+        with open_metadata_reader(durable_checkpointer_url) as reader:
+            assert reader is not None
+            values = reader.final_values(saga_id)
+            assert values is None or values["status"] == "rolled_back"
+        assert saga_status(app, saga_id)["status"] == "rolled_back"

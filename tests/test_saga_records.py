@@ -140,3 +140,18 @@ def test_the_kernel_exports_its_contract_and_loads_it_on_first_use() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", "names and statuses load without LangGraph"
+
+
+def test_reasons_and_errors_hold_only_text_every_checkpointer_stores() -> None:
+    """A NUL (PostgreSQL refuses it), control characters and lone surrogates (not UTF-8)
+    in an error message or a reason become U+FFFD; other text is kept as it is."""
+    odd = "bad \x00 byte \x1b[0m \ud800 é 🙂 ok"
+    cleaned = "bad \ufffd byte \ufffd[0m \ufffd é 🙂 ok"
+    failed = step_failed("s", "step", RuntimeError(odd), 1)
+    assert failed.failure["error"] == f"RuntimeError: {cleaned}"
+    assert halt_record("step", odd).reason == cleaned
+    assert saga_halted(odd).reason == cleaned
+    assert rollback_requested("step", odd).reason == cleaned
+    for text in (failed.reason, cleaned):
+        text.encode("utf-8")
+    assert halt_record("step", "tab\tand newline\nkept").reason == "tab\tand newline\nkept"

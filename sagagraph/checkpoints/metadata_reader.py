@@ -31,9 +31,11 @@ from sagagraph.checkpoints.factory import (
 )
 from sagagraph.checkpoints.saga_metadata import (
     FINAL,
+    KEY,
     STATUS,
-    SUMMARY_VERSION,
     TERMINAL_STATUSES,
+    V1_FINAL,
+    V1_KEYS,
     VERSION,
 )
 from sagagraph.checkpoints.summary_pages import (
@@ -53,18 +55,29 @@ class Unreadable(Exception):
 
 
 _SQLITE_META = "CAST(metadata AS TEXT)"
+_PATHS = (
+    # Summary version 2 (one object), then version 1 (top-level keys, the final values as text).
+    (KEY, VERSION),
+    (KEY, STATUS),
+    (KEY, FINAL),
+    (V1_KEYS[VERSION],),
+    (V1_KEYS[STATUS],),
+    (V1_FINAL,),
+)
 _SQLITE_FINAL = (
     # The latest root checkpoint, as LangGraph's get_tuple picks it: the greatest id.
-    f"SELECT checkpoint_id, json_extract({_SQLITE_META}, '$.{VERSION}', '$.{STATUS}', "
-    f"'$.{FINAL}') FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
+    f"SELECT checkpoint_id, json_extract({_SQLITE_META}, "
+    + ", ".join("'$." + ".".join(path) + "'" for path in _PATHS)
+    + ") FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
     "ORDER BY checkpoint_id DESC LIMIT 1"
 )
 _SQLITE_WRITES = (
     "SELECT 1 FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? LIMIT 1"
 )
 _POSTGRES_FINAL = (
-    f"SELECT checkpoint_id, jsonb_build_array(metadata->'{VERSION}', metadata->'{STATUS}', "
-    f"metadata->'{FINAL}') AS summary FROM checkpoints "
+    "SELECT checkpoint_id, jsonb_build_array("
+    + ", ".join("metadata->" + "->".join(f"'{key}'" for key in path) for path in _PATHS)
+    + ") AS summary FROM checkpoints "
     "WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1"
 )
 _POSTGRES_WRITES = (
@@ -113,12 +126,10 @@ class MetadataReader:
                 checkpoint_id, extracted = _columns(latest)
                 if isinstance(extracted, str):
                     extracted = json.loads(extracted)
-                if not isinstance(extracted, list) or len(extracted) != 3:
+                if not isinstance(extracted, list) or len(extracted) != len(_PATHS):
                     return None  # no metadata at all
-                version, status, final = extracted
-                if version != SUMMARY_VERSION or status not in TERMINAL_STATUSES:
-                    return None
-                if not isinstance(final, str):
+                final = _final(extracted)
+                if final is None:
                     return None
                 # Writes stored after the checkpoint would be applied by a full read.
                 cur.execute(self._writes_sql, (saga_id, checkpoint_id))
@@ -126,8 +137,22 @@ class MetadataReader:
                     return None
         except self._errors as error:
             raise Unreadable(_first_line(error)) from None
-        values = json.loads(final)
-        return values if isinstance(values, dict) and values.get("status") == status else None
+        return final
+
+
+def _final(extracted: list[Any]) -> dict[str, Any] | None:
+    """The final values the summary (either version) says a saga ended with; None when it
+    does not say (not ended, not stamped, or stamped without them)."""
+    version, status, final, v1_version, v1_status, v1_final = extracted
+    if version == 2:
+        values = final
+    elif version is None and v1_version == 1 and isinstance(v1_final, str):
+        status, values = v1_status, json.loads(v1_final)
+    else:
+        return None
+    if status not in TERMINAL_STATUSES or not isinstance(values, dict):
+        return None
+    return values if values.get("status") == status else None
 
 
 def _columns(row: Any) -> tuple[Any, Any]:

@@ -28,7 +28,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.checkpoints.saga_metadata import SUMMARY_KEYS, SUMMARY_VERSION, VERSION, summarize
+from sagagraph.checkpoints.saga_metadata import READABLE_VERSIONS, VERSION, read_summary, summarize
 from sagagraph.checkpoints.summary_pages import (
     PAGE_SIZE,
     SagaSummary,
@@ -93,8 +93,8 @@ def _generic(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[SagaSummary]:
                 latest[thread_id] = item
     for thread_id in sorted(latest):
         item = latest[thread_id]
-        summary = {k: item.metadata[k] for k in SUMMARY_KEYS if k in item.metadata}  # type: ignore[literal-required]
-        if summary.get(VERSION) != SUMMARY_VERSION:
+        summary = read_summary(item.metadata)
+        if summary.get(VERSION) not in READABLE_VERSIONS:
             # Not stamped (the saver does not stamp): the checkpoint is already read.
             summary = summarize(item.checkpoint)
         yield SagaSummary(thread_id, _id(item), summary)

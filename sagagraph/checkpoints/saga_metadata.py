@@ -1,17 +1,26 @@
 """What each checkpoint's metadata says of its saga, so listing needs no checkpoint blob.
 
 Every saver sagagraph opens passes the metadata of each checkpoint it stores through
-:func:`stamp`, which adds a small summary of the saga read from the checkpoint's plain channel
-values: its status, name, mode, paper, the time of its last event, the steps committed and
-compensated, and its reason. ``list`` and ``recover`` then read the metadata column alone
-(:mod:`sagagraph.checkpoints.saga_index`): a saga whose latest checkpoint says it finished
-needs no other read. Never the paper's text, never a secret (the reason is redacted again).
+:func:`stamp`, which adds one key, :data:`KEY` (``"sagagraph"``), holding a small summary of
+the saga read from the checkpoint's plain channel values. ``list`` and ``recover`` then read
+the metadata column alone (:mod:`sagagraph.checkpoints.saga_index`): a saga whose latest
+checkpoint says it finished needs no other read. Never the paper's text, never a secret (the
+reason is redacted again).
 
-The checkpoint that ends a saga (terminal status) also carries the saga's final state values
-under :data:`FINAL`, as JSON text (:func:`final_state`), so ``status`` of a finished saga is
-one metadata read, with no LangGraph (:mod:`sagagraph.checkpoints.metadata_reader`). They are
-the values the checkpoint itself holds, the reason redacted as the summary's is; values that
-are not JSON are not copied, and such a saga is read in full.
+- A checkpoint of a saga that has not ended says only that: the summary's version, the
+  saga's status and the checkpoint's time. Nothing reads more of an unfinished saga's
+  summary: ``list``, ``status`` and ``recover`` read such a saga in full anyway.
+- The checkpoint that ends a saga (terminal status) carries the rest: its name, mode, paper,
+  the time of its last event, the steps committed and compensated, the reason, and the
+  saga's final state values under :data:`FINAL` (a JSON object, :func:`final_state`), so
+  ``status`` of a finished saga is one metadata read, with no LangGraph
+  (:mod:`sagagraph.checkpoints.metadata_reader`). Values that are not JSON are not copied,
+  and such a saga is read in full.
+
+Summary version 1 (sagagraph before 2026-12-02) kept the ten keys at the top level of every
+checkpoint's metadata (``saga_status``...) and the final values as JSON text; readers still
+read it (:data:`V1_KEYS`). Version 2 costs a saga's six checkpoints 0.5 M fewer instructions
+(docs/performance.md).
 
 Storage only: the kernel's view (``saga.view.committed_order``) and its terminal statuses are
 mirrored here, not imported, and tests hold them equal. LangGraph is not imported at run
@@ -29,46 +38,62 @@ from sagagraph.redaction import redact
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 
-SUMMARY_VERSION = 1
-"""Bumped when the summary's meaning changes; a reader trusts only the version it knows."""
-VERSION = "saga_v"
-STATUS = "saga_status"
-NAME = "saga_name"
-MODE = "saga_mode"
-PAPER = "saga_paper"
-UPDATED = "saga_updated"
-COMPLETED = "saga_completed"
-COMPENSATED = "saga_compensated"
-REASON = "saga_reason"
-TS = "saga_ts"
+SUMMARY_VERSION = 2
+"""Bumped when the summary's form or meaning changes; :func:`stamp` writes this one."""
+READABLE_VERSIONS = frozenset({1, 2})
+"""The versions a reader understands (a summary of any other is read in full)."""
+KEY = "sagagraph"
+"""The one metadata key the summary lives under (version 2)."""
+VERSION = "v"
+STATUS = "status"
+NAME = "name"
+MODE = "mode"
+PAPER = "paper"
+UPDATED = "updated"
+COMPLETED = "completed"
+COMPENSATED = "compensated"
+REASON = "reason"
+TS = "ts"
 SUMMARY_KEYS = (VERSION, STATUS, NAME, MODE, PAPER, UPDATED, COMPLETED, COMPENSATED, REASON, TS)
-"""Every key of the summary :func:`stamp` writes, in the order the SQL listing reads them."""
-FINAL = "saga_final"
-"""Only in a checkpoint whose status is terminal: its state values as JSON text."""
+"""Every key of a summary (:class:`~sagagraph.checkpoints.summary_pages.SagaSummary`), in
+the order the SQL listing reads version 1's."""
+FINAL = "final"
+"""Only in the summary of a checkpoint whose status is terminal: its state values."""
+V1_KEYS = {key: f"saga_{key}" for key in SUMMARY_KEYS}
+"""Version 1's top-level metadata key for each summary key (``saga_status``...)."""
+V1_FINAL = "saga_final"
+"""Version 1's top-level key of the final state values, as JSON text."""
 TERMINAL_STATUSES = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """The kernel's ``saga.names.TERMINAL_STATUSES``, mirrored (a test holds the two equal)."""
 
 
 def stamp(checkpoint: Checkpoint, metadata: CheckpointMetadata) -> CheckpointMetadata:
-    """``metadata`` with the saga's summary added (a new dict: LangGraph's own is left as is),
-    and, when the saga has ended, its final state values (:data:`FINAL`)."""
-    summary = summarize(checkpoint)
-    if summary[STATUS] in TERMINAL_STATUSES:
-        final = final_state(checkpoint.get("channel_values") or {})
+    """``metadata`` with the saga's summary added under :data:`KEY` (a new dict: LangGraph's
+    own is left as is)."""
+    values = checkpoint.get("channel_values") or {}
+    status = values.get("status")
+    ts = checkpoint.get("ts")
+    if not isinstance(status, str) or status not in TERMINAL_STATUSES:
+        summary: dict[str, Any] = {
+            VERSION: SUMMARY_VERSION,
+            STATUS: status if isinstance(status, str) else None,
+            TS: ts if isinstance(ts, str) else None,
+        }
+    else:
+        summary = summarize(checkpoint)
+        if not _encodes_cleanly(summary):  # a NUL in an error message, say
+            summary = {k: _clean(v) for k, v in summary.items()}
+        final = final_state(values)
         if final is not None:
             summary[FINAL] = final
-    return {**metadata, **summary}  # type: ignore[typeddict-item]
+    return {**metadata, KEY: summary}  # type: ignore[misc]
 
 
 def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
-    """The summary of the saga a checkpoint holds, from its channel values.
+    """The whole summary of the saga a checkpoint holds, from its channel values.
 
     A checkpoint with no saga state yet (the input checkpoint, a crash before the first step)
-    has ``saga_status`` None: readers then treat the saga as unfinished.
-
-    Every checkpoint a saga writes passes here (five for the paper saga), on the event loop
-    when hundreds of sagas run at once: the text checks are inline, and a plain ``dict`` skips
-    the ``Mapping`` ABC's slower ``isinstance``.
+    has status None: readers then treat the saga as unfinished.
     """
     values: Mapping[str, Any] = checkpoint.get("channel_values") or {}
     get = values.get
@@ -93,29 +118,54 @@ def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_FINAL_JSON = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+_ASCII_JSON = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
 """``json.dumps(value, allow_nan=False, separators=(",", ":"))`` without building an encoder
 for each call."""
 
 
-def final_state(values: Mapping[str, Any]) -> str | None:
-    """The state channels of ``values`` as JSON text, with the reason redacted; None when a
-    value is not JSON (a set, a date, bytes, a model object, NaN...) or when the text holds
-    an escaped NUL (PostgreSQL drops those from metadata). LangGraph's own channels
-    (``__start__``, ``branch:to:...``) are left out.
+def final_state(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The state channels of ``values``, with the reason redacted; None when they would not
+    store as JSON (:func:`_encodes_cleanly`). LangGraph's own channels (``__start__``,
+    ``branch:to:...``) are left out.
 
-    One ``json.dumps`` and no check beyond it, since this runs as every saga ends: a tuple
-    comes back a list, as it does from LangGraph's own serializer, and a key that is not a
-    string comes back a string, as ``status --json`` prints it anyway.
+    A tuple is stored a list, as LangGraph's own serializer gives it back, and a key that is
+    not a string comes back a string, as ``status --json`` prints it anyway.
     """
     state = {k: v for k, v in values.items() if not k.startswith("__") and ":" not in k}
     if isinstance(state.get("reason"), str):
         state["reason"] = redact(state["reason"])
+    return state if _encodes_cleanly(state) else None
+
+
+def _encodes_cleanly(value: object) -> bool:
+    """True when ``value`` stores as metadata on every saver: JSON with no NaN, no NUL
+    (PostgreSQL refuses it) and no lone surrogate (not UTF-8; PostgreSQL refuses its escape).
+
+    The summary is no longer inside a JSON text of its own, so any of these would fail the
+    checkpoint's write. One encoding checks it all.
+    """
     try:
-        text = _FINAL_JSON(state)
+        text = _ASCII_JSON(value)
     except (TypeError, ValueError, RecursionError):
-        return None
-    return None if "u0000" in text else text
+        return False
+    if "u0000" in text:
+        return False
+    if "\\ud" not in text:  # escapes of surrogates; rare, and every emoji has a pair
+        return True
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _clean(value: Any) -> Any:
+    """A summary value with NULs and lone surrogates taken out of its text."""
+    if isinstance(value, str):
+        return value.replace("\x00", "").encode("utf-8", "ignore").decode("utf-8")
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
 
 
 def committed_steps(events: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[str]:
@@ -131,6 +181,15 @@ def committed_steps(events: Sequence[Mapping[str, Any]], results: Mapping[str, A
             order.append(str(event.get("step")))
     order = [s for s in order if s in results]
     return order + [str(s) for s in results if s not in order]
+
+
+def read_summary(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary a checkpoint's metadata carries, of either version, without its final
+    values; empty when it carries none."""
+    nested = metadata.get(KEY)
+    if _is_mapping(nested):
+        return {k: nested[k] for k in SUMMARY_KEYS if k in nested}
+    return {k: metadata[old] for k, old in V1_KEYS.items() if metadata.get(old) is not None}
 
 
 def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:

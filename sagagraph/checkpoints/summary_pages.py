@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagagraph.checkpoints.saga_metadata import (
+    FINAL,
+    KEY,
+    READABLE_VERSIONS,
     STATUS,
     SUMMARY_KEYS,
-    SUMMARY_VERSION,
     TS,
+    V1_KEYS,
     VERSION,
 )
 
@@ -33,14 +36,16 @@ class SagaSummary:
     saga_id: str
     checkpoint_id: str
     summary: Mapping[str, Any] = field(default_factory=dict)
-    """The stamp's keys (``saga_status``...); empty when the checkpoint was never stamped."""
+    """The stamp's keys (``status``..., :data:`~sagagraph.checkpoints.saga_metadata.SUMMARY_KEYS`;
+    an unfinished saga's holds its version, status and time only); empty when the checkpoint
+    was never stamped."""
     legacy_status: str | None = None
     """A status read some other way from an unstamped checkpoint (PostgreSQL's inline values)."""
 
     @property
     def stamped(self) -> bool:
-        """True when the summary is one this version of sagagraph wrote and understands."""
-        return self.summary.get(VERSION) == SUMMARY_VERSION
+        """True when the summary is of a version this sagagraph understands."""
+        return self.summary.get(VERSION) in READABLE_VERSIONS
 
     @property
     def status(self) -> str | None:
@@ -82,16 +87,23 @@ _LATEST = (
 """The latest checkpoint id of each thread of a page: an index-only walk of the primary key."""
 
 _SQLITE_META = "CAST(c.metadata AS TEXT)"
+_SQLITE_STATUS = (
+    f"coalesce(json_extract(m, '$.{KEY}.{STATUS}'), json_extract(m, '$.{V1_KEYS[STATUS]}'), '')"
+)
 _SQLITE_PAGE = (
-    # A skipped saga comes back as its id alone (the page still walked it); several paths
-    # make json_extract answer with a JSON array, one value per path.
-    f"SELECT c.thread_id, c.checkpoint_id, CASE WHEN coalesce(json_extract({_SQLITE_META}, "
-    f"'$.{STATUS}'), '') IN (SELECT value FROM json_each(?)) THEN NULL "
-    f"ELSE json_extract({_SQLITE_META}, "
-    + ", ".join(f"'$.{key}'" for key in SUMMARY_KEYS)
-    + f") END FROM ({_LATEST.format(mark='?')}) AS l JOIN checkpoints AS c "
-    "ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last "
-    "ORDER BY c.thread_id"
+    # A skipped saga comes back as its id alone (the page still walked it). Version 2's
+    # summary is one object (its final values left out); version 1's ten keys come back as
+    # one JSON array (several paths make json_extract answer with an array).
+    "SELECT thread_id, checkpoint_id, "
+    f"CASE WHEN skipped THEN NULL ELSE json_remove(json_extract(m, '$.{KEY}'), '$.{FINAL}') END, "
+    f"CASE WHEN skipped OR json_type(m, '$.{KEY}') IS NOT NULL THEN NULL ELSE json_extract(m, "
+    + ", ".join(f"'$.{V1_KEYS[key]}'" for key in SUMMARY_KEYS)
+    + ") END FROM ("
+    f"SELECT thread_id, checkpoint_id, m, {_SQLITE_STATUS} IN (SELECT value FROM json_each(?)) "
+    f"AS skipped FROM (SELECT c.thread_id, c.checkpoint_id, {_SQLITE_META} AS m FROM "
+    f"({_LATEST.format(mark='?')}) AS l JOIN checkpoints AS c "
+    "ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last)"
+    ") ORDER BY thread_id"
 )
 
 
@@ -103,27 +115,38 @@ def sqlite_page(
         cur.execute(_SQLITE_PAGE, (json.dumps(skip), after, limit))
         fetched = cur.fetchall()
     out = []
-    for thread_id, checkpoint_id, extracted in fetched:
-        if extracted is None:
+    for thread_id, checkpoint_id, nested, v1 in fetched:
+        if nested is not None:
+            summary = _kept(json.loads(nested))
+        elif v1 is not None:
+            summary = _kept(dict(zip(SUMMARY_KEYS, json.loads(v1), strict=False)))
+        else:
             continue  # skipped
-        values = json.loads(extracted)
-        summary = {k: v for k, v in zip(SUMMARY_KEYS, values, strict=False) if v is not None}
         out.append(SagaSummary(str(thread_id), str(checkpoint_id), summary))
     return out, len(fetched), str(fetched[-1][0]) if fetched else after
 
 
+def _kept(summary: Any) -> dict[str, Any]:
+    """A summary's keys that have a value (an unknown form gives an empty summary)."""
+    if not isinstance(summary, dict):
+        return {}
+    return {k: summary[k] for k in SUMMARY_KEYS if summary.get(k) is not None}
+
+
 _POSTGRES_STATUS = (
-    f"coalesce(c.metadata->>'{STATUS}', c.checkpoint->'channel_values'->>'status', '')"
+    f"coalesce(c.metadata->'{KEY}'->>'{STATUS}', c.metadata->>'{V1_KEYS[STATUS]}', "
+    "c.checkpoint->'channel_values'->>'status', '')"
 )
 _POSTGRES_PAGE = (
     # A skipped saga comes back as its id alone (the page still walked it).
     "SELECT thread_id, checkpoint_id, skipped, "
+    "CASE WHEN skipped THEN NULL ELSE nested END AS nested, "
     "CASE WHEN skipped THEN NULL ELSE summary END AS summary, "
     "CASE WHEN skipped THEN NULL ELSE inline_status END AS inline_status, "
     "CASE WHEN skipped THEN NULL ELSE ts END AS ts FROM ("
     f"SELECT c.thread_id, c.checkpoint_id, {_POSTGRES_STATUS} = ANY(%s::text[]) AS skipped, "
-    "jsonb_build_array("
-    + ", ".join(f"c.metadata->'{key}'" for key in SUMMARY_KEYS)
+    f"(c.metadata->'{KEY}') - '{FINAL}' AS nested, jsonb_build_array("
+    + ", ".join(f"c.metadata->'{V1_KEYS[key]}'" for key in SUMMARY_KEYS)
     + ") AS summary, c.checkpoint->'channel_values'->>'status' AS inline_status, "
     "c.checkpoint->>'ts' AS ts "
     f"FROM ({_LATEST.format(mark='%s')}) AS l JOIN checkpoints AS c "
@@ -147,9 +170,10 @@ def postgres_page(
     for row in fetched:
         if row["skipped"]:
             continue
-        summary = {
-            k: v for k, v in zip(SUMMARY_KEYS, row["summary"] or [], strict=False) if v is not None
-        }
+        if row["nested"] is not None:
+            summary = _kept(row["nested"])
+        else:
+            summary = _kept(dict(zip(SUMMARY_KEYS, row["summary"] or [], strict=False)))
         summary.setdefault(TS, row["ts"])
         status = row["inline_status"]
         out.append(

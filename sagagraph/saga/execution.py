@@ -7,6 +7,7 @@ or an event decides that it runs.
 from __future__ import annotations
 
 import contextvars
+import logging
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -20,6 +21,8 @@ from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutErr
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.protocol import Step, StepContext, StepResult
 from sagagraph.saga.view import Event, describe_error, make_event
+
+log = logging.getLogger("sagagraph")
 
 T = TypeVar("T")
 
@@ -159,6 +162,14 @@ def failed(error: Exception) -> Tried:
     step, ``GraphBubbleUp``) is no failure and passes through to the driver's caller."""
     if isinstance(error, GraphBubbleUp):
         raise error
+    # The saga records an error's description, never its traceback (DEBUG logs it). Dropped
+    # here, the failed call's frames, and LangGraph's runner frames above them, are freed
+    # when the step returns: the traceback refers to the driver's frame, which holds the
+    # outcome holding the error, a cycle only the garbage collector would break (300
+    # objects a failed step, kept alive until a collection walks them all).
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("attempt failed: %s", describe_error(error), exc_info=error)
+    error.__traceback__ = None
     return Tried(error=error)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from sagagraph.saga.names import SAGA
-from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event, storable_text
 
 log = logging.getLogger("sagagraph")
 
@@ -98,17 +98,20 @@ def router_aborted(router: str, attempts: int, last_problem: str) -> Failed:
 
 def rollback_requested(step: str, reason: str) -> Failed:
     """An operator rolls back a saga whose ``step`` was in flight (it may have written part)."""
+    reason = storable_text(reason)
     return Failed(failure_record(step, "execute", f"RollbackRequested: {reason}", 0), reason)
 
 
 def halt_record(step: str, reason: str | None, data: Mapping[str, Any] | None = None) -> Halted:
     """``step`` stopped the saga on purpose (``StepResult(halt=True)``), for ``reason``."""
+    reason = storable_text(reason) if reason is not None else None
     halted: HaltRecord = {"step": step, "reason": reason, "data": dict(data or {})}
     return Halted(halted, reason or f"step {step!r} halted the saga")
 
 
 def saga_halted(reason: str) -> Halted:
     """The saga itself stops going forward (no step in flight: a forced rollback)."""
+    reason = storable_text(reason)
     return Halted({"step": SAGA, "reason": reason, "data": {}}, reason)
 
 

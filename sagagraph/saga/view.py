@@ -6,6 +6,7 @@ event trail, token usage) and answer ``status`` with the same JSON object, built
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -137,9 +138,20 @@ def make_event(step: str, action: str, outcome: str, attempt: int = 1, detail: s
     }
 
 
+_UNSTORABLE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """``text`` with what no checkpointer stores as text replaced by U+FFFD: a NUL
+    (PostgreSQL refuses it in ``jsonb``, where its saver keeps the state's strings), other
+    control characters, and lone surrogates (not UTF-8). An error message or a reason can
+    hold any of them (a server's bytes, a PDF's text); the saga must still record it."""
+    return text if text.isprintable() else _UNSTORABLE.sub("\ufffd", text)
+
+
 def describe_error(error: BaseException) -> str:
     """``Type: message`` on one line, short enough for an event, with secrets hidden."""
-    text = redact(" ".join(str(error).split())) or "(no message)"
+    text = storable_text(redact(" ".join(str(error).split()))) or "(no message)"
     if len(text) > 300:
         text = text[:297] + "..."
     return f"{type(error).__name__}: {text}"
