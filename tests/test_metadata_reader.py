@@ -106,7 +106,7 @@ def test_a_saga_stamped_without_its_final_values_is_read_in_full(
 ) -> None:
     """As a saga stored by an earlier sagagraph: its summary, but no final values."""
     url = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
-    monkeypatch.setattr(saga_metadata, "final_state", lambda values: None)
+    monkeypatch.setattr(saga_metadata, "final_state", lambda values, checked=True: None)
     definition = toy_saga(1, Journal(tmp_path / "journal.sqlite"), Plan(), outputs=tmp_path)
     with saga_app(definition, url) as app:
         run_saga(app, {}, saga_id="old")
@@ -195,3 +195,22 @@ def test_the_reader_opens_no_checkpointer(tmp_path: Path) -> None:
     with open_metadata_reader(url) as reader:
         assert reader is not None and reader.latest() == []
     assert (tmp_path / "sagas.sqlite").stat().st_size == before
+
+
+def test_the_sqlite_savers_one_encoding_stores_what_the_stamp_says() -> None:
+    """``stamped_text`` checks the final values by the encoding that stores them: the same
+    metadata as the stamp, and without the final values where the stamp leaves them out."""
+    done: dict[str, Any] = {"status": "completed", "events": [{"ts": "t"}], "x": "é 🙂"}
+    metadata = {"source": "loop", "step": 3}
+    for values in (done, *({**done, "x": odd} for odd in (math.nan, {1}, "\x00", "\ud800"))):
+        checkpoint = {"channel_values": values, "ts": "t"}
+        text = saga_metadata.stamped_text(checkpoint, metadata)  # type: ignore[arg-type]
+        text.encode("utf-8")
+        expected = saga_metadata.stamp(checkpoint, metadata)  # type: ignore[arg-type]
+        assert json.loads(text) == expected, values["x"]
+    assert (
+        saga_metadata.FINAL
+        in json.loads(
+            saga_metadata.stamped_text({"channel_values": done, "ts": "t"}, metadata)  # type: ignore[arg-type]
+        )["sagagraph"]
+    )

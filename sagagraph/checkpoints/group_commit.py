@@ -21,7 +21,6 @@ the parent's.
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,16 +39,10 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
 from sagagraph.checkpoints.new_runs import refuse_used_thread
-from sagagraph.checkpoints.saga_metadata import stamp
-from sagagraph.checkpoints.savers import sqlite_writes
+from sagagraph.checkpoints.saga_metadata import stamped_text
+from sagagraph.checkpoints.savers import SQLITE_CHECKPOINT, sqlite_writes
 
-_INSERT_CHECKPOINT = (
-    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
 Row = tuple[Any, ...]
-_METADATA_JSON = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(metadata, ensure_ascii=False)`` (the parent's) without an encoder a call."""
 
 
 class _Write:
@@ -157,8 +150,8 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         thread_id = configurable["thread_id"]
         checkpoint_ns = configurable["checkpoint_ns"]
         type_, serialized = self.serde.dumps_typed(checkpoint)
-        serialized_metadata = _METADATA_JSON(
-            get_checkpoint_metadata(config, stamp(checkpoint, metadata))
+        serialized_metadata = stamped_text(
+            checkpoint, get_checkpoint_metadata(config, metadata)
         ).encode("utf-8", "ignore")
         row = (
             str(thread_id),
@@ -169,7 +162,7 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
             serialized,
             serialized_metadata,
         )
-        await self._write(_INSERT_CHECKPOINT, [row])
+        await self._write(SQLITE_CHECKPOINT, [row])
         return {
             "configurable": {
                 "thread_id": thread_id,

@@ -19,7 +19,8 @@ values. Here the writes commit without waiting for the disk to flush:
   crash may lose the last writes, never a later checkpoint without them).
 
 Each saver also passes every checkpoint's metadata through
-:func:`sagagraph.checkpoints.saga_metadata.stamp`.
+:func:`sagagraph.checkpoints.saga_metadata.stamp` (SQLite: ``stamped_text``, the same
+summary encoded once).
 """
 
 from __future__ import annotations
@@ -34,13 +35,18 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph.checkpoints.new_runs import refuse_used_thread
-from sagagraph.checkpoints.saga_metadata import stamp
+from sagagraph.checkpoints.saga_metadata import stamped_text
 
+SQLITE_CHECKPOINT = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 _SQLITE_WRITES = (
     "INSERT OR {conflict} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
     "task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -95,7 +101,31 @@ class SagaSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return super().put(config, checkpoint, stamp(checkpoint, metadata), new_versions)
+        """``SqliteSaver.put`` with the metadata stamped and encoded once (``stamped_text``)."""
+        configurable = config["configurable"]
+        checkpoint_ns = configurable["checkpoint_ns"]
+        type_, serialized = self.serde.dumps_typed(checkpoint)
+        serialized_metadata = stamped_text(
+            checkpoint, get_checkpoint_metadata(config, metadata)
+        ).encode("utf-8", "ignore")
+        row = (
+            str(configurable["thread_id"]),
+            checkpoint_ns,
+            checkpoint["id"],
+            configurable.get("checkpoint_id"),
+            type_,
+            serialized,
+            serialized_metadata,
+        )
+        with self.cursor() as cur:
+            cur.execute(SQLITE_CHECKPOINT, row)
+        return {
+            "configurable": {
+                "thread_id": configurable["thread_id"],
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
     def put_writes(
         self,
