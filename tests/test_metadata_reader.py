@@ -208,9 +208,19 @@ def test_the_sqlite_savers_one_encoding_stores_what_the_stamp_says() -> None:
         text.encode("utf-8")
         expected = saga_metadata.stamp(checkpoint, metadata)  # type: ignore[arg-type]
         assert json.loads(text) == expected, values["x"]
-    assert (
-        saga_metadata.FINAL
-        in json.loads(
-            saga_metadata.stamped_text({"channel_values": done, "ts": "t"}, metadata)  # type: ignore[arg-type]
-        )["sagagraph"]
-    )
+    whole: Any = {"channel_values": done, "ts": "t"}
+    assert saga_metadata.FINAL in json.loads(saga_metadata.stamped_text(whole, {}))["sagagraph"]
+
+
+def test_on_postgresql_the_final_values_are_text_so_their_keys_keep_their_order() -> None:
+    values: dict[str, Any] = {
+        "status": "completed",
+        "results": {"zeta": 1, "alpha": {"b": 1, "a": 2}},
+    }
+    checkpoint = {"channel_values": values, "ts": "t"}
+    text = saga_metadata.stamped_text(checkpoint, {}, final_as_text=True)  # type: ignore[arg-type]
+    final = json.loads(text)["sagagraph"][saga_metadata.FINAL]
+    assert isinstance(final, str) and list(json.loads(final)["results"]) == ["zeta", "alpha"]
+    odd: Any = {"channel_values": {**values, "x": math.nan}, "ts": "t"}
+    nan = saga_metadata.stamped_text(odd, {}, final_as_text=True)
+    assert saga_metadata.FINAL not in json.loads(nan)["sagagraph"]

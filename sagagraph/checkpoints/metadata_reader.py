@@ -145,7 +145,8 @@ def _final(extracted: list[Any]) -> dict[str, Any] | None:
     does not say (not ended, not stamped, or stamped without them)."""
     version, status, final, v1_version, v1_status, v1_final = extracted
     if version == 2:
-        values = final
+        # An object on SQLite; JSON text on PostgreSQL, whose jsonb would reorder its keys.
+        values = json.loads(final) if isinstance(final, str) else final
     elif version is None and v1_version == 1 and isinstance(v1_final, str):
         status, values = v1_status, json.loads(v1_final)
     else:

@@ -35,7 +35,7 @@ from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
 from sagagraph.checkpoints.new_runs import refuse_used_thread
-from sagagraph.checkpoints.saga_metadata import stamp
+from sagagraph.checkpoints.saga_metadata import stamped_text
 from sagagraph.checkpoints.savers import writes_conflict
 
 _NO_FLUSH = "SET synchronous_commit = off"
@@ -51,6 +51,11 @@ the prefix ``sagagraph``."""
 NO_FLUSH_IN_TRANSACTION = "SET LOCAL synchronous_commit = off"
 """Inside a transaction: its commit does not wait for the WAL flush (that commit only, so a
 pooled connection goes back as it came)."""
+
+
+def _already_json(text: str) -> str:
+    """psycopg's ``dumps`` for a value that is JSON text already (the stamped metadata)."""
+    return text
 
 
 Row = tuple[Any, ...]
@@ -86,14 +91,17 @@ def checkpoint_rows(
     if blob_versions:
         blobs = saver._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
         statements.append((saver.UPSERT_CHECKPOINT_BLOBS_SQL, list(blobs)))
-    metadata_json = get_serializable_checkpoint_metadata(config, stamp(checkpoint, metadata))
+    # The final values as JSON text: jsonb would reorder their objects' keys.
+    metadata_text = stamped_text(
+        checkpoint, get_serializable_checkpoint_metadata(config, metadata), final_as_text=True
+    )
     row = (
         thread_id,
         checkpoint_ns,
         checkpoint["id"],
         configurable.get("checkpoint_id"),
         Jsonb(copy),
-        Jsonb(metadata_json),
+        Jsonb(metadata_text, dumps=_already_json),
     )
     statements.append((saver.UPSERT_CHECKPOINTS_SQL, [row]))
     named: RunnableConfig = {

@@ -68,13 +68,19 @@ TERMINAL_STATUSES = frozenset({"completed", "rolled_back", "resolved_by_operator
 
 
 def stamp(
-    checkpoint: Checkpoint, metadata: CheckpointMetadata, *, checked: bool = True
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    *,
+    checked: bool = True,
+    final_as_text: bool = False,
 ) -> CheckpointMetadata:
     """``metadata`` with the saga's summary added under :data:`KEY` (a new dict: LangGraph's
     own is left as is).
 
     ``checked=False`` leaves the final values unchecked, for :func:`stamped_text`, whose own
-    encoding checks them.
+    encoding checks them. ``final_as_text`` stores them as JSON text, for PostgreSQL: its
+    ``jsonb`` would reorder the keys of every object in them, and ``status --json`` must
+    print a finished saga's values in the order a full read gives them.
     """
     values = checkpoint.get("channel_values") or {}
     status = values.get("status")
@@ -89,7 +95,9 @@ def stamp(
         summary = summarize(checkpoint)
         if not _encodes_cleanly(summary):  # a NUL in an error message, say
             summary = {k: _clean(v) for k, v in summary.items()}
-        final = final_state(values, checked=checked)
+        final: object = (
+            final_text(values) if final_as_text else final_state(values, checked=checked)
+        )
         if final is not None:
             summary[FINAL] = final
     return {**metadata, KEY: summary}  # type: ignore[misc]
@@ -129,12 +137,15 @@ _ASCII_JSON = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
 for each call."""
 
 
-def stamped_text(checkpoint: Checkpoint, metadata: CheckpointMetadata) -> str:
-    """:func:`stamp` as JSON text, for a saver that stores metadata as text (SQLite): the
-    encoding that stores the final values is the one that checks them, where :func:`stamp`
-    and then the saver's own ``json.dumps`` encode them twice (0.14 M instructions of a
-    failed saga). ASCII, as ``json_extract`` and ``json.loads`` read it back the same."""
-    stamped = stamp(checkpoint, metadata, checked=False)
+def stamped_text(
+    checkpoint: Checkpoint, metadata: CheckpointMetadata, *, final_as_text: bool = False
+) -> str:
+    """:func:`stamp` as JSON text, as every saver sagagraph opens stores it (SQLite: text,
+    PostgreSQL: ``jsonb``): the encoding that stores the final values is the one that
+    checks them, where :func:`stamp` and then the saver's own ``json.dumps`` encode them
+    twice (0.26 M instructions of a failed saga on SQLite). ASCII (``\\u`` escapes), which
+    ``json_extract``, ``jsonb`` and ``json.loads`` read back as the same text."""
+    stamped = stamp(checkpoint, metadata, checked=False, final_as_text=final_as_text)
     try:
         text = _ASCII_JSON(stamped)
     except (TypeError, ValueError, RecursionError):
@@ -142,7 +153,7 @@ def stamped_text(checkpoint: Checkpoint, metadata: CheckpointMetadata) -> str:
     else:
         if _clean_text(text, stamped):
             return text
-    return json.dumps(stamp(checkpoint, metadata), ensure_ascii=False)
+    return json.dumps(stamp(checkpoint, metadata, final_as_text=final_as_text), ensure_ascii=False)
 
 
 def final_state(values: Mapping[str, Any], *, checked: bool = True) -> dict[str, Any] | None:
@@ -157,6 +168,16 @@ def final_state(values: Mapping[str, Any], *, checked: bool = True) -> dict[str,
     if isinstance(state.get("reason"), str):
         state["reason"] = redact(state["reason"])
     return state if not checked or _encodes_cleanly(state) else None
+
+
+def final_text(values: Mapping[str, Any]) -> str | None:
+    """:func:`final_state` as JSON text (encoded once: the encoding is the check)."""
+    state = final_state(values, checked=False)
+    try:
+        text = _ASCII_JSON(state)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text if _clean_text(text, state) else None
 
 
 def _encodes_cleanly(value: object) -> bool:
