@@ -173,7 +173,7 @@ def test_only_a_terminal_checkpoint_carries_the_whole_summary() -> None:
 def test_a_summarys_text_is_cleaned_of_what_no_saver_can_store() -> None:
     values = {"status": "rolled_back", "reason": "bad \x00 byte \ud800 here", "x": {1}}
     summary = saga_metadata.stamp({"channel_values": values, "ts": "t"}, {})["sagagraph"]  # type: ignore[typeddict-item]
-    assert summary["reason"] == "bad  byte  here" and saga_metadata.FINAL not in summary
+    assert summary["reason"] == "bad  byte \ufffd here" and saga_metadata.FINAL not in summary
     json.dumps(summary, ensure_ascii=False).encode("utf-8")
 
 

@@ -30,6 +30,7 @@ time: the CLI reads summaries without it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -132,6 +133,7 @@ def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASCII_JSON = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
 """``json.dumps(value, allow_nan=False, separators=(",", ":"))`` without building an encoder
 for each call."""
@@ -210,7 +212,7 @@ def _clean_text(text: str, value: object) -> bool:
 def _clean(value: Any) -> Any:
     """A summary value with NULs and lone surrogates taken out of its text."""
     if isinstance(value, str):
-        return value.replace("\x00", "").encode("utf-8", "ignore").decode("utf-8")
+        return _SURROGATE.sub("\ufffd", value.replace("\x00", ""))
     if isinstance(value, list):
         return [_clean(item) for item in value]
     return value
