@@ -352,3 +352,14 @@ def test_concurrent_loads_parse_once() -> None:
     assert len(results) == 4
     assert all(r is results[0] for r in results)
     assert loader.parses == 1
+
+
+def test_a_broken_font_maps_characters_never_reach_the_text() -> None:
+    """NULs and other control characters are dropped, a lone surrogate (which no UTF-8 file
+    or model request can carry) becomes U+FFFD; the words around them are kept."""
+    assert normalize_line("\x00I\x00n\x00t\x00r\x00o 1\x07") == "Intro 1"
+    assert (
+        normalize_line("Résumé \x1b[0m\x7f of \ud835 the ﬁrst") == "Résumé [0m of \ufffd the first"
+    )
+    assert normalize_line("tab\tand\x0bspace") == "tab and space"
+    normalize_line("x \ud800 é").encode("utf-8")

@@ -80,14 +80,25 @@ _CAPTION = re.compile(r"^(table|figure|fig\.|algorithm|tableau|tabelle|abbildung
 _ARTEFACTS = str.maketrans({"\u00ad": None, "\u200b": None, "\ufeff": None, "\u2010": "-"})
 
 
+_CONTROLS = str.maketrans(dict.fromkeys([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F]))
+"""Control characters that are not whitespace (``str.split`` folds the others): a broken font
+map's NULs and escapes, never text."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def normalize_line(line: str) -> str:
     """One PDF text line cleaned: ligatures (``ﬁ`` -> ``fi``, by NFKC), accents that TeX
     prints apart (``R´esum´e`` -> ``Résumé``), soft hyphens and zero-width marks dropped,
-    spaces folded."""
+    control characters dropped, a lone surrogate (half a character from a broken font map,
+    which no UTF-8 text, file or model request can carry) shown as U+FFFD, spaces folded."""
     if line.isascii():  # nothing to translate or compose: every pattern above is non-ASCII
+        if not line.isprintable():  # a tab, a NUL...
+            line = line.translate(_CONTROLS)
         return " ".join(line.split())
     line = _DETACHED_ACCENT.sub(lambda m: m.group(2) + _SPACING_ACCENTS[m.group(1)], line)
     line = unicodedata.normalize("NFKC", line.translate(_ARTEFACTS))
+    if not line.isprintable():
+        line = _SURROGATE.sub("\ufffd", line.translate(_CONTROLS))
     return " ".join(line.split())
 
 
