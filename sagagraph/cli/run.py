@@ -45,6 +45,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     # An explicit --saga-id '' is refused, not replaced by a new id.
     saga_id = validate_saga_id(new_saga_id() if args.saga_id is None else args.saga_id)
+    if args.mode != "choreography":  # choreography's records are JSON, which keeps any name
+        from sagagraph.graph.runner import check_storable_input
+
+        check_storable_input({"paper": str(Path(args.paper).resolve())})
     routing = f"{args.router} routing" if args.mode == "orchestration" else "choreography"
     shown = args.paper if args.paper.isprintable() else repr(args.paper)
     say(f"saga {saga_id}: {shown} ({routing})")

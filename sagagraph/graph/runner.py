@@ -16,6 +16,7 @@ Recovering and rolling back the sagas a stopped process left unfinished:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -84,7 +85,34 @@ def run_config(saga_id: str, payload: Any) -> RunnableConfig:
 def initial_state(
     saga_id: str, input: Mapping[str, Any], *, fail_at: str | None = None
 ) -> dict[str, Any]:
+    check_storable_input(input)
     return {"saga_id": saga_id, "input": dict(input), "fail_at": fail_at}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_storable_input(input: Mapping[Any, Any], where: str = "input") -> None:
+    """InputError naming the field when a text of ``input`` holds a lone surrogate.
+
+    That is how Python spells a file name's bytes that are not UTF-8 (``os.fsdecode``), and
+    LangGraph's checkpoint serializer stores each such character as ``?``: the saga would run,
+    but a resumed one would read another name (and not find its paper). Refused before
+    anything is written.
+    """
+    for key, value in input.items():
+        field = f"{where}.{key}"
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise InputError(
+                    f"saga {field}: {value!r} is not UTF-8 text (a file name from another "
+                    "system?): a checkpoint would store its odd characters as '?' and a "
+                    "resumed saga would not find the file; rename it"
+                )
+        elif isinstance(value, Mapping):
+            check_storable_input(value, field)
+        elif isinstance(value, (list, tuple)):
+            check_storable_input({str(i): item for i, item in enumerate(value)}, field)
 
 
 def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:

@@ -19,7 +19,13 @@ from typing import Any, NamedTuple
 from langgraph.constants import START
 
 from sagagraph.errors import InputError
-from sagagraph.graph.runner import SagaApp, _check_fail_at, initial_state, saga_config
+from sagagraph.graph.runner import (
+    SagaApp,
+    _check_fail_at,
+    check_storable_input,
+    initial_state,
+    saga_config,
+)
 from sagagraph.graph.work_queue import PublishError, publish_jobs, queue_address
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED
@@ -57,6 +63,7 @@ def submit_sagas(
         raise InputError("submit: the same saga id was given twice")
     for saga_id, request in zip(ids, requests, strict=True):
         _check_fail_at(app, request.fail_at)
+        check_storable_input(request.input)
         if app.get_state(saga_config(saga_id)).values:
             raise InputError(f"saga {saga_id!r}: already exists; pick another id")
     written: list[str] = []
