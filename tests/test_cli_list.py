@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,18 @@ def test_resume_of_an_unknown_saga_says_why_and_of_a_choreographed_one_finds_it(
     assert main(["resume", "ch", "--json"]) == 0
     assert '"status": "completed"' in capsys.readouterr().out
     assert not (tmp_path / "sagagraph.sqlite").exists()
+
+
+def test_a_file_name_with_terminal_escapes_is_listed_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name that could recolour or rewrite the terminal is shown escaped, as `run` shows it."""
+    odd = tmp_path / "red\x1b[31mX.md"
+    shutil.copyfile(COMPLETE, odd)
+    assert main(["run", str(odd), "--saga-id", "esc-1"]) == 0
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "red\\x1b[31mX.md" in out
+    [row] = listed(capsys)
+    assert str(row["paper"]).endswith("red\x1b[31mX.md"), "the JSON keeps the name as it is"

@@ -211,8 +211,10 @@ def cmd_list(args: argparse.Namespace) -> int:
                 one_line(r["reason"]),
             )
         )
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
-    for line in table:
+    # A file name may hold terminal escapes: shown escaped, as `run` announces such a name.
+    shown = [[c if c.isprintable() else repr(c)[1:-1] for c in line] for line in table]
+    widths = [max(len(line[i]) for line in shown) for i in range(len(shown[0]) - 1)]
+    for line in shown:
         cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
         print("  ".join([*cells, line[-1]]).rstrip())
     if any(r["orphaned"] for r in rows):
