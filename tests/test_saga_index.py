@@ -278,13 +278,13 @@ def test_sagas_stamped_by_summary_version_1_are_read_as_before(
 ) -> None:
     """A database an earlier sagagraph wrote: its finished sagas are still listed, and their
     status read, from the metadata alone; new sagas beside them use version 2."""
-    from sagagraph.checkpoints import group_commit, postgres_savers, savers
+    from sagagraph.checkpoints import postgres_savers, savers
     from sagagraph.checkpoints.metadata_reader import open_metadata_reader
     from sagagraph.graph.state_view import finished_view
 
     prefix = f"v1{uuid.uuid4().hex[:8]}"
     with monkeypatch.context() as patch:
-        for module in (savers, group_commit, postgres_savers):
+        for module in (savers, postgres_savers):  # savers.sqlite_checkpoint: both SQLite savers
             patch.setattr(module, "stamped_text", lambda *a, **_: json.dumps(stamp_v1(*a)))
         with open_checkpointer(durable_checkpointer_url) as checkpointer:
             expected = fill(compiled(checkpointer), prefix)

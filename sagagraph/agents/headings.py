@@ -13,6 +13,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from sagagraph.storable_text import replace_surrogates
+
 _ENGLISH = """abstract|summary|introduction|overview|motivation|background|related work|
 related works|prior work|previous work|literature review|preliminaries|method|methods|
 methodology|materials and methods|approach|experiments|experimental setup|evaluation|results|
@@ -83,7 +85,6 @@ _ARTEFACTS = str.maketrans({"\u00ad": None, "\u200b": None, "\ufeff": None, "\u2
 _CONTROLS = str.maketrans(dict.fromkeys([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F]))
 """Control characters that are not whitespace (``str.split`` folds the others): a broken font
 map's NULs and escapes, never text."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def normalize_line(line: str) -> str:
@@ -98,7 +99,7 @@ def normalize_line(line: str) -> str:
     line = _DETACHED_ACCENT.sub(lambda m: m.group(2) + _SPACING_ACCENTS[m.group(1)], line)
     line = unicodedata.normalize("NFKC", line.translate(_ARTEFACTS))
     if not line.isprintable():
-        line = _SURROGATE.sub("\ufffd", line.translate(_CONTROLS))
+        line = replace_surrogates(line.translate(_CONTROLS))
     return " ".join(line.split())
 
 

@@ -25,6 +25,7 @@ from sagagraph.errors import (
     is_disk_full,
 )
 from sagagraph.saga.ids import validate_saga_id
+from sagagraph.storable_text import replace_surrogates
 
 LEDGER_DIR = ".sagagraph"
 """Hidden folder under the root that holds the ledger; never a valid saga id."""
@@ -32,9 +33,6 @@ LEDGER_FILE = "ledger.sqlite"
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _STEP = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-"""A lone surrogate: how Python spells a file name's bytes that are not UTF-8 (``os.fsdecode``),
-or what a broken PDF font map gives; never encodable as UTF-8."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS writes (
     key TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (key, path)
@@ -211,7 +209,7 @@ class OutputStore:
     def _atomic_write(self, target: Path, text: str) -> None:
         # Outputs are UTF-8 text: a character that has none (a paper named in Latin-1, say)
         # shows as U+FFFD instead of failing the step that names it.
-        data = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+        data = replace_surrogates(text).encode("utf-8")
         for _ in range(3):
             target.parent.mkdir(parents=True, exist_ok=True)
             temp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"

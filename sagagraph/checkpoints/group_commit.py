@@ -32,15 +32,13 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    get_checkpoint_metadata,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
 from sagagraph.checkpoints.new_runs import refuse_used_thread
-from sagagraph.checkpoints.saga_metadata import stamped_text
-from sagagraph.checkpoints.savers import SQLITE_CHECKPOINT, sqlite_writes
+from sagagraph.checkpoints.savers import SQLITE_CHECKPOINT, sqlite_checkpoint, sqlite_writes
 
 Row = tuple[Any, ...]
 
@@ -146,30 +144,9 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
     ) -> RunnableConfig:
         """Save a checkpoint; return once it is committed (as ``AsyncSqliteSaver.aput``)."""
         await self._ready()
-        configurable = config["configurable"]
-        thread_id = configurable["thread_id"]
-        checkpoint_ns = configurable["checkpoint_ns"]
-        type_, serialized = self.serde.dumps_typed(checkpoint)
-        serialized_metadata = stamped_text(
-            checkpoint, get_checkpoint_metadata(config, metadata)
-        ).encode("utf-8", "ignore")
-        row = (
-            str(thread_id),
-            checkpoint_ns,
-            checkpoint["id"],
-            configurable.get("checkpoint_id"),
-            type_,
-            serialized,
-            serialized_metadata,
-        )
+        row, named = sqlite_checkpoint(self.serde, config, checkpoint, metadata)
         await self._write(SQLITE_CHECKPOINT, [row])
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
+        return named
 
     async def aput_writes(
         self,

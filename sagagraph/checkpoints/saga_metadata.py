@@ -30,11 +30,11 @@ time: the CLI reads summaries without it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from sagagraph.redaction import redact
+from sagagraph.storable_text import replace_surrogates
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
@@ -133,7 +133,6 @@ def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _ASCII_JSON = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
 """``json.dumps(value, allow_nan=False, separators=(",", ":"))`` without building an encoder
 for each call."""
@@ -212,7 +211,7 @@ def _clean_text(text: str, value: object) -> bool:
 def _clean(value: Any) -> Any:
     """A summary value with NULs and lone surrogates taken out of its text."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value.replace("\x00", ""))
+        return replace_surrogates(value.replace("\x00", ""))
     if isinstance(value, list):
         return [_clean(item) for item in value]
     return value

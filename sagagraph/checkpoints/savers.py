@@ -83,6 +83,40 @@ def sqlite_writes(
     return _SQLITE_WRITES.format(conflict=writes_conflict(writes)), rows
 
 
+def sqlite_checkpoint(
+    serde: SerializerProtocol,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+) -> tuple[tuple[Any, ...], RunnableConfig]:
+    """The row of :data:`SQLITE_CHECKPOINT` that stores a checkpoint (its metadata stamped
+    and encoded once, ``stamped_text``) and the config that names it, as ``SqliteSaver.put``
+    builds them."""
+    configurable = config["configurable"]
+    checkpoint_ns = configurable["checkpoint_ns"]
+    type_, serialized = serde.dumps_typed(checkpoint)
+    serialized_metadata = stamped_text(
+        checkpoint, get_checkpoint_metadata(config, metadata)
+    ).encode("utf-8", "ignore")
+    row = (
+        str(configurable["thread_id"]),
+        checkpoint_ns,
+        checkpoint["id"],
+        configurable.get("checkpoint_id"),
+        type_,
+        serialized,
+        serialized_metadata,
+    )
+    named: RunnableConfig = {
+        "configurable": {
+            "thread_id": configurable["thread_id"],
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint["id"],
+        }
+    }
+    return row, named
+
+
 class SagaSqliteSaver(SqliteSaver):
     """``SqliteSaver`` whose task writes commit with ``synchronous=NORMAL`` (module docstring)."""
 
@@ -102,30 +136,10 @@ class SagaSqliteSaver(SqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """``SqliteSaver.put`` with the metadata stamped and encoded once (``stamped_text``)."""
-        configurable = config["configurable"]
-        checkpoint_ns = configurable["checkpoint_ns"]
-        type_, serialized = self.serde.dumps_typed(checkpoint)
-        serialized_metadata = stamped_text(
-            checkpoint, get_checkpoint_metadata(config, metadata)
-        ).encode("utf-8", "ignore")
-        row = (
-            str(configurable["thread_id"]),
-            checkpoint_ns,
-            checkpoint["id"],
-            configurable.get("checkpoint_id"),
-            type_,
-            serialized,
-            serialized_metadata,
-        )
+        row, named = sqlite_checkpoint(self.serde, config, checkpoint, metadata)
         with self.cursor() as cur:
             cur.execute(SQLITE_CHECKPOINT, row)
-        return {
-            "configurable": {
-                "thread_id": configurable["thread_id"],
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
+        return named
 
     def put_writes(
         self,

@@ -16,7 +16,6 @@ Recovering and rolling back the sagas a stopped process left unfinished:
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -40,6 +39,7 @@ from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import PROGRESS, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.view import Event, describe_error
+from sagagraph.storable_text import has_surrogate
 
 log = logging.getLogger("sagagraph")
 
@@ -89,9 +89,6 @@ def initial_state(
     return {"saga_id": saga_id, "input": dict(input), "fail_at": fail_at}
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def check_storable_input(input: Mapping[Any, Any], where: str = "input") -> None:
     """InputError naming the field when a text of ``input`` holds a lone surrogate.
 
@@ -103,7 +100,7 @@ def check_storable_input(input: Mapping[Any, Any], where: str = "input") -> None
     for key, value in input.items():
         field = f"{where}.{key}"
         if isinstance(value, str):
-            if _SURROGATE.search(value):
+            if has_surrogate(value):
                 raise InputError(
                     f"saga {field}: {value!r} is not UTF-8 text (a file name from another "
                     "system?): a checkpoint would store its odd characters as '?' and a "

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from sagagraph.saga.names import SAGA
-from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event, storable_text
+from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.storable_text import storable_text
 
 log = logging.getLogger("sagagraph")
 

@@ -6,7 +6,6 @@ event trail, token usage) and answer ``status`` with the same JSON object, built
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -14,6 +13,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from sagagraph.redaction import redact
 from sagagraph.saga.protocol import Usage
+from sagagraph.storable_text import storable_text
 
 Status = Literal[
     "queued",
@@ -136,17 +136,6 @@ def make_event(step: str, action: str, outcome: str, attempt: int = 1, detail: s
         # Details quote model replies and errors: the one place every event passes.
         "detail": redact(detail),
     }
-
-
-_UNSTORABLE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ud800-\udfff]")
-
-
-def storable_text(text: str) -> str:
-    """``text`` with what no checkpointer stores as text replaced by U+FFFD: a NUL
-    (PostgreSQL refuses it in ``jsonb``, where its saver keeps the state's strings), other
-    control characters, and lone surrogates (not UTF-8). An error message or a reason can
-    hold any of them (a server's bytes, a PDF's text); the saga must still record it."""
-    return text if text.isprintable() else _UNSTORABLE.sub("\ufffd", text)
 
 
 def describe_error(error: BaseException) -> str:
