@@ -22,6 +22,7 @@ from sagagraph import (
     build_saga_graph,
     run_saga,
     saga_config,
+    saga_fields,
 )
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
@@ -176,7 +177,7 @@ def _rollback_shape(
     steps its rollback journal holds; and the last checkpoint."""
     chronological = list(reversed(snapshots))
     waiting = [
-        [*(s.values.get("compensated") or []), "|", *journaled(s.config)]
+        [*(saga_fields(s.values).get("compensated") or []), "|", *journaled(s.config)]
         for s in chronological
         if s.next == ("compensate",)
     ]
@@ -184,7 +185,7 @@ def _rollback_shape(
     return waiting, {
         "next": last.next,
         "status": last.values["status"],
-        "compensated": last.values["compensated"],
+        "compensated": saga_fields(last.values)["compensated"],
     }
 
 
@@ -252,7 +253,7 @@ def test_a_crash_in_the_last_compensation_resumes_it_under_ainvoke(tmp_path: Pat
             before = {
                 "next": stopped.next,
                 "status": stopped.values["status"],
-                "compensated": stopped.values["compensated"],
+                "compensated": saga_fields(stopped.values)["compensated"],
             }
         async with open_async_checkpointer(url) as checkpointer:
             app = build_saga_graph(toy_saga(3, journal, plan)).compile(checkpointer=checkpointer)

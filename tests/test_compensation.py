@@ -22,6 +22,7 @@ from sagagraph import (
     resolve_saga,
     resume_saga,
     run_saga,
+    saga_fields,
     saga_status,
     unfinished_sagas,
 )
@@ -187,7 +188,7 @@ def test_a_crash_inside_a_compensation_applies_each_undo_once_on_resume(
         assert state.next == ("compensate",)
         assert state.values["status"] == "compensating"
         # s3 failed; its own cleanup shares s2's superstep, which the crash cut short.
-        assert state.values["compensated"] == []
+        assert saga_fields(state.values).get("compensated", []) == []
         if checkpointer_url == "memory://":
             view = resume_saga(rebuilt(app, definition), saga_id)
     if checkpointer_url != "memory://":

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from sagagraph import new_saga_id, open_checkpointer, saga_config, unfinished_sagas
+from sagagraph import new_saga_id, open_checkpointer, saga_config, saga_fields, unfinished_sagas
 from sagagraph.agents.store import LEDGER_DIR
 from sagagraph.graph.rollback_journal import CHANNEL as JOURNAL_CHANNEL
 from tests.services import fresh_postgres_database
@@ -119,8 +119,8 @@ def _stopped_states(db: str, journal: Journal) -> dict[str, dict[str, Any]]:
             states[boundary.saga_id] = {
                 "next": list(snap.next),
                 "status": snap.values.get("status") or "running",  # None before the first step
-                "results": sorted(snap.values.get("results") or {}),
-                "compensated": list(snap.values.get("compensated") or []),
+                "results": sorted(saga_fields(snap.values).get("results") or {}),
+                "compensated": list(saga_fields(snap.values).get("compensated") or []),
                 "journaled": [entry["step"] for _, batch in batches for entry in batch],
             }
     return states

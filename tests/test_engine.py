@@ -29,6 +29,7 @@ from sagagraph import (
     participant,
     run_saga,
     saga_config,
+    saga_fields,
     saga_status,
 )
 from tests.toy_saga import Journal, Plan, TransientError, saga_app, step_names, toy_saga
@@ -348,7 +349,8 @@ def test_a_missing_service_fails_the_step_naming_it() -> None:
 
 def _history(app: Any, saga_id: str) -> list[dict[str, Any]]:
     """The saga's checkpointed states, oldest first."""
-    return [s.values for s in reversed(list(app.get_state_history(saga_config(saga_id))))]
+    history = reversed(list(app.get_state_history(saga_config(saga_id))))
+    return [saga_fields(s.values) for s in history]
 
 
 @pytest.mark.parametrize(

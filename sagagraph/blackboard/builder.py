@@ -25,6 +25,7 @@ from sagagraph.blackboard.board import (
     CONTROLLER,
     POSTED,
     REFINED,
+    BoardChannels,
     BoardState,
     describe_data,
     entry,
@@ -47,7 +48,7 @@ from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Step
 from sagagraph.saga.records import Failed, compensation_failed
 
-BoardGraph = StateGraph[BoardState, None, BoardState, BoardState]
+BoardGraph = StateGraph[BoardChannels, None, BoardChannels, BoardChannels]
 Node = DualNode[BoardState, dict[str, Any]]
 
 
@@ -181,7 +182,7 @@ def build_blackboard_graph(
                 f"refinement {refinement.name!r}: its name must not be a step's, and its "
                 f"topic {refinement.topic!r} must be one"
             )
-    graph: BoardGraph = StateGraph(BoardState)
+    graph: BoardGraph = StateGraph(BoardChannels)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
     # graph.recovery.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:

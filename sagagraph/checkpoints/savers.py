@@ -25,7 +25,7 @@ summary encoded once).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -40,6 +40,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from sagagraph.checkpoints.earlier_layout import in_current_layout, listed_in_current_layout
 from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamped_text
 
@@ -124,9 +125,21 @@ class SagaSqliteSaver(SqliteSaver):
     """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        saved = super().get_tuple(config)
+        saved = in_current_layout(super().get_tuple(config))
         refuse_used_thread(config, saved)
         return saved
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """The parent's ``list``, each checkpoint in today's layout (``earlier_layout``)."""
+        items = super().list(config, filter=filter, before=before, limit=limit)
+        return listed_in_current_layout(items)
 
     def put(
         self,

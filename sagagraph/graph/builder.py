@@ -31,17 +31,21 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import CompensationMode, add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.state import SagaState
+from sagagraph.graph.state import SagaChannels, SagaRecord, SagaState
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import Outcome, execute_step
 from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
 from sagagraph.saga.view import FailureRecord
+from sagagraph.state_layout import saga_fields
 
 RouterKind = Literal["deterministic", "llm"]
 AlertHook = Callable[[dict[str, Any]], None]
 
+
+SagaGraph = StateGraph[SagaChannels, None, SagaChannels, SagaChannels]
+"""A saga graph: LangGraph stores the saga's fields in :class:`SagaChannels`."""
 
 StepNode = DualNode[SagaState, dict[str, Any]]
 """A step node: sync body under ``invoke``, async body under ``ainvoke``."""
@@ -124,13 +128,19 @@ def _record_outcome(
 
 
 class RouteState(TypedDict, total=False):
-    """What the edge after a step reads: LangGraph then copies two fields, not the state."""
+    """What the edge after a step reads: LangGraph then copies one channel, not the state."""
+
+    record: SagaRecord
+
+
+class RouteFields(TypedDict, total=False):
+    """The fields the edge after a step decides on (read from :class:`RouteState`)."""
 
     failure: FailureRecord | None
     halted: dict[str, Any] | None
 
 
-def needs_compensation(state: SagaState | RouteState) -> bool:
+def needs_compensation(state: SagaState | RouteFields) -> bool:
     """True when the saga must stop going forward: a step failed or halted it."""
     return bool(state.get("failure") or state.get("halted"))
 
@@ -170,17 +180,27 @@ class _Route(RunnableLambda[RouteState, str]):
     reads the narrow :class:`RouteState` from its type hints) without the callback run.
     """
 
-    def __init__(self, route: Callable[[RouteState], str]) -> None:
-        super().__init__(route, name=route.__name__)
+    def __init__(self, route: Callable[[RouteFields], str]) -> None:
+        super().__init__(_typed(route), name=route.__name__)
         self._route = route
 
     def invoke(self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any) -> str:
-        return self._route(input)
+        return self._route(cast(RouteFields, saga_fields(input)))
 
     async def ainvoke(
         self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any
     ) -> str:
-        return self._route(input)
+        return self._route(cast(RouteFields, saga_fields(input)))
+
+
+def _typed(route: Callable[[RouteFields], str]) -> Callable[[RouteState], str]:
+    """``route`` as LangGraph reads its input type: the channel it needs, :class:`RouteState`."""
+
+    def read(state: RouteState) -> str:
+        return route(cast(RouteFields, saga_fields(state)))
+
+    read.__name__ = route.__name__
+    return read
 
 
 def _route_parallel(definition: SagaDefinition, step_name: str, following: list[str]) -> _Route:
@@ -197,7 +217,7 @@ def _route_parallel(definition: SagaDefinition, step_name: str, following: list[
             record.get("step") == step_name or record.get("step") not in steps
         )
 
-    def route(state: RouteState) -> Any:
+    def route(state: RouteFields) -> Any:
         if owns(state.get("failure")) or owns(state.get("halted")):
             return COMPENSATE
         if needs_compensation(state):
@@ -222,9 +242,7 @@ async def _acomplete(state: SagaState, config: RunnableConfig) -> dict[str, Any]
     return _complete(state, config)
 
 
-def _wire_parallel(
-    graph: StateGraph[SagaState, None, SagaState, SagaState], definition: SagaDefinition
-) -> None:
+def _wire_parallel(graph: SagaGraph, definition: SagaDefinition) -> None:
     """Edges of a deterministic parallel definition: each step after the steps it needs.
 
     A step with one dependency follows it through that step's routing edge; a step with
@@ -260,7 +278,7 @@ def build_saga_graph(
     router_options: Any = None,
     on_escalation: AlertHook | None = None,
     compensation: CompensationMode = "stepwise",
-) -> StateGraph[SagaState, None, SagaState, SagaState]:
+) -> SagaGraph:
     """Build the uncompiled saga graph; compile it with a checkpointer to run it.
 
     ``router="deterministic"`` (default) runs the steps in their defined order and makes no
@@ -272,7 +290,7 @@ def build_saga_graph(
     one journaled; ``"batch"`` runs the same superstep without the journal (after a crash the
     whole batch runs again, which idempotent compensations make harmless).
     """
-    graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
+    graph: SagaGraph = StateGraph(SagaChannels)
     names = definition.step_names
     chain = definition.is_chain
     if router not in ("deterministic", "llm"):

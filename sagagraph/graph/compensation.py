@@ -279,9 +279,13 @@ def _escalation_recorded(state: SagaState) -> bool:
     return bool(events) and events[-1]["action"] == ESCALATION
 
 
+EscalateNode = DualNode[SagaState, Command[Any]]
+"""The ``escalate`` node (one body: it only records and interrupts)."""
+
+
 def make_escalate_node(
     on_escalation: Callable[[dict[str, Any]], None] | None,
-) -> Callable[[SagaState], Command[Any]]:
+) -> EscalateNode:
     """A node that alerts an operator once, then pauses the saga until they decide.
 
     It runs in two supersteps. The first logs, calls ``on_escalation`` and records an
@@ -331,7 +335,13 @@ def make_escalate_node(
             )
         raise ValueError(f"resolve: expected action 'retry' or 'skip', got {action!r}")
 
-    return escalate
+    def run(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        return escalate(state)
+
+    async def arun(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        return escalate(state)
+
+    return EscalateNode(ESCALATE, run, arun)
 
 
 def add_compensation_nodes(

@@ -39,6 +39,7 @@ from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import PROGRESS, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.view import Event, describe_error
+from sagagraph.state_layout import saga_fields
 from sagagraph.storable_text import has_surrogate
 
 log = logging.getLogger("sagagraph")
@@ -174,7 +175,7 @@ class RunOutput:
             elif (
                 self.on_event is not None and not node.startswith("__") and isinstance(update, dict)
             ):
-                for event in update.get("events") or []:
+                for event in saga_fields(update).get("events") or []:
                     if event in self.shown:
                         self.shown.remove(event)
                         continue
@@ -184,7 +185,9 @@ class RunOutput:
         """The final values when the saga ended (terminal status, no interrupt), else None."""
         if self.interrupted or self.values is None:
             return None
-        return self.values if self.values.get("status") in TERMINAL_STATUSES else None
+        if self.values.get("status") not in TERMINAL_STATUSES:
+            return None
+        return saga_fields(self.values)
 
 
 def drive(
@@ -232,27 +235,29 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
     too)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    if not _is_saga_state(snap, saga_id):
+    values = saga_fields(snap.values)
+    if not _is_saga_state(values, saga_id):
         raise SagaNotFoundError(
             f"saga {saga_id!r}: this checkpointer's thread {saga_id!r} holds another graph's "
             "state, not a saga's"
         )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
-    return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
+    return state_view(values, saga_id, next=pending_nodes(snap), waiting=waiting)
 
 
-def _is_saga_state(snap: StateSnapshot, saga_id: str) -> bool:
+def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
     """A saga's state carries its own id from its first step on. Before it (a process killed
     while the input was being saved; under LangGraph Server, which starts a saga from its
-    input alone), it holds its channels' defaults: then it must at least be shaped like one."""
-    values = snap.values
+    input alone), it holds its input and its channels' defaults: then it must at least be shaped
+    like one. (Another graph's thread shows only the channels it shares with a saga graph.)"""
     if "saga_id" in values:
         return bool(values["saga_id"] == saga_id)
     results = values.get("results") or {}
     events = values.get("events") or []
     return (
-        isinstance(results, Mapping)
+        isinstance(values.get("input"), Mapping)
+        and isinstance(results, Mapping)
         and all(isinstance(r, Mapping) for r in results.values())
         and isinstance(events, list)
         and all(isinstance(e, Mapping) for e in events)

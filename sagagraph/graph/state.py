@@ -1,22 +1,28 @@
 """The saga's LangGraph state: plain data only, so every checkpointer can store it.
 
-Reducers make the state append-only where the audit trail needs it (``events``,
-``compensated``) and let a compensation remove its step's result (``results``).
+:class:`SagaState` is the saga's fields, as nodes read and write them and as the JSON view
+is made of them; :class:`SagaChannels` is how LangGraph stores them: the inputs and the status
+in a channel each, every other field in one ``record`` (:mod:`sagagraph.state_layout` says
+why, and converts between the two).
+
+Each field has its rule, whether a channel or a field of the record: ``events``,
+``compensated`` and ``skipped`` are appended to (the audit trail), ``results`` are merged (a
+compensation removes its step's), ``usage`` is summed, and any other field is replaced.
 Derived fields (``completed``, ``outputs``) are not stored: :func:`saga_view` computes them.
 
 Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
-the same superstep; a plain LangGraph field refuses two writes at once, so these use
-:class:`OneOf`: a later superstep still replaces the value as usual, and writes that arrive
-together are settled by a fixed rule.
+the same superstep; a plain LangGraph field refuses two writes at once, so writes that arrive
+together are settled by a fixed rule (:class:`OneOf`, :class:`RecordChannel`), and a later
+superstep still replaces the value as usual.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Self, TypedDict, TypeVar
+from typing import Annotated, Any, Self, TypedDict, TypeVar, cast
 
-from langgraph.channels import LastValue
+from langgraph.channels import BinaryOperatorAggregate, LastValue
 
 from sagagraph.saga.protocol import StepRecord, Usage
 from sagagraph.saga.view import Event, FailureRecord, Status
@@ -114,7 +120,11 @@ def _strongest_status(values: Sequence[Status]) -> Status:
 
 
 class SagaState(TypedDict, total=False):
-    """State of one saga run by the orchestration graph."""
+    """The fields of one saga run by the orchestration graph, as its nodes see them.
+
+    LangGraph stores them as :class:`SagaChannels`; ``saga_fields(get_state(...).values)``
+    (:func:`sagagraph.state_layout.saga_fields`) reads them back from a snapshot.
+    """
 
     saga_id: str
     """The saga's id; also the LangGraph thread id."""
@@ -150,3 +160,86 @@ class SagaState(TypedDict, total=False):
     """Tokens spent, per step."""
     route: dict[str, Any] | None
     """LLM router bookkeeping: the step chosen last and how many proposals were rejected."""
+
+
+class SagaRecord(TypedDict, total=False):
+    """The fields of :class:`SagaState` that LangGraph keeps in the ``record`` channel."""
+
+    saga: str
+    mode: str
+    router: str
+    reason: str | None
+    results: dict[str, StepRecord]
+    events: list[Event]
+    halted: dict[str, Any] | None
+    failure: FailureRecord | None
+    compensation_failure: FailureRecord | None
+    skipped: list[dict[str, Any]]
+    compensated: list[str]
+    usage: dict[str, Usage]
+    route: dict[str, Any] | None
+
+
+_APPENDED = frozenset({"events", "compensated", "skipped"})
+_FIRST_OF_SIBLINGS = frozenset({"reason", "halted", "failure"})
+"""Record fields that keep the first of sibling writes (by step name), as :func:`_first`
+does for a field of its own: one failure or halt is shown, with its reason."""
+
+
+def merge_record(left: SagaRecord | None, right: SagaRecord | None) -> SagaRecord:
+    """The record after an update: each field by its rule (module docstring)."""
+    merged: dict[str, Any] = dict(left or {})
+    update = cast(dict[str, Any], right or {})
+    for key, value in update.items():
+        if key in _APPENDED:
+            merged[key] = [*(merged.get(key) or ()), *(value or ())]
+        elif key == "results":
+            merged[key] = merge_results(merged.get(key), value)
+        elif key == "usage":
+            merged[key] = add_usage(merged.get(key), value)
+        else:
+            merged[key] = value
+    return cast(SagaRecord, merged)
+
+
+def _siblings(updates: Sequence[SagaRecord]) -> SagaRecord:
+    """Record updates that arrive in one superstep, in task order, as one update."""
+    combined: dict[str, Any] = {}
+    for update in updates:
+        written = cast(dict[str, Any], update)
+        for key, value in written.items():
+            if key not in combined:
+                combined[key] = value
+            elif key in _APPENDED:
+                combined[key] = [*combined[key], *(value or ())]
+            elif key == "results":
+                combined[key] = {**combined[key], **(value or {})}
+            elif key == "usage":
+                combined[key] = add_usage(combined[key], value)
+            elif key not in _FIRST_OF_SIBLINGS:
+                combined[key] = value
+    return cast(SagaRecord, combined)
+
+
+class RecordChannel(BinaryOperatorAggregate[SagaRecord]):
+    """The ``record`` channel: each update merged in by :func:`merge_record`; updates that
+    arrive in one superstep (sibling steps) are combined first, in task order, the first
+    failure, halt and reason kept (:data:`_FIRST_OF_SIBLINGS`)."""
+
+    def __init__(self, typ: Any = dict, operator: Any = merge_record) -> None:
+        super().__init__(typ, operator)
+
+    def update(self, values: Sequence[SagaRecord]) -> bool:
+        if len(values) > 1:
+            values = [_siblings(values)]
+        return super().update(values)
+
+
+class SagaChannels(TypedDict, total=False):
+    """The LangGraph state schema of a saga graph: :class:`SagaState` in five channels."""
+
+    saga_id: str
+    input: dict[str, Any]
+    fail_at: str | None
+    status: Annotated[Status, OneOf(str, pick=_strongest_status)]
+    record: Annotated[SagaRecord, RecordChannel()]

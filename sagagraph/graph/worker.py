@@ -47,6 +47,7 @@ from sagagraph.saga.view import (
     describe_error,
     make_event,
 )
+from sagagraph.state_layout import channel_writes
 
 log = logging.getLogger("sagagraph.worker")
 
@@ -208,7 +209,8 @@ class _Worker:
                 f"{self.address.max_deliveries} deliveries: its worker stopped each time"
             )
             event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
-            await self.checkpointer.aput_writes(found.config, [("events", [event])], NULL_TASK_ID)
+            writes = channel_writes({"events": [event]})
+            await self.checkpointer.aput_writes(found.config, writes, NULL_TASK_ID)
             self.tally.dead_letters += 1
             self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")
         await message.ack()
