@@ -71,8 +71,8 @@ def test_postgres_writes_are_committed_without_waiting_and_a_checkpoint_ends_flu
 
     from sagagraph.checkpoints import postgres_savers
 
-    # Put's last statement is DURABLE: a marker statement in its place shows it ran.
-    marked = "SELECT set_config('sagagraph.probe', 'durable', false)"
+    # Put's row statement ends with DURABLE_RETURNING: a marker in its place shows it ran.
+    marked = " RETURNING set_config('sagagraph.probe', 'durable', false)"
     with open_checkpointer(postgres_url) as saver:
         conn = cast(Any, saver).conn
         config = _checkpoint(saver, "t1")
@@ -85,33 +85,31 @@ def test_postgres_writes_are_committed_without_waiting_and_a_checkpoint_ends_flu
         assert _stored(saver, config) == WRITES
         # The saver's statements commit without waiting for the flush...
         assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "off"
-        # ...and each checkpoint ends with the statement that waits for it.
-        monkeypatch.setattr(postgres_savers, "DURABLE", marked)
+        # ...and each checkpoint's row is written by a statement that waits for it.
+        monkeypatch.setattr(postgres_savers, "DURABLE_RETURNING", marked)
         _checkpoint(saver, "t1b")
         assert conn.execute("SHOW sagagraph.probe").fetchone()["sagagraph.probe"] == "durable"
 
 
-def test_postgres_durable_statement_flushes_what_committed_before_it(postgres_url: str) -> None:
-    """On a session that does not wait for flushes, DURABLE's commit makes every earlier
-    commit durable: the WAL is flushed at least up to a row committed before it."""
+def test_postgres_checkpoint_row_flushes_what_committed_before_it(postgres_url: str) -> None:
+    """On a session that does not wait for flushes, the commit of a checkpoint's row makes
+    every earlier commit durable: the WAL is flushed at least up to a task write committed
+    before it (checked at once, 20 times, before the WAL writer's own flush would come)."""
     import psycopg
 
-    from sagagraph.checkpoints.postgres_savers import DURABLE
-
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute("CREATE TEMP TABLE flushed (x text)")
-        conn.execute("SET synchronous_commit = off")
-        for _ in range(20):
-            row = conn.execute(
-                "INSERT INTO flushed VALUES ('x') RETURNING pg_current_wal_insert_lsn()::text"
-            ).fetchone()
-            assert row is not None
-            conn.execute(DURABLE)
-            flushed = conn.execute(
-                "SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn", (row[0],)
+    with open_checkpointer(postgres_url) as saver, psycopg.connect(postgres_url) as other:
+        conn = cast(Any, saver).conn
+        for i in range(20):
+            config = _checkpoint(saver, f"flush-{i}")
+            saver.put_writes(config, WRITES, f"task-{i}")
+            written = other.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+            assert written is not None
+            _checkpoint(saver, f"flush-{i}")
+            flushed = other.execute(
+                "SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn", (written[0],)
             ).fetchone()
             assert flushed == (True,)
-        assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "off"
 
 
 def test_async_postgres_writes_are_committed(postgres_url: str) -> None:

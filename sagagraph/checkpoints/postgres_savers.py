@@ -10,10 +10,11 @@ autocommit connection each statement is a transaction of its own that waits for 
 a step that changed four channels waits for five flushes, and a task's writes for one flush a
 row. The sync saver here runs its connection with ``synchronous_commit = off`` (set on its first
 write), so those statements commit without waiting, and ends each checkpoint's pipeline with
-:data:`DURABLE`: a statement whose own commit waits for the flush, which makes every WAL record
-before it durable too (the WAL is flushed in order). So ``put`` returns once its checkpoint is on
-disk, as before, after one flush instead of one a statement, and task writes need no statement
-around them.
+the checkpoint's row written by :func:`durable_row_sql`'s statement, whose own commit waits for
+the flush, which makes every WAL record before it durable too (the WAL is flushed in order). So
+``put`` returns once its checkpoint is on disk, as before, after one flush instead of one a
+statement, and neither the checkpoint nor a task's writes need a statement of their own around
+them.
 """
 
 from __future__ import annotations
@@ -40,15 +41,18 @@ from sagagraph.checkpoints.saga_metadata import stamped_text
 from sagagraph.checkpoints.savers import writes_conflict
 
 _NO_FLUSH = "SET synchronous_commit = off"
-DURABLE = (
-    "SELECT set_config('synchronous_commit', 'on', true), "
-    "pg_logical_emit_message(true, 'sagagraph', 'checkpoint')"
-)
-"""A statement whose commit waits for the WAL flush on a session that does not: it turns the
-setting on for its own transaction only, and writes a (transactional, empty) logical message,
-since PostgreSQL flushes at commit only for a transaction that wrote WAL. Any user may call
-``pg_logical_emit_message``; a logical-decoding consumer that asks for messages sees them with
-the prefix ``sagagraph``."""
+DURABLE_RETURNING = " RETURNING set_config('synchronous_commit', 'on', true)"
+"""What makes a statement's own commit wait for the WAL flush on a session that does not: it
+turns the setting on for its own transaction only, while it runs (PostgreSQL reads the setting
+at commit, and flushes then for a transaction that wrote WAL, as an upsert does)."""
+
+
+def durable_row_sql(upsert: str) -> str:
+    """LangGraph's checkpoint-row upsert, its commit waiting for the flush: one statement a
+    checkpoint fewer than a flush statement after it."""
+    return upsert.strip().removesuffix(";") + DURABLE_RETURNING
+
+
 NO_FLUSH_IN_TRANSACTION = "SET LOCAL synchronous_commit = off"
 """Inside a transaction: its commit does not wait for the WAL flush (that commit only, so a
 pooled connection goes back as it came)."""
@@ -104,7 +108,7 @@ def checkpoint_rows(
         Jsonb(copy),
         Jsonb(metadata_text, dumps=_already_json),
     )
-    statements.append((saver.UPSERT_CHECKPOINTS_SQL, [row]))
+    statements.append((durable_row_sql(saver.UPSERT_CHECKPOINTS_SQL), [row]))
     named: RunnableConfig = {
         "configurable": {
             "thread_id": thread_id,
@@ -174,14 +178,13 @@ class SagaPostgresSaver(PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Save a checkpoint: its blobs, its row, then :data:`DURABLE`, in one pipeline (one
-        round trip); it returns once the checkpoint is flushed."""
+        """Save a checkpoint: its blobs, then its row, whose commit waits for the flush, in one
+        pipeline (one round trip); it returns once the checkpoint is flushed."""
         statements, named = checkpoint_rows(self, config, checkpoint, metadata, new_versions)
         with self._cursor(pipeline=True) as cur:
             self._stop_waiting_for_flushes(cur)
             for sql, rows in statements:
                 cur.executemany(sql, rows)
-            cur.execute(DURABLE)
         return named
 
     def put_writes(

@@ -39,7 +39,7 @@ from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import PROGRESS, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.view import Event, describe_error
-from sagagraph.state_layout import saga_fields
+from sagagraph.state_layout import EMPTY, saga_fields
 from sagagraph.storable_text import has_surrogate
 
 log = logging.getLogger("sagagraph")
@@ -247,21 +247,27 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
 
 
 def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
-    """A saga's state carries its own id from its first step on. Before it (a process killed
-    while the input was being saved; under LangGraph Server, which starts a saga from its
-    input alone), it holds its input and its channels' defaults: then it must at least be shaped
-    like one. (Another graph's thread shows only the channels it shares with a saga graph.)"""
+    """A saga's state carries its own id from its first step on. Before it (under LangGraph
+    Server, which starts a saga from its input alone) it holds its input; killed while its
+    input was being saved, only its channels' defaults. Another graph's thread shows the
+    channels it shares with a saga graph (a ``status``, say), which no saga holds alone."""
     if "saga_id" in values:
         return bool(values["saga_id"] == saga_id)
+    if "input" not in values and not _NOTHING_YET.issuperset(values):
+        return False
     results = values.get("results") or {}
     events = values.get("events") or []
     return (
-        isinstance(values.get("input"), Mapping)
+        isinstance(values.get("input", {}), Mapping)
         and isinstance(results, Mapping)
         and all(isinstance(r, Mapping) for r in results.values())
         and isinstance(events, list)
         and all(isinstance(e, Mapping) for e in events)
     )
+
+
+_NOTHING_YET = frozenset({"fail_at", *(key for key, _ in EMPTY)})
+"""The fields a saga graph's state shows before its input is saved: defaults only."""
 
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
