@@ -87,7 +87,11 @@ def initial_state(
     saga_id: str, input: Mapping[str, Any], *, fail_at: str | None = None
 ) -> dict[str, Any]:
     check_storable_input(input)
-    return {"saga_id": saga_id, "input": dict(input), "fail_at": fail_at}
+    state: dict[str, Any] = {"saga_id": saga_id, "input": dict(input)}
+    # Written only when set: on PostgreSQL each field of the input is a row of its own.
+    if fail_at is not None:
+        state["fail_at"] = fail_at
+    return state
 
 
 def check_storable_input(input: Mapping[Any, Any], where: str = "input") -> None:
