@@ -121,7 +121,7 @@ def main() -> None:
 
 SCENARIOS: tuple[tuple[str, float, int, tuple[str, ...]], ...] = (
     ("sqlite", 0.05, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
-    ("sqlite", 1.0, 1, ("sagagraph", "plain-sqlite")),
+    ("sqlite", 1.0, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
     ("postgres", 0.05, 1, ("sagagraph", "plain-postgres")),
     ("postgres", 0.05, 10, ("sagagraph", "plain-postgres")),
 )
