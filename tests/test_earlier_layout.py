@@ -9,6 +9,7 @@ LangGraph drops the values of channels a graph lacks: without the savers' upgrad
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +20,12 @@ from langgraph._internal._constants import NULL_TASK_ID
 
 from sagagraph import (
     SagaState,
+    aresume_saga,
+    asaga_status,
+    build_saga_graph,
     latest_checkpoints,
     list_sagas,
+    open_async_checkpointer,
     resume_saga,
     run_saga,
     saga_config,
@@ -46,11 +51,18 @@ def earlier_layout(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
+def langgraph_saver(saver: Any) -> Any:
+    """The LangGraph saver class sagagraph's saver extends (it reads as LangGraph stores)."""
+    return next(c for c in type(saver).__mro__ if c.__module__.startswith(LANGGRAPH_SAVERS))
+
+
+LANGGRAPH_SAVERS = ("langgraph.checkpoint.sqlite", "langgraph.checkpoint.postgres")
+
+
 def stored_values(app: Any, saga_id: str) -> dict[str, Any]:
     """The latest checkpoint's channel values as stored, read by LangGraph's own saver."""
     saver = app.checkpointer
-    parent = type(saver).__mro__[1]
-    saved = parent.get_tuple(saver, saga_config(saga_id))
+    saved = langgraph_saver(saver).get_tuple(saver, saga_config(saga_id))
     assert saved is not None
     return dict(saved.checkpoint["channel_values"])
 
@@ -130,7 +142,7 @@ def test_a_finished_saga_and_a_pending_write_read_as_before(
                 run_saga(old, {}, saga_id="old-dead")
             done = run_saga(old, {}, saga_id="old-done")
             saver = old.checkpointer
-            saved = type(saver).__mro__[1].get_tuple(saver, saga_config("old-dead"))
+            saved = langgraph_saver(saver).get_tuple(saver, saga_config("old-dead"))
             dead = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="dead-lettered")
             saver.put_writes(saved.config, [("events", [dead])], NULL_TASK_ID)
 
@@ -144,3 +156,28 @@ def test_a_finished_saga_and_a_pending_write_read_as_before(
         resumed = resume_saga(app, "old-dead")
     assert resumed["status"] == "completed"
     assert [e["outcome"] for e in resumed["events"]][:1] == [DEAD_LETTER]
+
+
+def test_the_async_savers_read_the_earlier_layout_too(
+    journal: Journal, durable_checkpointer_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The group-commit savers (SQLite, PostgreSQL) upgrade what they read, as the sync ones."""
+    url = durable_checkpointer_url
+    with earlier_layout(monkeypatch):
+        plan = Plan(crash=Crash("s2", "execute", "before"))
+        with saga_app(toy_saga(3, journal, plan), url) as old, pytest.raises(SimulatedCrash):
+            run_saga(old, {}, saga_id="old-async")
+
+    async def take_over() -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+        async with open_async_checkpointer(url) as checkpointer:
+            app = build_saga_graph(toy_saga(3, journal)).compile(checkpointer=checkpointer)
+            before = await asaga_status(app, "old-async")
+            history = [s async for s in app.aget_state_history(saga_config("old-async"))]
+            return before, history, await aresume_saga(app, "old-async")
+
+    before, history, view = asyncio.run(take_over())
+    assert before["completed"] == ["s1"]
+    assert all(RECORD in snap.values for snap in history if snap.values.get("saga_id"))
+    assert view["status"] == "completed"
+    assert view["results"]["s2"]["seen"] == ["s1"]
+    assert journal.effects("old-async") == {f"s{i}": ("done", 1, 0) for i in (1, 2, 3)}

@@ -12,7 +12,9 @@ left. Nothing is written back: the next checkpoint a run saves is in today's lay
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sagagraph.state_layout import (
     earlier_saga,
@@ -22,6 +24,7 @@ from sagagraph.state_layout import (
 )
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import CheckpointTuple
 
 
@@ -57,3 +60,31 @@ async def alisted_in_current_layout(
         upgraded = in_current_layout(item)
         assert upgraded is not None
         yield upgraded
+
+
+class ReadsEarlierLayout(BaseCheckpointSaver[Any]):
+    """A saver's ``list`` and ``alist``, each checkpoint in today's layout; put it before the
+    LangGraph saver it extends (``class S(ReadsEarlierLayout, SqliteSaver)``). Its
+    ``get_tuple`` / ``aget_tuple`` pass their checkpoint through :func:`in_current_layout`."""
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        items = super().list(config, filter=filter, before=before, limit=limit)
+        return listed_in_current_layout(items)
+
+    def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        items = super().alist(config, filter=filter, before=before, limit=limit)
+        return alisted_in_current_layout(items)

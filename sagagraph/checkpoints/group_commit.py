@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,7 +37,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
-from sagagraph.checkpoints.earlier_layout import alisted_in_current_layout, in_current_layout
+from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
 from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.savers import SQLITE_CHECKPOINT, sqlite_checkpoint, sqlite_writes
 
@@ -54,7 +54,7 @@ class _Write:
         self.rows = rows
 
 
-class GroupCommitSqliteSaver(AsyncSqliteSaver):
+class GroupCommitSqliteSaver(ReadsEarlierLayout, AsyncSqliteSaver):
     """``AsyncSqliteSaver`` with group commit (see the module docstring); use with ``ainvoke``.
 
     Open it with :func:`sagagraph.checkpoints.async_factory.open_async_checkpointer`, which
@@ -106,18 +106,6 @@ class GroupCommitSqliteSaver(AsyncSqliteSaver):
         saved = in_current_layout(await self._read(config))
         refuse_used_thread(config, saved)
         return saved
-
-    def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """The parent's ``alist``, each checkpoint in today's layout (``earlier_layout``)."""
-        items = super().alist(config, filter=filter, before=before, limit=limit)
-        return alisted_in_current_layout(items)
 
     async def _read(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, else the thread's latest; None when there is none."""

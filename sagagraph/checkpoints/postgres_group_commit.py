@@ -23,7 +23,7 @@ Reads (``aget_tuple``, ``alist``) and deletes are the parent's, each on a pooled
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -37,7 +37,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
-from sagagraph.checkpoints.earlier_layout import alisted_in_current_layout, in_current_layout
+from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
 from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.postgres_savers import (
     NO_FLUSH_IN_TRANSACTION,
@@ -61,7 +61,7 @@ class _Rows:
         """A checkpoint: its transaction must wait for the flush."""
 
 
-class GroupCommitPostgresSaver(AsyncPostgresSaver):
+class GroupCommitPostgresSaver(ReadsEarlierLayout, AsyncPostgresSaver):
     """``AsyncPostgresSaver`` with group commit (module docstring); use with ``ainvoke``.
 
     Open it with :func:`sagagraph.checkpoints.async_factory.open_async_checkpointer`, which
@@ -86,18 +86,6 @@ class GroupCommitPostgresSaver(AsyncPostgresSaver):
         saved = in_current_layout(await super().aget_tuple(config))
         refuse_used_thread(config, saved)
         return saved
-
-    def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """The parent's ``alist``, each checkpoint in today's layout (``earlier_layout``)."""
-        items = super().alist(config, filter=filter, before=before, limit=limit)
-        return alisted_in_current_layout(items)
 
     async def aput(
         self,

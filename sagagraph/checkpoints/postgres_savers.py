@@ -19,7 +19,7 @@ them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -35,7 +35,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
-from sagagraph.checkpoints.earlier_layout import in_current_layout, listed_in_current_layout
+from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
 from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamped_text
 from sagagraph.checkpoints.savers import writes_conflict
@@ -144,7 +144,7 @@ def write_rows(
     return query, params
 
 
-class SagaPostgresSaver(PostgresSaver):
+class SagaPostgresSaver(ReadsEarlierLayout, PostgresSaver):
     """``PostgresSaver`` whose statements commit without waiting for the WAL flush, except one
     at the end of each checkpoint (module docstring)."""
 
@@ -155,18 +155,6 @@ class SagaPostgresSaver(PostgresSaver):
         saved = in_current_layout(super().get_tuple(config))
         refuse_used_thread(config, saved)
         return saved
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """The parent's ``list``, each checkpoint in today's layout (``earlier_layout``)."""
-        items = super().list(config, filter=filter, before=before, limit=limit)
-        return listed_in_current_layout(items)
 
     _no_flush_session = False
     """True once the connection runs with ``synchronous_commit = off`` (the first write)."""

@@ -25,7 +25,7 @@ summary encoded once).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -40,7 +40,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.checkpoints.earlier_layout import in_current_layout, listed_in_current_layout
+from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
 from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamped_text
 
@@ -118,7 +118,7 @@ def sqlite_checkpoint(
     return row, named
 
 
-class SagaSqliteSaver(SqliteSaver):
+class SagaSqliteSaver(ReadsEarlierLayout, SqliteSaver):
     """``SqliteSaver`` whose task writes commit with ``synchronous=NORMAL`` (module docstring)."""
 
     sagagraph_checks_new_runs = True
@@ -128,18 +128,6 @@ class SagaSqliteSaver(SqliteSaver):
         saved = in_current_layout(super().get_tuple(config))
         refuse_used_thread(config, saved)
         return saved
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """The parent's ``list``, each checkpoint in today's layout (``earlier_layout``)."""
-        items = super().list(config, filter=filter, before=before, limit=limit)
-        return listed_in_current_layout(items)
 
     def put(
         self,
