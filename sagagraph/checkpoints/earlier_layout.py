@@ -64,7 +64,7 @@ async def alisted_in_current_layout(
 
 class ReadsEarlierLayout(BaseCheckpointSaver[Any]):
     """A saver's ``list`` and ``alist``, each checkpoint in today's layout; put it before the
-    LangGraph saver it extends (``class S(ReadsEarlierLayout, SqliteSaver)``). Its
+    LangGraph saver it extends (``class S(ReadsEarlierLayout, SqliteSaver)``), whose own
     ``get_tuple`` / ``aget_tuple`` pass their checkpoint through :func:`in_current_layout`."""
 
     def list(
