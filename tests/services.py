@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,11 +51,45 @@ def require_postgres() -> str:
     return PG_ADMIN_URL
 
 
+# The broker's answer to a client's protocol header is its Connection.Start method frame: a
+# frame of type 1 on channel 0. A broker that accepts TCP but is too busy (or wedged) to answer
+# fails every test that uses it with a connect timeout; asking once here names that cause.
+AMQP_HEADER = b"AMQP\x00\x00\x09\x01"
+BROKER_PATIENCE = 60.0
+_broker_answer: list[str | None] = []
+
+
+def amqp_answers(host: str, port: int, patience: float = BROKER_PATIENCE) -> str | None:
+    """None when an AMQP broker at host:port answers a protocol header, else why not.
+
+    Retries for up to ``patience`` seconds, so a broker still starting (or briefly busy) gets
+    time before the tests that need it start.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=10.0) as sock:
+                sock.settimeout(10.0)
+                sock.sendall(AMQP_HEADER)
+                if sock.recv(7)[:3] == b"\x01\x00\x00":
+                    return None
+                reason = "it answered the AMQP protocol header with something else"
+        except OSError as error:
+            reason = str(error) or type(error).__name__
+        if time.monotonic() >= deadline:
+            return f"{reason} (tried for {patience:.0f} s)"
+        time.sleep(1.0)
+
+
 def require_rabbitmq() -> str:
-    """The AMQP URL of the local RabbitMQ, or skip/fail."""
+    """The AMQP URL of the local RabbitMQ, or skip/fail; the broker asked once a session."""
     reason = port_open("127.0.0.1", 5672)
     if reason:
         unavailable("RabbitMQ at 127.0.0.1:5672", reason)
+    if not _broker_answer:
+        _broker_answer.append(amqp_answers("127.0.0.1", 5672))
+    if _broker_answer[0]:
+        unavailable("RabbitMQ at 127.0.0.1:5672 (the port is open)", _broker_answer[0])
     return AMQP_URL
 
 
