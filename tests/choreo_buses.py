@@ -12,6 +12,8 @@ import pytest
 
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.buses import open_bus
+from sagagraph.choreography.topology import derive_choreography
+from tests.choreo_saga import file_saga
 from tests.services import require_rabbitmq
 
 BACKENDS = ["memory", "sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]
@@ -33,14 +35,18 @@ def bus_url_for(kind: str, tmp_path: Path) -> str:
 
 @contextmanager
 def cleaned_up(url: str, tmp_path: Path) -> Iterator[EventBus]:
-    """The bus at ``url``; on exit, a RabbitMQ namespace's exchanges and queues are deleted."""
+    """The bus at ``url``; on exit, a RabbitMQ namespace's exchanges and queues are deleted.
+
+    Those of the paper saga too: agents in other processes declare its queues, which the bus
+    of this process never prepared, and a test's namespace must not outlive the test.
+    """
     bus = open_bus(url, state_dir=tmp_path / "agents")
     try:
         yield bus
     finally:
         delete: Any = getattr(bus, "delete", None)
         if delete is not None:
-            delete()
+            delete([derive_choreography(file_saga(tmp_path / "topology-to-delete"))])
         bus.close()
 
 
