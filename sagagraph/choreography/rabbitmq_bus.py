@@ -144,7 +144,11 @@ class RabbitBus:
             raise ConfigurationError(
                 f"bus {self.url!r}: the broker refused the user name or password"
             ) from None
-        except (*CONNECTION_EXCEPTIONS, TimeoutError) as error:
+        except TimeoutError:
+            # The port may be open and the broker still silent: say how long it was given.
+            silent = TimeoutError(f"no answer from the broker within {CONNECT_TIMEOUT:g} s")
+            raise self._error("cannot connect", silent) from None
+        except CONNECTION_EXCEPTIONS as error:
             raise self._error("cannot connect", error) from None
 
     # --- the bus ------------------------------------------------------------------------

@@ -119,7 +119,12 @@ async def connect(address: QueueAddress) -> AbstractConnection:
     """
     try:
         return await aio_pika.connect(address.connect_url, timeout=CONNECT_TIMEOUT)
-    except (*CONNECTION_EXCEPTIONS, TimeoutError, OSError) as error:
+    except TimeoutError:
+        # The port may be open and the broker still silent (starting, overloaded, out of
+        # sockets): say how long it was given instead of an empty TimeoutError.
+        silent = TimeoutError(f"no answer from the broker within {CONNECT_TIMEOUT:g} s")
+        raise address.error("cannot connect", silent) from None
+    except (*CONNECTION_EXCEPTIONS, OSError) as error:
         raise address.error("cannot connect", error) from None
 
 
