@@ -5,6 +5,7 @@ Under ``CI=true`` a test whose service is unreachable fails; elsewhere it skips 
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -56,7 +57,6 @@ def require_postgres() -> str:
 # fails every test that uses it with a connect timeout; asking once here names that cause.
 AMQP_HEADER = b"AMQP\x00\x00\x09\x01"
 BROKER_PATIENCE = 60.0
-_broker_answer: list[str | None] = []
 
 
 def amqp_answers(host: str, port: int, patience: float = BROKER_PATIENCE) -> str | None:
@@ -81,15 +81,20 @@ def amqp_answers(host: str, port: int, patience: float = BROKER_PATIENCE) -> str
         time.sleep(1.0)
 
 
+@functools.cache
+def local_broker_silence() -> str | None:
+    """Why the local broker does not answer, asked once a session; None when it does."""
+    return amqp_answers("127.0.0.1", 5672)
+
+
 def require_rabbitmq() -> str:
     """The AMQP URL of the local RabbitMQ, or skip/fail; the broker asked once a session."""
     reason = port_open("127.0.0.1", 5672)
     if reason:
         unavailable("RabbitMQ at 127.0.0.1:5672", reason)
-    if not _broker_answer:
-        _broker_answer.append(amqp_answers("127.0.0.1", 5672))
-    if _broker_answer[0]:
-        unavailable("RabbitMQ at 127.0.0.1:5672 (the port is open)", _broker_answer[0])
+    silence = local_broker_silence()
+    if silence:
+        unavailable("RabbitMQ at 127.0.0.1:5672 (the port is open)", silence)
     return AMQP_URL
 
 

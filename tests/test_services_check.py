@@ -3,31 +3,9 @@
 from __future__ import annotations
 
 import socket
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from tests.services import amqp_answers
-
-
-@contextmanager
-def listener(reply: bytes) -> Iterator[int]:
-    """A one-connection TCP server on 127.0.0.1 that reads the header, sends reply and closes."""
-    server = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        conn, _ = server.accept()
-        with conn:
-            conn.recv(8)
-            conn.sendall(reply)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        thread.join(timeout=5)
-        server.close()
+from tests.tcp_listener import listener
 
 
 def test_a_listener_that_answers_with_a_connection_start_frame_is_a_broker() -> None:

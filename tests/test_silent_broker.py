@@ -8,8 +8,6 @@ accepts and stays silent, on 127.0.0.1, so no broker is needed.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from sagagraph.choreography import rabbitmq_bus
 from sagagraph.choreography.buses import open_bus
 from sagagraph.errors import BusError
 from sagagraph.graph import work_queue
+from tests.tcp_listener import listener
 
 PATIENCE = 0.5
 
@@ -26,28 +25,8 @@ PATIENCE = 0.5
 @pytest.fixture
 def silent_port() -> Iterator[int]:
     """A port that accepts connections and never sends a byte."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    done = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not done.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        done.set()
-        thread.join(timeout=5)
-        for conn in held:
-            conn.close()
-        server.close()
+    with listener(None) as port:
+        yield port
 
 
 def test_the_worker_queue_names_a_silent_broker_and_how_long_it_waited(
