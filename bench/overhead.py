@@ -39,7 +39,6 @@ from bench.fake_saga import (
     thread,
 )
 from sagagraph import (
-    CompensationMode,
     arun_saga,
     build_saga_graph,
     open_async_checkpointer,
@@ -47,16 +46,11 @@ from sagagraph import (
     run_saga,
 )
 
-TARGET = 1.1
+TARGET = 1.3
 BACKENDS = ("memory", "sqlite", "postgres")
 DRIVERS = ("sync", "async")
-PATHS: dict[str, tuple[str | None, CompensationMode]] = {
-    "success": (None, "stepwise"),
-    "failure": ("summarizer", "stepwise"),
-    "failure, batch compensation": ("summarizer", "batch"),
-}
-"""Path name -> (failing step, compensation mode). Stepwise (the default) checkpoints each
-compensation; batch undoes everything in one superstep, like the plain graph's one node."""
+PATHS: dict[str, str | None] = {"success": None, "failure": "summarizer"}
+"""Path name -> failing step. Each compensation is a checkpointed superstep of its own."""
 
 SIDES = ("sagagraph", "plain_stock", "plain_own")
 Timer = Callable[[str, int], float]
@@ -225,13 +219,12 @@ def measure(
     backend: str,
     driver: str,
     fail_at: str | None,
-    compensation: CompensationMode,
     rounds: int,
     per_round: int,
     tmp: Path,
 ) -> dict[str, Any]:
     """Seconds per saga of every side (median and range over rounds) and the per-round ratios."""
-    label = f"{backend}-{driver}-{fail_at or 'ok'}-{compensation}"
+    label = f"{backend}-{driver}-{fail_at or 'ok'}"
     agents = fake_agents()
     definition = fake_definition(agents)
     with _databases(backend, tmp, label) as (own_url, stock_where, kind):
@@ -243,7 +236,7 @@ def measure(
                     plains["plain_own"] = own
                 graph = plain_graph(agents)
                 apps = {side: graph.compile(checkpointer=saver) for side, saver in plains.items()}
-                ours = build_saga_graph(definition, compensation=compensation)
+                ours = build_saga_graph(definition)
                 timers = _sync_timers(ours.compile(checkpointer=own), apps, fail_at)
                 return _sync_rounds(timers, rounds, per_round)
 
@@ -256,7 +249,7 @@ def measure(
                 )
                 graph = plain_graph(agents, asynchronous=True)
                 apps = {side: graph.compile(checkpointer=saver) for side, saver in plains.items()}
-                ours = build_saga_graph(definition, compensation=compensation)
+                ours = build_saga_graph(definition)
                 timers = _async_timers(ours.compile(checkpointer=own), apps, fail_at)
                 return await _async_rounds(timers, rounds, per_round)
 
@@ -274,7 +267,7 @@ def run(*, rounds: int = 7, quick: bool = False) -> list[dict[str, Any]]:
     with TemporaryDirectory(prefix="sagagraph-bench-") as tmp:
         for backend in BACKENDS:
             for driver in DRIVERS:
-                for path, (fail_at, compensation) in PATHS.items():
+                for path, fail_at in PATHS.items():
                     row: dict[str, Any] = {
                         "backend": backend,
                         "driver": driver,
@@ -288,7 +281,6 @@ def run(*, rounds: int = 7, quick: bool = False) -> list[dict[str, Any]]:
                             backend,
                             driver,
                             fail_at,
-                            compensation,
                             rounds,
                             per_round[backend],
                             Path(tmp),

@@ -68,7 +68,6 @@ if TYPE_CHECKING:
     )
     from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
     from sagagraph.graph.builder import build_saga_graph
-    from sagagraph.graph.compensation import CompensationMode
     from sagagraph.graph.router_options import RouterOptions
     from sagagraph.graph.runner import (
         list_sagas,
@@ -78,7 +77,7 @@ if TYPE_CHECKING:
         saga_config,
         saga_status,
     )
-    from sagagraph.graph.state import SagaChannels, SagaState
+    from sagagraph.graph.state import SagaState
     from sagagraph.graph.submit import SagaRequest, submit_saga, submit_sagas
     from sagagraph.graph.unfinished import (
         open_sagas,
@@ -110,7 +109,6 @@ if TYPE_CHECKING:
         participant,
     )
     from sagagraph.saga.view import Event, Status, saga_view
-    from sagagraph.state_layout import saga_fields
     from sagagraph.tools import (
         AgentParticipant,
         ToolCall,
@@ -156,11 +154,10 @@ _EXPORTS = {
     ),
     "sagagraph.graph.async_runner": "aresume_saga arun_saga asaga_status",
     "sagagraph.graph.builder": "build_saga_graph",
-    "sagagraph.graph.compensation": "CompensationMode",
     "sagagraph.graph.router_options": "RouterOptions",
     "sagagraph.graph.runner": "list_sagas resolve_saga resume_saga run_saga saga_config "
     "saga_status",
-    "sagagraph.graph.state": "SagaChannels SagaState",
+    "sagagraph.graph.state": "SagaState",
     "sagagraph.graph.submit": "SagaRequest submit_saga submit_sagas",
     "sagagraph.graph.unfinished": "open_sagas recover_saga recover_sagas rollback_saga "
     "unfinished_sagas waiting_sagas",
@@ -174,7 +171,6 @@ _EXPORTS = {
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
     "Usage participant",
     "sagagraph.saga.view": "Event Status saga_view",
-    "sagagraph.state_layout": "saga_fields",
     "sagagraph.tools": (
         "AgentParticipant ToolCall ToolCompensationMiddleware agent_step compensable "
         "create_compensating_agent idempotency_key irreversible read_only"
@@ -226,7 +222,6 @@ __all__ = [
     "BusError",
     "CompensatedKeyError",
     "CompensationFailedError",
-    "CompensationMode",
     "ConfigurationError",
     "Event",
     "EventBus",
@@ -255,7 +250,6 @@ __all__ = [
     "RouterOptions",
     "RouterRun",
     "SagaBusyError",
-    "SagaChannels",
     "SagaDefinition",
     "SagaGraphError",
     "SagaNotFoundError",
@@ -329,7 +323,6 @@ __all__ = [
     "run_worker",
     "saga_config",
     "saga_events",
-    "saga_fields",
     "saga_status",
     "saga_view",
     "start_choreographed_saga",

@@ -27,7 +27,6 @@ from sagagraph.graph.router_options import RouterOptions
 from sagagraph.graph.runner import run_saga, saga_config
 from sagagraph.saga.ids import new_saga_id
 from sagagraph.saga.protocol import SagaDefinition, Usage
-from sagagraph.state_layout import saga_fields
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -126,7 +125,7 @@ def run_row(
             outputs={},
         )
     wall = time.perf_counter() - started
-    counters = saga_fields(app.get_state(saga_config(saga_id)).values).get("route") or {}
+    counters = app.get_state(saga_config(saga_id)).values.get("route") or {}
     ran = _steps_run(view["events"])
     routing = view["usage_by_step"].get(SUPERVISOR, zero)
     return RouterRun(

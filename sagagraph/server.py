@@ -33,7 +33,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.graph import START
+from langgraph.graph import START, StateGraph
 
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.models import make_engine
@@ -42,7 +42,8 @@ from sagagraph.agents.paper_parsing import check_paper
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.config import DEFAULT_OUTPUTS
 from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
-from sagagraph.graph.builder import SagaGraph, build_saga_graph
+from sagagraph.graph.builder import build_saga_graph
+from sagagraph.graph.state import SagaState
 from sagagraph.saga.protocol import SagaDefinition
 
 
@@ -53,6 +54,8 @@ class RunRefused(ValueError):
 
 ADMIT = "admit"
 """The node that checks a run's input before the saga's first step (not a step: no events)."""
+
+SagaGraph = StateGraph[SagaState, None, SagaState, SagaState]
 
 
 def build_server_graph(

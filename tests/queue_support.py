@@ -213,11 +213,10 @@ def commit_times(app: Any, saga_id: str) -> dict[str, float]:
     """When each step committed: the creation time of the first checkpoint holding its
     ``execute ok`` event."""
     from sagagraph.graph.runner import saga_config
-    from sagagraph.state_layout import saga_fields
 
     committed: dict[str, float] = {}
     for snap in app.get_state_history(saga_config(saga_id)):  # newest first
-        for event in saga_fields(snap.values).get("events") or []:
+        for event in snap.values.get("events") or []:
             if event["action"] == "execute" and event["outcome"] == "ok" and snap.created_at:
                 committed[event["step"]] = datetime.fromisoformat(snap.created_at).timestamp()
     return committed

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,12 +22,10 @@ from sagagraph import (
     build_saga_graph,
     run_saga,
     saga_config,
-    saga_fields,
 )
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.graph.async_runner import aresume_saga, arun_saga
-from sagagraph.graph.rollback_journal import CHANNEL as JOURNAL_CHANNEL
 from sagagraph.saga.execution import UNFINISHED_COMPENSATED
 from tests.toy_saga import Crash, Journal, Plan, SimulatedCrash, toy_saga
 
@@ -170,56 +168,37 @@ def test_a_step_that_failed_is_compensated_with_the_honest_detail() -> None:
 # --- checkpoints: one superstep per compensation, none after the last -------------------------
 
 
-def _rollback_shape(
-    snapshots: list[Any], journaled: Callable[[Any], list[str]]
-) -> tuple[list[list[str]], dict[str, Any]]:
-    """For each checkpoint waiting to compensate, oldest first: its ``compensated`` and the
-    steps its rollback journal holds; and the last checkpoint."""
+def _rollback_shape(snapshots: list[Any]) -> tuple[list[list[str]], dict[str, Any]]:
+    """For each checkpoint waiting to compensate, oldest first: its ``compensated``; and the
+    last checkpoint."""
     chronological = list(reversed(snapshots))
     waiting = [
-        [*(saga_fields(s.values).get("compensated") or []), "|", *journaled(s.config)]
-        for s in chronological
-        if s.next == ("compensate",)
+        list(s.values.get("compensated") or []) for s in chronological if s.next == ("compensate",)
     ]
     last = chronological[-1]
     return waiting, {
         "next": last.next,
         "status": last.values["status"],
-        "compensated": saga_fields(last.values)["compensated"],
+        "compensated": last.values["compensated"],
     }
 
 
-WANT_WAITING = [["|", "s3", "s2"]]
-"""One checkpoint waits to compensate: the whole rollback is its superstep. s2's compensation
-is journaled as it ends, with the failed step's (s3's) cleanup before it; the last one (s1)
-is recorded by the superstep's own checkpoint."""
+WANT_WAITING = [[], ["s3"], ["s3", "s2"]]
+"""Each compensation is a superstep of its own, checkpointed before the next one starts: the
+failed step's (s3's) cleanup, then s2's; the last one (s1) is recorded by the checkpoint that
+finishes the saga."""
 WANT_LAST = {"next": (), "status": "rolled_back", "compensated": ["s3", "s2", "s1"]}
 
 
-def _journaled(saved: Any) -> list[str]:
-    """The steps whose compensation the rollback journal on a checkpoint holds, in order."""
-    batches = sorted(
-        (int(task_id.rpartition(":")[2]), value)
-        for task_id, channel, value in saved.pending_writes or []
-        if channel == JOURNAL_CHANNEL
-    )
-    return [entry["step"] for _, batch in batches for entry in batch]
-
-
-def test_the_rollback_is_one_superstep_that_journals_each_committed_steps_compensation(
-    tmp_path: Path,
-) -> None:
+def test_each_compensation_is_a_checkpointed_superstep(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "journal.sqlite")
     url = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
     with open_checkpointer(url) as checkpointer:
         app = build_saga_graph(toy_saga(3, journal)).compile(checkpointer=checkpointer)
         view = run_saga(app, {}, saga_id="sync", fail_at="s3")
-        waiting, last = _rollback_shape(
-            list(app.get_state_history(saga_config("sync"))),
-            lambda config: _journaled(checkpointer.get_tuple(config)),
-        )
+        waiting, last = _rollback_shape(list(app.get_state_history(saga_config("sync"))))
     assert view["status"] == "rolled_back"
-    assert waiting == WANT_WAITING, "each committed step's compensation is journaled"
+    assert waiting == WANT_WAITING, "each compensation is checkpointed on its own"
     assert last == WANT_LAST, "no checkpoint between the last compensation and the finish"
     assert view["events"][-1]["detail"] == "3 compensation(s) ran"
 
@@ -228,13 +207,7 @@ def test_the_rollback_is_one_superstep_that_journals_each_committed_steps_compen
             app = build_saga_graph(toy_saga(3, journal)).compile(checkpointer=checkpointer)
             await arun_saga(app, {}, saga_id="async", fail_at="s3")
             history = [s async for s in app.aget_state_history(saga_config("async"))]
-            saved = {
-                s.config["configurable"]["checkpoint_id"]: await checkpointer.aget_tuple(s.config)
-                for s in history
-            }
-            return _rollback_shape(
-                history, lambda config: _journaled(saved[config["configurable"]["checkpoint_id"]])
-            )
+            return _rollback_shape(history)
 
     assert run(arun()) == (WANT_WAITING, WANT_LAST)
 
@@ -253,7 +226,7 @@ def test_a_crash_in_the_last_compensation_resumes_it_under_ainvoke(tmp_path: Pat
             before = {
                 "next": stopped.next,
                 "status": stopped.values["status"],
-                "compensated": saga_fields(stopped.values)["compensated"],
+                "compensated": stopped.values["compensated"],
             }
         async with open_async_checkpointer(url) as checkpointer:
             app = build_saga_graph(toy_saga(3, journal, plan)).compile(checkpointer=checkpointer)
@@ -264,7 +237,7 @@ def test_a_crash_in_the_last_compensation_resumes_it_under_ainvoke(tmp_path: Pat
     assert before == {
         "next": ("compensate",),
         "status": "compensating",
-        "compensated": [],  # the rollback's superstep was cut short; its journal holds s3, s2
+        "compensated": ["s3", "s2"],  # each checkpointed on its own before s1's began
     }
     assert view["status"] == "rolled_back"
     assert view["compensated"] == ["s3", "s2", "s1"]

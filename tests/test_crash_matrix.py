@@ -30,9 +30,8 @@ from typing import Any
 
 import pytest
 
-from sagagraph import new_saga_id, open_checkpointer, saga_config, saga_fields, unfinished_sagas
+from sagagraph import new_saga_id, open_checkpointer, saga_config, unfinished_sagas
 from sagagraph.agents.store import LEDGER_DIR
-from sagagraph.graph.rollback_journal import CHANNEL as JOURNAL_CHANNEL
 from tests.services import fresh_postgres_database
 from tests.toy_saga import CRASH_EXIT_CODE, Journal, saga_app, toy_saga
 
@@ -110,18 +109,11 @@ def _stopped_states(db: str, journal: Journal) -> dict[str, dict[str, Any]]:
     with saga_app(toy_saga(len(STEPS), journal), db) as app:
         for boundary in BOUNDARIES:
             snap = app.get_state(saga_config(boundary.saga_id))
-            saved = app.checkpointer.get_tuple(snap.config)
-            batches = sorted(
-                (int(task_id.rpartition(":")[2]), value)
-                for task_id, channel, value in saved.pending_writes or []
-                if channel == JOURNAL_CHANNEL
-            )
             states[boundary.saga_id] = {
                 "next": list(snap.next),
                 "status": snap.values.get("status") or "running",  # None before the first step
-                "results": sorted(saga_fields(snap.values).get("results") or {}),
-                "compensated": list(saga_fields(snap.values).get("compensated") or []),
-                "journaled": [entry["step"] for _, batch in batches for entry in batch],
+                "results": sorted(snap.values.get("results") or {}),
+                "compensated": list(snap.values.get("compensated") or []),
             }
     return states
 
@@ -197,12 +189,10 @@ class Expected:
 def _restart(order: list[str], step: str) -> int:
     """Where a rollback killed in ``step``'s compensation starts again, in ``order``.
 
-    The rollback is one superstep that journals each committed step's compensation as it
-    ends, with the failed step's (s3's) cleanup in the same entry as the compensation after
-    it: killed in that one, the cleanup runs again too. The last one ends the superstep.
+    Each compensation is a checkpointed superstep of its own: killed in one, the rollback
+    runs that one again (it is idempotent) and never one that was checkpointed before it.
     """
-    index = order.index(step)
-    return index - 1 if index > 0 and order[index - 1] == STEPS[-1] else index
+    return order.index(step)
 
 
 def expected(boundary: Boundary, mode: str) -> Expected:
@@ -268,9 +258,8 @@ def test_the_worker_died_at_the_boundary_with_its_saga_unfinished(
         order = list(reversed(STEPS))
         assert stopped["next"] == ["compensate"]
         assert stopped["status"] == "compensating"
-        # The rollback is one superstep: its journal, not the state, holds what ended.
-        assert stopped["compensated"] == []
-        assert stopped["journaled"] == order[: _restart(order, boundary.step)]
+        # Each compensation is checkpointed on its own: the state holds those that ended.
+        assert stopped["compensated"] == order[: _restart(order, boundary.step)]
 
 
 @pytest.mark.parametrize("boundary", BOUNDARIES, ids=str)

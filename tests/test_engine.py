@@ -29,7 +29,6 @@ from sagagraph import (
     participant,
     run_saga,
     saga_config,
-    saga_fields,
     saga_status,
 )
 from tests.toy_saga import Journal, Plan, TransientError, saga_app, step_names, toy_saga
@@ -349,8 +348,7 @@ def test_a_missing_service_fails_the_step_naming_it() -> None:
 
 def _history(app: Any, saga_id: str) -> list[dict[str, Any]]:
     """The saga's checkpointed states, oldest first."""
-    history = reversed(list(app.get_state_history(saga_config(saga_id))))
-    return [saga_fields(s.values) for s in history]
+    return [s.values for s in reversed(list(app.get_state_history(saga_config(saga_id))))]
 
 
 @pytest.mark.parametrize(

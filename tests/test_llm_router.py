@@ -18,7 +18,6 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
-from sagagraph import saga_fields
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import ConfigurationError, StepError
 from sagagraph.graph.builder import build_saga_graph
@@ -175,7 +174,7 @@ def run(
     with open_checkpointer(db) as checkpointer:
         app = graph.compile(checkpointer=checkpointer)
         view = run_saga(app, {"paper": str(paper)}, fail_at=fail_at)
-        values = saga_fields(app.get_state(saga_config(view["saga_id"])).values)
+        values = dict(app.get_state(saga_config(view["saga_id"])).values)
     return view, values
 
 

@@ -32,9 +32,8 @@ def test_the_stamp_mirrors_the_kernels_terminal_statuses() -> None:
     assert saga_metadata.TERMINAL_STATUSES == TERMINAL_STATUSES
 
 
-@pytest.mark.parametrize("compensation", ["stepwise", "batch"])
 def test_a_finished_sagas_view_from_its_metadata_is_the_view_from_its_snapshot(
-    durable_checkpointer_url: str, tmp_path: Path, compensation: Any
+    durable_checkpointer_url: str, tmp_path: Path
 ) -> None:
     prefix = f"mr{uuid.uuid4().hex[:8]}"
     plan = Plan()
@@ -45,7 +44,7 @@ def test_a_finished_sagas_view_from_its_metadata_is_the_view_from_its_snapshot(
         f"{prefix}-undone": "rolled_back",
         f"{prefix}-skipped": "resolved_by_operator",
     }
-    with saga_app(definition, durable_checkpointer_url, compensation=compensation) as app:
+    with saga_app(definition, durable_checkpointer_url) as app:
         run_saga(app, {}, saga_id=f"{prefix}-ok")
         run_saga(app, {"fail": "s2"}, saga_id=f"{prefix}-undone")
         plan.broken_compensations.add("s1")  # s1's undo gives up: an operator decides

@@ -32,7 +32,6 @@ from langgraph.graph.state import CompiledStateGraph
 
 from sagagraph import (
     CompensatedKeyError,
-    CompensationMode,
     Retry,
     SagaDefinition,
     Step,
@@ -338,20 +337,16 @@ def saga_app(
     url: str = "memory://",
     *,
     on_escalation: Callable[[dict[str, Any]], None] | None = None,
-    compensation: CompensationMode = "stepwise",
 ) -> Iterator[CompiledStateGraph[Any, Any, Any, Any]]:
     """The definition's graph compiled on the checkpointer ``url`` names, open for the block."""
     with open_checkpointer(url) as checkpointer:
-        graph = build_saga_graph(definition, on_escalation=on_escalation, compensation=compensation)
+        graph = build_saga_graph(definition, on_escalation=on_escalation)
         yield graph.compile(checkpointer=checkpointer)
 
 
 def rebuilt(
     app: CompiledStateGraph[Any, Any, Any, Any],
     definition: SagaDefinition,
-    compensation: CompensationMode = "stepwise",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A fresh graph on the same checkpointer: what a new process sees of an in-memory saga."""
-    return build_saga_graph(definition, compensation=compensation).compile(
-        checkpointer=app.checkpointer
-    )
+    return build_saga_graph(definition).compile(checkpointer=app.checkpointer)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
-from sagagraph.graph.state import SagaChannels, SagaState
+from sagagraph.graph.state import SagaState
 from sagagraph.saga.names import BLACKBOARD
 from sagagraph.saga.names import CONTROLLER as CONTROLLER_NODE
 from sagagraph.saga.view import now
@@ -69,16 +69,10 @@ def add_entries(left: list[BoardEntry] | None, right: list[BoardEntry] | None) -
 
 
 class BoardState(SagaState, total=False):
-    """The kernel's saga fields plus the board."""
+    """The kernel's saga state plus the board."""
 
     board: Annotated[list[BoardEntry], add_entries]
     """Every version of every topic, in the order they were posted."""
-
-
-class BoardChannels(SagaChannels, total=False):
-    """How LangGraph stores :class:`BoardState`: the saga's channels plus the board's."""
-
-    board: Annotated[list[BoardEntry], add_entries]
 
 
 def file_digest(path: str | None) -> str | None:

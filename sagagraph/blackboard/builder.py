@@ -25,7 +25,6 @@ from sagagraph.blackboard.board import (
     CONTROLLER,
     POSTED,
     REFINED,
-    BoardChannels,
     BoardState,
     describe_data,
     entry,
@@ -35,7 +34,6 @@ from sagagraph.blackboard.controller import make_controller
 from sagagraph.blackboard.refinement import Refinement, paper_refinements
 from sagagraph.graph.builder import RouterKind, make_step_node
 from sagagraph.graph.compensation import (
-    CompensationMode,
     add_compensation_nodes,
     make_compensate_node,
 )
@@ -48,7 +46,7 @@ from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Step
 from sagagraph.saga.records import Failed, compensation_failed
 
-BoardGraph = StateGraph[BoardChannels, None, BoardChannels, BoardChannels]
+BoardGraph = StateGraph[BoardState, None, BoardState, BoardState]
 Node = DualNode[BoardState, dict[str, Any]]
 
 
@@ -131,9 +129,9 @@ def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
 RetractNode = DualNode[BoardState, Command[Any]]
 
 
-def retraction_node(definition: SagaDefinition, mode: CompensationMode) -> RetractNode:
+def retraction_node(definition: SagaDefinition) -> RetractNode:
     """The kernel's ``compensate`` node, withdrawing the board entries of what it undid."""
-    inner = make_compensate_node(definition, mode)
+    inner = make_compensate_node(definition)
 
     def withdraw(state: BoardState, command: Command[Any]) -> Command[Any]:
         update = dict(cast(dict[str, Any], command.update or {}))
@@ -160,14 +158,13 @@ def build_blackboard_graph(
     router_model: Any = None,
     router_options: RouterOptions | None = None,
     on_escalation: Callable[[dict[str, Any]], None] | None = None,
-    compensation: CompensationMode = "stepwise",
 ) -> BoardGraph:
     """Build the uncompiled blackboard graph; compile it with a checkpointer to run it.
 
     ``refinements`` are the knowledge sources' revisits (see
     :func:`paper_blackboard_graph` for the paper's). ``router="llm"`` lets ``router_model``
-    pick each next knowledge source behind the guard; ``on_escalation`` and ``compensation``
-    are as in :func:`~sagagraph.graph.builder.build_saga_graph`.
+    pick each next knowledge source behind the guard; ``on_escalation`` is as in
+    :func:`~sagagraph.graph.builder.build_saga_graph`.
     """
     from sagagraph.errors import ConfigurationError
 
@@ -182,7 +179,7 @@ def build_blackboard_graph(
                 f"refinement {refinement.name!r}: its name must not be a step's, and its "
                 f"topic {refinement.topic!r} must be one"
             )
-    graph: BoardGraph = StateGraph(BoardChannels)
+    graph: BoardGraph = StateGraph(BoardState)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
     # graph.recovery.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:
@@ -195,7 +192,7 @@ def build_blackboard_graph(
     sources = (*definition.step_names, *(r.name for r in refinements))
     graph.add_node(CONTROLLER, cast(Any, controller), destinations=(*sources, COMPENSATE, END))
     graph.add_edge(START, CONTROLLER)
-    retract = retraction_node(definition, compensation)
+    retract = retraction_node(definition)
     add_compensation_nodes(graph, definition, on_escalation=on_escalation, compensate=retract)
     return graph
 

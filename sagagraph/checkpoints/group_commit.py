@@ -37,8 +37,6 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
-from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
-from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.savers import SQLITE_CHECKPOINT, sqlite_checkpoint, sqlite_writes
 
 Row = tuple[Any, ...]
@@ -54,7 +52,7 @@ class _Write:
         self.rows = rows
 
 
-class GroupCommitSqliteSaver(ReadsEarlierLayout, AsyncSqliteSaver):
+class GroupCommitSqliteSaver(AsyncSqliteSaver):
     """``AsyncSqliteSaver`` with group commit (see the module docstring); use with ``ainvoke``.
 
     Open it with :func:`sagagraph.checkpoints.async_factory.open_async_checkpointer`, which
@@ -99,13 +97,8 @@ class GroupCommitSqliteSaver(ReadsEarlierLayout, AsyncSqliteSaver):
         """Commits made so far (each carries the writes that gathered while the last one ran)."""
         return self._batches.commits
 
-    sagagraph_checks_new_runs = True
-    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
-
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        saved = in_current_layout(await self._read(config))
-        refuse_used_thread(config, saved)
-        return saved
+        return await self._read(config)
 
     async def _read(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, else the thread's latest; None when there is none."""

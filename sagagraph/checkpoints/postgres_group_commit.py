@@ -32,13 +32,10 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from sagagraph.checkpoints.commit_batches import CommitBatches
-from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
-from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.postgres_savers import (
     NO_FLUSH_IN_TRANSACTION,
     Row,
@@ -61,15 +58,12 @@ class _Rows:
         """A checkpoint: its transaction must wait for the flush."""
 
 
-class GroupCommitPostgresSaver(ReadsEarlierLayout, AsyncPostgresSaver):
+class GroupCommitPostgresSaver(AsyncPostgresSaver):
     """``AsyncPostgresSaver`` with group commit (module docstring); use with ``ainvoke``.
 
     Open it with :func:`sagagraph.checkpoints.async_factory.open_async_checkpointer`, which
     waits for the last commit (:meth:`drain`) before the pool closes.
     """
-
-    sagagraph_checks_new_runs = True
-    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
 
     def __init__(self, conn: Any, **kwargs: Any) -> None:
         super().__init__(conn, **kwargs)
@@ -81,11 +75,6 @@ class GroupCommitPostgresSaver(ReadsEarlierLayout, AsyncPostgresSaver):
     def commits(self) -> int:
         """Transactions committed so far (each carries the writes that gathered meanwhile)."""
         return self._batches.commits
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        saved = in_current_layout(await super().aget_tuple(config))
-        refuse_used_thread(config, saved)
-        return saved
 
     async def aput(
         self,

@@ -27,7 +27,6 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -35,8 +34,6 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
-from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
-from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamped_text
 from sagagraph.checkpoints.savers import writes_conflict
 
@@ -144,17 +141,9 @@ def write_rows(
     return query, params
 
 
-class SagaPostgresSaver(ReadsEarlierLayout, PostgresSaver):
+class SagaPostgresSaver(PostgresSaver):
     """``PostgresSaver`` whose statements commit without waiting for the WAL flush, except one
     at the end of each checkpoint (module docstring)."""
-
-    sagagraph_checks_new_runs = True
-    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        saved = in_current_layout(super().get_tuple(config))
-        refuse_used_thread(config, saved)
-        return saved
 
     _no_flush_session = False
     """True once the connection runs with ``synchronous_commit = off`` (the first write)."""

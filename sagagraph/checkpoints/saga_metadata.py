@@ -34,7 +34,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from sagagraph.redaction import redact
-from sagagraph.state_layout import saga_fields
 from sagagraph.storable_text import replace_surrogates
 
 if TYPE_CHECKING:
@@ -94,12 +93,11 @@ def stamp(
             TS: ts if isinstance(ts, str) else None,
         }
     else:
-        fields = saga_fields(values)
-        summary = summary_of(fields, ts)
+        summary = summarize(checkpoint)
         if not _encodes_cleanly(summary):  # a NUL in an error message, say
             summary = {k: _clean(v) for k, v in summary.items()}
         final: object = (
-            final_text(fields) if final_as_text else final_state(fields, checked=checked)
+            final_text(values) if final_as_text else final_state(values, checked=checked)
         )
         if final is not None:
             summary[FINAL] = final
@@ -112,19 +110,15 @@ def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
     A checkpoint with no saga state yet (the input checkpoint, a crash before the first step)
     has status None: readers then treat the saga as unfinished.
     """
-    return summary_of(saga_fields(checkpoint.get("channel_values") or {}), checkpoint.get("ts"))
-
-
-def summary_of(fields: Mapping[str, Any], ts: object) -> dict[str, Any]:
-    """:func:`summarize` of a saga's fields (:func:`~sagagraph.state_layout.saga_fields`) and
-    its checkpoint's time."""
-    get = fields.get
+    values: Mapping[str, Any] = checkpoint.get("channel_values") or {}
+    get = values.get
     events = get("events") or []
     saga_input = get("input")
     paper = saga_input.get("paper") if _is_mapping(saga_input) else None
     status, name, mode, reason = get("status"), get("saga"), get("mode"), get("reason")
     last = events[-1] if events else None
     updated = last.get("ts") if _is_mapping(last) else None
+    ts = checkpoint.get("ts")
     return {
         VERSION: SUMMARY_VERSION,
         STATUS: status if isinstance(status, str) else None,
@@ -164,7 +158,7 @@ def stamped_text(
 
 
 def final_state(values: Mapping[str, Any], *, checked: bool = True) -> dict[str, Any] | None:
-    """The saga fields of ``values``, with the reason redacted; None when they would not
+    """The state channels of ``values``, with the reason redacted; None when they would not
     store as JSON (:func:`_encodes_cleanly`). LangGraph's own channels (``__start__``,
     ``branch:to:...``) are left out.
 

@@ -34,14 +34,11 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.checkpoints.earlier_layout import ReadsEarlierLayout, in_current_layout
-from sagagraph.checkpoints.new_runs import refuse_used_thread
 from sagagraph.checkpoints.saga_metadata import stamped_text
 
 SQLITE_CHECKPOINT = (
@@ -118,16 +115,8 @@ def sqlite_checkpoint(
     return row, named
 
 
-class SagaSqliteSaver(ReadsEarlierLayout, SqliteSaver):
+class SagaSqliteSaver(SqliteSaver):
     """``SqliteSaver`` whose task writes commit with ``synchronous=NORMAL`` (module docstring)."""
-
-    sagagraph_checks_new_runs = True
-    """:mod:`sagagraph.checkpoints.new_runs`: a new run's read of a used thread is refused."""
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        saved = in_current_layout(super().get_tuple(config))
-        refuse_used_thread(config, saved)
-        return saved
 
     def put(
         self,

@@ -25,18 +25,16 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
 from sagagraph.checkpoints.commit_batches import wait_for_commits_in
-from sagagraph.checkpoints.new_runs import already_exists
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     EventCallback,
     RunOutput,
     _check_fail_at,
-    checks_new_runs,
+    already_exists,
     holds_saga,
     initial_state,
     raise_if_disk_full,
-    run_config,
     saga_config,
     snapshot_view,
 )
@@ -79,7 +77,7 @@ async def _drive(
     output = RunOutput(on_event)
     try:
         stream = app.astream(
-            payload, run_config(saga_id, payload), durability=durability, stream_mode=output.modes
+            payload, saga_config(saga_id), durability=durability, stream_mode=output.modes
         )
         async for chunk in stream:
             output.take(chunk)
@@ -145,7 +143,7 @@ async def _run_leased(
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any]:
-    if not checks_new_runs(app.checkpointer) and await _exists(app, saga_id):
+    if await _exists(app, saga_id):
         raise already_exists(saga_id)
     payload = initial_state(saga_id, input, fail_at=fail_at)
     return await _view_after(

@@ -6,16 +6,13 @@ between steps (see :mod:`sagagraph.graph.llm_router`). The graph is returned unc
 caller (or LangGraph Server) picks the checkpointer.
 
 In a chain (the default: each step needs the one before it) each step node routes itself: it
-returns ``Command(update=..., goto=...)`` to the next node or to ``compensate``, so no edge
-function runs after it. A conditional edge would cost more than the step's own bookkeeping:
-LangGraph copies every channel of the state to show the edge its fresh values (issue 18,
-docs/performance.md). Parallel definitions keep one routing edge after each step, which can
-end a branch.
+returns ``Command(update=..., goto=...)`` to the next node or to ``compensate`` (LangGraph
+re-runs a failed conditional edge's node on resume, so routing inside the node keeps a
+decision and its writes in one checkpoint). Parallel definitions keep one routing edge after
+each step, which can end a branch.
 
 The same graph runs under ``invoke`` and ``ainvoke``: each step node has a sync body and an
-async one (:class:`~sagagraph.graph.dual_node.DualNode`), and the edges after parallel steps
-run inline in both, so that under ``ainvoke`` nothing waits for a thread of asyncio's small
-default executor.
+async one (:class:`~sagagraph.graph.dual_node.DualNode`).
 """
 
 from __future__ import annotations
@@ -23,29 +20,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypedDict, cast
 
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
 from sagagraph.errors import ConfigurationError
-from sagagraph.graph.compensation import CompensationMode, add_compensation_nodes
+from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.state import SagaChannels, SagaRecord, SagaState
+from sagagraph.graph.state import SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import Outcome, execute_step
 from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
 from sagagraph.saga.view import FailureRecord
-from sagagraph.state_layout import saga_fields
 
 RouterKind = Literal["deterministic", "llm"]
 AlertHook = Callable[[dict[str, Any]], None]
 
-
-SagaGraph = StateGraph[SagaChannels, None, SagaChannels, SagaChannels]
-"""A saga graph: LangGraph stores the saga's fields in :class:`SagaChannels`."""
 
 StepNode = DualNode[SagaState, dict[str, Any]]
 """A step node: sync body under ``invoke``, async body under ``ainvoke``."""
@@ -121,26 +114,20 @@ def _record_outcome(
     elif result.halt:
         update |= halt_record(step.name, result.reason, result.data).update()
     else:
-        update["results"] = {step.name: result.record()}
+        update |= committed(step.name, result.record())
         if is_last and router == "deterministic":
             update["status"] = "completed"
     return update
 
 
 class RouteState(TypedDict, total=False):
-    """What the edge after a step reads: LangGraph then copies one channel, not the state."""
-
-    record: SagaRecord
-
-
-class RouteFields(TypedDict, total=False):
-    """The fields the edge after a step decides on (read from :class:`RouteState`)."""
+    """What the edge after a step reads: LangGraph then copies two fields, not the state."""
 
     failure: FailureRecord | None
     halted: dict[str, Any] | None
 
 
-def needs_compensation(state: SagaState | RouteFields) -> bool:
+def needs_compensation(state: SagaState | RouteState) -> bool:
     """True when the saga must stop going forward: a step failed or halted it."""
     return bool(state.get("failure") or state.get("halted"))
 
@@ -171,39 +158,9 @@ def _routed(node: StepNode, next_node: str) -> RoutedNode:
     return RoutedNode(str(node.name), run, arun)
 
 
-class _Route(RunnableLambda[RouteState, str]):
-    """The edge after a step, run inline under both ``invoke`` and ``ainvoke``.
-
-    LangGraph runs a plain sync function given as an edge on asyncio's default executor
-    under ``ainvoke``: a thread hop per step, and a queue behind that executor's few
-    threads when hundreds of sagas run at once. A ``RunnableLambda`` (so that LangGraph still
-    reads the narrow :class:`RouteState` from its type hints) without the callback run.
-    """
-
-    def __init__(self, route: Callable[[RouteFields], str]) -> None:
-        super().__init__(_typed(route), name=route.__name__)
-        self._route = route
-
-    def invoke(self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any) -> str:
-        return self._route(cast(RouteFields, saga_fields(input)))
-
-    async def ainvoke(
-        self, input: RouteState, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> str:
-        return self._route(cast(RouteFields, saga_fields(input)))
-
-
-def _typed(route: Callable[[RouteFields], str]) -> Callable[[RouteState], str]:
-    """``route`` as LangGraph reads its input type: the channel it needs, :class:`RouteState`."""
-
-    def read(state: RouteState) -> str:
-        return route(cast(RouteFields, saga_fields(state)))
-
-    read.__name__ = route.__name__
-    return read
-
-
-def _route_parallel(definition: SagaDefinition, step_name: str, following: list[str]) -> _Route:
+def _route_parallel(
+    definition: SagaDefinition, step_name: str, following: list[str]
+) -> Callable[[RouteState], Any]:
     """The edge after a step of a parallel definition.
 
     It sends the saga to ``compensate`` only for a failure or halt of this step (or of the saga
@@ -217,7 +174,7 @@ def _route_parallel(definition: SagaDefinition, step_name: str, following: list[
             record.get("step") == step_name or record.get("step") not in steps
         )
 
-    def route(state: RouteFields) -> Any:
+    def route(state: RouteState) -> Any:
         if owns(state.get("failure")) or owns(state.get("halted")):
             return COMPENSATE
         if needs_compensation(state):
@@ -225,7 +182,7 @@ def _route_parallel(definition: SagaDefinition, step_name: str, following: list[
         return following or END
 
     route.__name__ = f"after_{step_name}"
-    return _Route(route)
+    return route
 
 
 """The node that joins a parallel definition's last branches and marks the saga completed."""
@@ -242,7 +199,9 @@ async def _acomplete(state: SagaState, config: RunnableConfig) -> dict[str, Any]
     return _complete(state, config)
 
 
-def _wire_parallel(graph: SagaGraph, definition: SagaDefinition) -> None:
+def _wire_parallel(
+    graph: StateGraph[SagaState, None, SagaState, SagaState], definition: SagaDefinition
+) -> None:
     """Edges of a deterministic parallel definition: each step after the steps it needs.
 
     A step with one dependency follows it through that step's routing edge; a step with
@@ -277,20 +236,15 @@ def build_saga_graph(
     router_model: Any = None,
     router_options: Any = None,
     on_escalation: AlertHook | None = None,
-    compensation: CompensationMode = "stepwise",
-) -> SagaGraph:
+) -> StateGraph[SagaState, None, SagaState, SagaState]:
     """Build the uncompiled saga graph; compile it with a checkpointer to run it.
 
     ``router="deterministic"`` (default) runs the steps in their defined order and makes no
     model call to route. ``router="llm"`` asks ``router_model`` (a LangChain chat model) for each
     next step, behind a guard that rejects undefined or out-of-order steps.
     ``on_escalation`` is called with the failure record when a compensation exhausts its retries.
-    ``compensation="stepwise"`` (default) runs the rollback in one superstep and journals each
-    committed step's compensation as it ends, so a crash mid-rollback resumes after the last
-    one journaled; ``"batch"`` runs the same superstep without the journal (after a crash the
-    whole batch runs again, which idempotent compensations make harmless).
     """
-    graph: SagaGraph = StateGraph(SagaChannels)
+    graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
     names = definition.step_names
     chain = definition.is_chain
     if router not in ("deterministic", "llm"):
@@ -312,7 +266,7 @@ def build_saga_graph(
             continue
         nxt = SUPERVISOR if router == "llm" else names[i + 1] if not is_last else END
         graph.add_node(step.name, cast(Any, _routed(node, nxt)), destinations=(nxt, COMPENSATE))
-    add_compensation_nodes(graph, definition, on_escalation=on_escalation, mode=compensation)
+    add_compensation_nodes(graph, definition, on_escalation=on_escalation)
 
     if not chain:
         _wire_parallel(graph, definition)

@@ -1,12 +1,10 @@
-"""The compensation part of the graph: undo committed steps in reverse order, in one superstep.
+"""The compensation part of the graph: undo committed steps in reverse order, one per superstep.
 
-``compensate`` runs every pending compensation in order: the failed step's cleanup of its
-partial work first, then each committed step in reverse commit order. Stepwise (the default),
-each committed step's compensation is journaled as it ends (:mod:`.rollback_journal`): after a
-crash the superstep runs again, replays what the journal holds, and runs again only the
-compensation that was running (compensations are idempotent) and what came after it. The
-superstep also records the saga's final status, so a rollback costs one checkpoint, as a plain
-graph's single compensation node does. Under ``ainvoke`` the node awaits a participant's
+``compensate`` undoes the next pending step and routes back to itself until none is pending:
+the failed step's cleanup of its partial work first, then each committed step in reverse
+commit order. Each compensation is checkpointed by LangGraph on its own, so a crash
+mid-rollback resumes at the next step still to undo. The last compensation also records the
+saga's final status, in the same superstep. Under ``ainvoke`` the node awaits a participant's
 ``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
 
 When a compensation still fails after its retries, ``escalate`` alerts once (log,
@@ -19,23 +17,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
-from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.rollback_journal import JournalEntry, RollbackJournal, rollback_journal
-from sagagraph.graph.state import SagaState
+from sagagraph.graph.state import SagaState, undone
 from sagagraph.saga.async_execution import acompensate_step
 from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_payload
 from sagagraph.saga.execution import Outcome, compensate_step
-from sagagraph.saga.names import COMPENSATE, ESCALATE, PROGRESS
+from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.saga.records import compensation_failed, rollback_finished
 from sagagraph.saga.view import committed_order, make_event
@@ -89,16 +84,49 @@ class _Compensation:
     """True when nothing else is pending after this one: the saga finishes with it."""
 
 
-def _finish(state: SagaState, ran: int) -> Command[Any]:
-    """End the saga: ``rolled_back``, or ``resolved_by_operator`` when something was skipped."""
+def _finish(state: SagaState, update: dict[str, Any] | None = None) -> Command[Any]:
+    """End the saga: ``rolled_back``, or ``resolved_by_operator`` when something was skipped.
+
+    ``update`` (the last compensation's record) goes before the ``finish`` event.
+    """
+    update = dict(update or {})
+    ran = len(state.get("compensated") or []) + len(update.get("compensated") or [])
     finished = rollback_finished(ran, len(state.get("skipped") or []))
-    return Command(update={"status": finished.status, "events": [finished.event]}, goto=END)
+    events = [*(update.get("events") or []), finished.event]
+    return Command(update={**update, "status": finished.status, "events": events}, goto=END)
 
 
-def _gave_up(planned: _Compensation, outcome: Outcome) -> Command[Any]:
-    """The Command pausing the saga for an operator: a compensation still fails."""
+def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Command[Any]:
+    """The next compensation to run, or the finishing Command when nothing is pending."""
+    pending = pending_compensations(state, definition.step_names)
+    if not pending:
+        return _finish(state)
+    name = pending[0]
+    results = state.get("results") or {}
+    return _Compensation(
+        step=definition.step(name),
+        ctx=context_for(definition, state, name, state["saga_id"]),
+        result=StepResult.from_record(results[name]) if name in results else None,
+        last=len(pending) == 1,
+    )
+
+
+def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Command[Any]:
+    """The Command recording one compensation's outcome.
+
+    A compensation that ends well removes its step's result and routes back to
+    ``compensate`` for the next one; the last one finishes the saga in its own superstep
+    (once it is checkpointed nothing is left that a resume could run). One that still fails
+    after its retries pauses the saga for an operator.
+    """
+    name = planned.step.name
+    if outcome.ok:
+        update: dict[str, Any] = {**undone(name), "compensated": [name], "events": outcome.events}
+        if planned.last:
+            return _finish(state, update)
+        return Command(update={"status": "compensating", **update}, goto=COMPENSATE)
     assert outcome.error is not None
-    failure = compensation_failed(planned.step.name, outcome.error, outcome.attempts)
+    failure = compensation_failed(name, outcome.error, outcome.attempts)
     return Command(
         update={
             "status": "compensation_failed",
@@ -112,163 +140,29 @@ def _gave_up(planned: _Compensation, outcome: Outcome) -> Command[Any]:
 CompensateNode = DualNode[SagaState, Command[Any]]
 """The ``compensate`` node: sync body under ``invoke``, async body under ``ainvoke``."""
 
-CompensationMode = Literal["stepwise", "batch"]
-"""``stepwise``: the rollback in one superstep, each committed step's compensation journaled
-as it ends (a crash mid-rollback resumes after the last one journaled). ``batch``: the same
-superstep without the journal (a crash mid-rollback runs the batch again, which idempotent
-compensations make harmless)."""
 
+def make_compensate_node(definition: SagaDefinition) -> CompensateNode:
+    """A node that runs the next pending compensation (with its retries) and records it.
 
-def _advance(state: SagaState, entry: JournalEntry) -> SagaState:
-    """``state`` as it will be once ``entry``'s compensation is recorded (for the next plan)."""
-    name = entry["step"]
-    results = dict(state.get("results") or {})
-    results.pop(name, None)
-    advanced = dict(state)
-    advanced["results"] = results
-    advanced["compensated"] = [*(state.get("compensated") or []), name]
-    advanced["events"] = [*(state.get("events") or []), *entry["events"]]
-    return cast(SagaState, advanced)
-
-
-def _merge(done: list[JournalEntry], command: Command[Any]) -> Command[Any]:
-    """``command`` with the compensations already run in this superstep recorded first."""
-    if not done:
-        return command
-    update = dict(cast(dict[str, Any], command.update))
-    update["results"] = {e["step"]: None for e in done} | dict(update.get("results") or {})
-    update["compensated"] = [e["step"] for e in done] + list(update.get("compensated") or [])
-    update["events"] = [ev for e in done for ev in e["events"]] + list(update.get("events") or [])
-    return Command(update=update, goto=command.goto)
-
-
-@dataclass
-class _Rollback:
-    """One ``compensate`` superstep's progress: what it undid, and what is journaled of it.
-
-    The pending compensations are listed once, when the superstep starts (and again after a
-    replay): a compensation that ends well removes its own step from the list and nothing
-    else, so the rest of the list stays as :func:`pending_compensations` would list it again.
-    Only a compensation that recorded an ``execute`` event (a participant may emit events)
-    could change that; the list is then made again from the state.
+    Each compensation is a superstep of its own, checkpointed by LangGraph: the node routes
+    back to itself until nothing is pending, so a crash mid-rollback resumes after the last
+    checkpointed compensation and runs again only the one that was running (compensations
+    are idempotent). Under ``ainvoke`` it awaits the participant's ``acompensate`` when it
+    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.async_execution`).
     """
-
-    definition: SagaDefinition
-    state: SagaState
-    journal: RollbackJournal | None
-    writer: Callable[[Any], None]
-    done: list[JournalEntry] = field(default_factory=list)
-    journaled: int = 0
-    pending: list[str] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._list_pending()
-
-    def _list_pending(self) -> None:
-        self.pending = pending_compensations(self.state, self.definition.step_names)
-
-    def replay(self, entries: list[JournalEntry]) -> None:
-        """Take the entries an earlier attempt journaled as done (their events are not
-        reported again: that attempt's run did)."""
-        if not entries:
-            return
-        for entry in entries:
-            self.done.append(entry)
-            self.state = _advance(self.state, entry)
-        self.journaled = len(entries)
-        self._list_pending()
-
-    def next(self) -> _Compensation | Command[Any]:
-        """The next compensation to run, or the finishing Command when nothing is pending."""
-        state = self.state
-        if not self.pending:
-            return _finish(state, len(state.get("compensated") or []))
-        name = self.pending[0]
-        results = state.get("results") or {}
-        return _Compensation(
-            step=self.definition.step(name),
-            ctx=context_for(self.definition, state, name, state["saga_id"]),
-            result=StepResult.from_record(results[name]) if name in results else None,
-            last=len(self.pending) == 1,
-        )
-
-    def record(self, planned: _Compensation, outcome: Outcome) -> list[JournalEntry] | None:
-        """Note a compensation that ended well; the entries to journal now, if any.
-
-        A committed step's compensation with more to come is journaled at once, with any
-        entry before it not journaled yet (the failed step's cleanup of its partial work,
-        usually nothing: a crash before the next journal write runs it again, harmlessly).
-        The last one is recorded by the superstep itself.
-        """
-        entry: JournalEntry = {"step": planned.step.name, "events": list(outcome.events)}
-        self.done.append(entry)
-        self.state = _advance(self.state, entry)
-        if any(event["action"] == "execute" for event in entry["events"]):
-            self._list_pending()
-        else:
-            del self.pending[0]
-        self.writer({PROGRESS: entry["events"]})
-        if self.journal is None or planned.last or planned.result is None:
-            return None
-        return self.done[self.journaled :]
-
-    def journaled_up_to_now(self) -> None:
-        self.journaled = len(self.done)
-
-
-def _journal(config: RunnableConfig, mode: CompensationMode) -> RollbackJournal | None:
-    return rollback_journal(config) if mode == "stepwise" else None
-
-
-def make_compensate_node(
-    definition: SagaDefinition, mode: CompensationMode = "stepwise"
-) -> CompensateNode:
-    """A node that runs every pending compensation, in order, in one superstep, and records
-    them; it stops at the first one that gives up (the saga then waits for an operator).
-
-    Stepwise (the default), each committed step's compensation is journaled as it ends
-    (:mod:`sagagraph.graph.rollback_journal`), so a crash mid-rollback resumes this superstep
-    after the last one journaled; the one that was running runs again (compensations are
-    idempotent). With ``mode="batch"`` nothing is journaled: a crash runs the whole batch
-    again. Each compensation's events also go to LangGraph's custom stream as it ends, so a
-    listener hears of it before the superstep ends. Under ``ainvoke`` the node awaits the
-    participant's ``acompensate`` when it has one, else runs ``compensate`` on the step pool
-    (:mod:`sagagraph.saga.async_execution`), not on asyncio's small default executor.
-    """
-    if mode not in ("stepwise", "batch"):
-        raise ConfigurationError(f"compensation: expected 'stepwise' or 'batch', got {mode!r}")
 
     def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        rollback = _Rollback(definition, state, _journal(config, mode), get_stream_writer())
-        if rollback.journal is not None:
-            rollback.replay(rollback.journal.read())
-        while True:
-            planned = rollback.next()
-            if isinstance(planned, Command):
-                return _merge(rollback.done, planned)
-            outcome = compensate_step(planned.step, planned.ctx, planned.result)
-            if not outcome.ok:
-                return _merge(rollback.done, _gave_up(planned, outcome))
-            entries = rollback.record(planned, outcome)
-            if entries and rollback.journal is not None:
-                rollback.journal.append(rollback.journaled, entries)
-                rollback.journaled_up_to_now()
+        planned = _plan(definition, state)
+        if isinstance(planned, Command):
+            return planned
+        return _apply(state, planned, compensate_step(planned.step, planned.ctx, planned.result))
 
     async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        rollback = _Rollback(definition, state, _journal(config, mode), get_stream_writer())
-        if rollback.journal is not None:
-            rollback.replay(await rollback.journal.aread())
-        while True:
-            planned = rollback.next()
-            if isinstance(planned, Command):
-                return _merge(rollback.done, planned)
-            outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
-            if not outcome.ok:
-                return _merge(rollback.done, _gave_up(planned, outcome))
-            entries = rollback.record(planned, outcome)
-            if entries and rollback.journal is not None:
-                await rollback.journal.aappend(rollback.journaled, entries)
-                rollback.journaled_up_to_now()
+        planned = _plan(definition, state)
+        if isinstance(planned, Command):
+            return planned
+        outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
+        return _apply(state, planned, outcome)
 
     return CompensateNode(COMPENSATE, compensate, acompensate)
 
@@ -279,13 +173,9 @@ def _escalation_recorded(state: SagaState) -> bool:
     return bool(events) and events[-1]["action"] == ESCALATION
 
 
-EscalateNode = DualNode[SagaState, Command[Any]]
-"""The ``escalate`` node (one body: it only records and interrupts)."""
-
-
 def make_escalate_node(
     on_escalation: Callable[[dict[str, Any]], None] | None,
-) -> EscalateNode:
+) -> Callable[[SagaState], Command[Any]]:
     """A node that alerts an operator once, then pauses the saga until they decide.
 
     It runs in two supersteps. The first logs, calls ``on_escalation`` and records an
@@ -325,7 +215,7 @@ def make_escalate_node(
                 update={
                     "status": "compensating",
                     "compensation_failure": None,
-                    "results": {failure["step"]: None},
+                    **undone(failure["step"]),
                     "skipped": [skipped],
                     "events": [
                         make_event(failure["step"], "resolve", "skipped", 1, f"operator: {note}")
@@ -335,13 +225,7 @@ def make_escalate_node(
             )
         raise ValueError(f"resolve: expected action 'retry' or 'skip', got {action!r}")
 
-    def run(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        return escalate(state)
-
-    async def arun(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        return escalate(state)
-
-    return EscalateNode(ESCALATE, run, arun)
+    return escalate
 
 
 def add_compensation_nodes(
@@ -349,17 +233,16 @@ def add_compensation_nodes(
     definition: SagaDefinition,
     *,
     on_escalation: Callable[[dict[str, Any]], None] | None = None,
-    mode: CompensationMode = "stepwise",
     compensate: DualNode[Any, Command[Any]] | None = None,
 ) -> None:
     """Add ``compensate`` and ``escalate`` to ``graph``.
 
     ``compensate`` stands in for the kernel's node (the blackboard's wraps it); by default
-    :func:`make_compensate_node` for ``definition`` and ``mode``.
+    :func:`make_compensate_node` for ``definition``.
     """
-    node = compensate if compensate is not None else make_compensate_node(definition, mode)
+    node = compensate if compensate is not None else make_compensate_node(definition)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
-    graph.add_node(COMPENSATE, cast(Any, node), destinations=(ESCALATE, END))
+    graph.add_node(COMPENSATE, cast(Any, node), destinations=(COMPENSATE, ESCALATE, END))
     graph.add_node(
         ESCALATE,
         cast(Any, make_escalate_node(on_escalation)),

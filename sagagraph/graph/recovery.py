@@ -17,7 +17,6 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from sagagraph.errors import InputError, SagaNotFoundError
-from sagagraph.graph.dual_node import stored
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
@@ -104,7 +103,7 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
     spec = getattr(getattr(app, "builder", None), "nodes", {}).get(as_node)
     routes_itself = COMPENSATE in (getattr(spec, "ends", None) or ())
     values: Any = Command(update=update, goto=COMPENSATE) if routes_itself else update
-    app.update_state(config, stored(values), as_node=as_node)
+    app.update_state(config, values, as_node=as_node)
     return True
 
 

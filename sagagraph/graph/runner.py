@@ -23,7 +23,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
-from sagagraph.checkpoints.new_runs import CHECKS_NEW_RUNS, NEW_RUN, already_exists
 from sagagraph.errors import (
     ConfigurationError,
     InputError,
@@ -36,10 +35,9 @@ from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.names import PROGRESS, TERMINAL_STATUSES
+from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.view import Event, describe_error
-from sagagraph.state_layout import EMPTY, saga_fields
 from sagagraph.storable_text import has_surrogate
 
 log = logging.getLogger("sagagraph")
@@ -74,13 +72,9 @@ def saga_config(saga_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": saga_id}, "recursion_limit": RECURSION_LIMIT}
 
 
-def run_config(saga_id: str, payload: Any) -> RunnableConfig:
-    """The config of one run: a run that starts the saga (its initial state) creates every
-    checkpoint it runs from, so the rollback journal needs no read (``rollback_journal``)."""
-    config = saga_config(saga_id)
-    if isinstance(payload, dict):
-        config["configurable"][NEW_RUN] = True
-    return config
+def already_exists(saga_id: str) -> InputError:
+    """The error of a run that would start a saga on an id that already holds one."""
+    return InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
 
 
 def initial_state(
@@ -121,12 +115,6 @@ def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
     return app.get_state(saga_config(validate_saga_id(saga_id)))
 
 
-def checks_new_runs(checkpointer: Any) -> bool:
-    """True when ``checkpointer`` refuses a new run on a used thread itself, in the run's own
-    first read (:mod:`sagagraph.checkpoints.new_runs`): the runner need not read it first."""
-    return getattr(checkpointer, CHECKS_NEW_RUNS, False) is True
-
-
 def _exists(app: SagaApp, saga_id: str) -> bool:
     """True when the checkpointer holds the saga (even only its input): one checkpoint read,
     without building a snapshot (tasks, pending writes), which costs several times more."""
@@ -146,29 +134,15 @@ class RunOutput:
     modes), so the view of a finished saga needs no snapshot."""
 
     MODES: ClassVar[list[StreamMode]] = ["updates", "values"]  # a list: chunks are (mode, data)
-    LIVE: ClassVar[list[StreamMode]] = [*MODES, "custom"]
-    """With ``on_event``, also the custom stream: a rollback is one superstep, and each of its
-    compensations sends its events there as it ends (LangGraph then runs the superstep's task
-    beside the stream, so they arrive while it runs). Without a listener the graph runs its
-    single task inline, which is cheaper."""
 
     def __init__(self, on_event: EventCallback | None) -> None:
         self.on_event = on_event
-        self.modes = self.LIVE if on_event is not None else self.MODES
+        self.modes = self.MODES
         self.values: dict[str, Any] | None = None
         self.interrupted = False
-        self.shown: list[Any] = []
-        """Events already passed to ``on_event`` from the custom stream: the superstep's
-        update records them again, and they are not shown twice."""
 
     def take(self, chunk: tuple[str, Any]) -> None:
         mode, payload = chunk
-        if mode == "custom":
-            if self.on_event is not None and isinstance(payload, dict):
-                for event in payload.get(PROGRESS) or []:
-                    self.shown.append(event)
-                    self.on_event(event)
-            return
         if mode == "values":
             self.values = payload if isinstance(payload, dict) else None
             self.interrupted |= self.values is None or INTERRUPT in self.values
@@ -179,10 +153,7 @@ class RunOutput:
             elif (
                 self.on_event is not None and not node.startswith("__") and isinstance(update, dict)
             ):
-                for event in saga_fields(update).get("events") or []:
-                    if event in self.shown:
-                        self.shown.remove(event)
-                        continue
+                for event in update.get("events") or []:
                     self.on_event(event)
 
     def finished(self) -> dict[str, Any] | None:
@@ -191,7 +162,7 @@ class RunOutput:
             return None
         if self.values.get("status") not in TERMINAL_STATUSES:
             return None
-        return saga_fields(self.values)
+        return self.values
 
 
 def drive(
@@ -209,7 +180,7 @@ def drive(
     output = RunOutput(on_event)
     try:
         stream = app.stream(
-            payload, run_config(saga_id, payload), durability=durability, stream_mode=output.modes
+            payload, saga_config(saga_id), durability=durability, stream_mode=output.modes
         )
         for chunk in stream:
             output.take(chunk)
@@ -239,15 +210,14 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
     too)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    values = saga_fields(snap.values)
-    if not _is_saga_state(values, saga_id):
+    if not _is_saga_state(snap.values, saga_id):
         raise SagaNotFoundError(
             f"saga {saga_id!r}: this checkpointer's thread {saga_id!r} holds another graph's "
             "state, not a saga's"
         )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
-    return state_view(values, saga_id, next=pending_nodes(snap), waiting=waiting)
+    return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
 
 
 def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
@@ -270,7 +240,9 @@ def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
     )
 
 
-_NOTHING_YET = frozenset({"fail_at", *(key for key, _ in EMPTY)})
+_NOTHING_YET = frozenset(
+    {"fail_at", "results", "completed", "outputs", "events", "compensated", "skipped", "usage"}
+)
 """The fields a saga graph's state shows before its input is saved: defaults only."""
 
 
@@ -323,7 +295,7 @@ def run_saga(
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)
     with saga_lease(app.checkpointer, saga_id):
-        if not checks_new_runs(app.checkpointer) and _exists(app, saga_id):
+        if _exists(app, saga_id):
             raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
         return _view_after(app, saga_id, drive(app, payload, saga_id, durability, on_event))

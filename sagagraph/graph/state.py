@@ -1,28 +1,25 @@
 """The saga's LangGraph state: plain data only, so every checkpointer can store it.
 
-:class:`SagaState` is the saga's fields, as nodes read and write them and as the JSON view
-is made of them; :class:`SagaChannels` is how LangGraph stores them: the inputs and the status
-in a channel each, every other field in one ``record`` (:mod:`sagagraph.state_layout` says
-why, and converts between the two).
-
-Each field has its rule, whether a channel or a field of the record: ``events``,
-``compensated`` and ``skipped`` are appended to (the audit trail), ``results`` are merged (a
-compensation removes its step's), ``usage`` is summed, and any other field is replaced.
-Derived fields (``completed``, ``outputs``) are not stored: :func:`saga_view` computes them.
+Each field is its own LangGraph channel with its reducer, so ``get_state(cfg).values`` is the
+saga state as nodes see it, and LangGraph Studio and the Server show it field by field.
+Reducers make the state append-only where the audit trail needs it (``events``,
+``compensated``) and let a compensation remove its step's result (``results``, ``completed``,
+``outputs``: a ``None`` value removes a step). A step's commit and its compensation write these
+three together (:func:`committed`, :func:`undone`).
 
 Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
-the same superstep; a plain LangGraph field refuses two writes at once, so writes that arrive
-together are settled by a fixed rule (:class:`OneOf`, :class:`RecordChannel`), and a later
-superstep still replaces the value as usual.
+the same superstep; a plain LangGraph field refuses two writes at once, so these use
+:class:`OneOf`: a later superstep still replaces the value as usual, and writes that arrive
+together are settled by a fixed rule.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Self, TypedDict, TypeVar, cast
+from typing import Annotated, Any, Self, TypedDict, TypeVar
 
-from langgraph.channels import BinaryOperatorAggregate, LastValue
+from langgraph.channels import LastValue
 
 from sagagraph.saga.protocol import StepRecord, Usage
 from sagagraph.saga.view import Event, FailureRecord, Status
@@ -39,6 +36,42 @@ def merge_results(
         else:
             merged[step] = record
     return merged
+
+
+def merge_outputs(
+    left: dict[str, str] | None, right: dict[str, str | None] | None
+) -> dict[str, str]:
+    """Merge output paths by step; a ``None`` value removes that step's output."""
+    merged = dict(left or {})
+    for step, path in (right or {}).items():
+        if path is None:
+            merged.pop(step, None)
+        else:
+            merged[step] = path
+    return merged
+
+
+def track_completed(left: list[str] | None, right: list[str] | dict[str, None] | None) -> list[str]:
+    """The committed steps in commit order: a list of names appends those not listed yet; a
+    mapping of names to ``None`` removes them (their compensation ran)."""
+    steps = list(left or [])
+    if isinstance(right, dict):
+        return [s for s in steps if s not in right]
+    steps += [s for s in right or [] if s not in steps]
+    return steps
+
+
+def committed(step: str, record: StepRecord) -> dict[str, Any]:
+    """The state update of a step that committed ``record``."""
+    update: dict[str, Any] = {"results": {step: record}, "completed": [step]}
+    if record.get("output"):
+        update["outputs"] = {step: record["output"]}
+    return update
+
+
+def undone(step: str) -> dict[str, Any]:
+    """The state update that removes ``step``'s committed result (compensated or skipped)."""
+    return {"results": {step: None}, "completed": {step: None}, "outputs": {step: None}}
 
 
 def add_usage(left: dict[str, Usage] | None, right: dict[str, Usage] | None) -> dict[str, Usage]:
@@ -120,11 +153,7 @@ def _strongest_status(values: Sequence[Status]) -> Status:
 
 
 class SagaState(TypedDict, total=False):
-    """The fields of one saga run by the orchestration graph, as its nodes see them.
-
-    LangGraph stores them as :class:`SagaChannels`; ``saga_fields(get_state(...).values)``
-    (:func:`sagagraph.state_layout.saga_fields`) reads them back from a snapshot.
-    """
+    """State of one saga run by the orchestration graph."""
 
     saga_id: str
     """The saga's id; also the LangGraph thread id."""
@@ -144,6 +173,10 @@ class SagaState(TypedDict, total=False):
     """Step into which a failure is injected (``--fail-at``), for demos and tests."""
     results: Annotated[dict[str, StepRecord], merge_results]
     """Results of the steps that are committed now, by step name."""
+    completed: Annotated[list[str], track_completed]
+    """The steps that are committed now, in commit order."""
+    outputs: Annotated[dict[str, str], merge_outputs]
+    """Where each committed step's output is (a path or a URI), by step name."""
     halted: Annotated[dict[str, Any] | None, OneOf(dict)]
     """The step that halted the saga on purpose, its reason and data."""
     failure: Annotated[FailureRecord | None, OneOf(dict)]
@@ -160,86 +193,3 @@ class SagaState(TypedDict, total=False):
     """Tokens spent, per step."""
     route: dict[str, Any] | None
     """LLM router bookkeeping: the step chosen last and how many proposals were rejected."""
-
-
-class SagaRecord(TypedDict, total=False):
-    """The fields of :class:`SagaState` that LangGraph keeps in the ``record`` channel."""
-
-    saga: str
-    mode: str
-    router: str
-    reason: str | None
-    results: dict[str, StepRecord]
-    events: list[Event]
-    halted: dict[str, Any] | None
-    failure: FailureRecord | None
-    compensation_failure: FailureRecord | None
-    skipped: list[dict[str, Any]]
-    compensated: list[str]
-    usage: dict[str, Usage]
-    route: dict[str, Any] | None
-
-
-_APPENDED = frozenset({"events", "compensated", "skipped"})
-_FIRST_OF_SIBLINGS = frozenset({"reason", "halted", "failure"})
-"""Record fields that keep the first of sibling writes (by step name), as :func:`_first`
-does for a field of its own: one failure or halt is shown, with its reason."""
-
-
-def merge_record(left: SagaRecord | None, right: SagaRecord | None) -> SagaRecord:
-    """The record after an update: each field by its rule (module docstring)."""
-    merged: dict[str, Any] = dict(left or {})
-    update = cast(dict[str, Any], right or {})
-    for key, value in update.items():
-        if key in _APPENDED:
-            merged[key] = [*(merged.get(key) or ()), *(value or ())]
-        elif key == "results":
-            merged[key] = merge_results(merged.get(key), value)
-        elif key == "usage":
-            merged[key] = add_usage(merged.get(key), value)
-        else:
-            merged[key] = value
-    return cast(SagaRecord, merged)
-
-
-def _siblings(updates: Sequence[SagaRecord]) -> SagaRecord:
-    """Record updates that arrive in one superstep, in task order, as one update."""
-    combined: dict[str, Any] = {}
-    for update in updates:
-        written = cast(dict[str, Any], update)
-        for key, value in written.items():
-            if key not in combined:
-                combined[key] = value
-            elif key in _APPENDED:
-                combined[key] = [*combined[key], *(value or ())]
-            elif key == "results":
-                combined[key] = {**combined[key], **(value or {})}
-            elif key == "usage":
-                combined[key] = add_usage(combined[key], value)
-            elif key not in _FIRST_OF_SIBLINGS:
-                combined[key] = value
-    return cast(SagaRecord, combined)
-
-
-class RecordChannel(BinaryOperatorAggregate[SagaRecord]):
-    """The ``record`` channel: each update merged in by :func:`merge_record`; updates that
-    arrive in one superstep (sibling steps) are combined first, in task order, the first
-    failure, halt and reason kept (:data:`_FIRST_OF_SIBLINGS`)."""
-
-    def __init__(self, typ: Any = dict, operator: Any = merge_record) -> None:
-        super().__init__(typ, operator)
-
-    def update(self, values: Sequence[SagaRecord]) -> bool:
-        if len(values) > 1:
-            values = [_siblings(values)]
-        return super().update(values)
-
-
-class SagaChannels(TypedDict, total=False):
-    """The LangGraph state schema of a saga graph: :class:`SagaState` in five channels."""
-
-    saga_id: str
-    input: dict[str, Any]
-    fail_at: str | None
-    status: Annotated[Status, OneOf(str, pick=_strongest_status)]
-    record: Annotated[SagaRecord, RecordChannel()]

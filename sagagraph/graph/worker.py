@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aio_pika.abc import AbstractIncomingMessage
-from langgraph._internal._constants import NULL_TASK_ID  # null writes: see record_dead_letter
 
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import default_db_url
@@ -47,7 +46,6 @@ from sagagraph.saga.view import (
     describe_error,
     make_event,
 )
-from sagagraph.state_layout import channel_writes
 
 log = logging.getLogger("sagagraph.worker")
 
@@ -187,9 +185,9 @@ class _Worker:
     async def record_dead_letter(self, message: AbstractIncomingMessage) -> None:
         """Record a dead-lettered saga in its audit trail, so its view says it needs an operator.
 
-        The event is a null write on the saga's last checkpoint (as LangGraph stores
-        ``Command(update=...)``): the view shows it, and the saga's next step is unchanged,
-        so an operator's ``resume`` continues the saga from where it stopped.
+        The event is a state update (LangGraph's ``aupdate_state``) made as the node that wrote
+        last: it adds the event and leaves the saga's next step as it was, so an operator's
+        ``resume`` continues the saga from where it stopped.
         """
         try:
             saga_id = decode_job(message.body)
@@ -209,8 +207,8 @@ class _Worker:
                 f"{self.address.max_deliveries} deliveries: its worker stopped each time"
             )
             event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
-            writes = channel_writes({"events": [event]})
-            await self.checkpointer.aput_writes(found.config, writes, NULL_TASK_ID)
+            app = self._app(await self._saga_input(saga_id))
+            await app.aupdate_state(saga_config(saga_id), {"events": [event]})
             self.tally.dead_letters += 1
             self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")
         await message.ack()

@@ -9,10 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 COMPENSATE: Final = "compensate"
-"""The node that undoes the committed steps, in reverse order, in one superstep."""
-PROGRESS: Final = "sagagraph_events"
-"""The key of the custom stream chunks that carry a compensation's events as it ends, before
-its superstep does."""
+"""The node that undoes the next committed step, newest first, one superstep each."""
 ESCALATE: Final = "escalate"
 """The node that alerts an operator and waits (``interrupt()``) when a compensation gives up."""
 SUPERVISOR: Final = "supervisor"

@@ -13,7 +13,6 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from sagagraph.redaction import redact
 from sagagraph.saga.protocol import Usage
-from sagagraph.state_layout import RECORD, saga_fields
 from sagagraph.storable_text import storable_text
 
 Status = Literal[
@@ -177,10 +176,7 @@ def dead_letter(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None
 
 
 def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON object ``status --json`` prints, from a saga's fields, or from LangGraph's
-    state values of a saga graph (its channels, :mod:`sagagraph.state_layout`)."""
-    if RECORD in values:
-        values = saga_fields(values)
+    """The JSON object ``status --json`` prints, from a saga's state values."""
     results: Mapping[str, Mapping[str, Any]] = values.get("results") or {}
     events: list[Event] = list(values.get("events") or [])
     completed = committed_order(events, results)

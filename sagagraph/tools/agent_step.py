@@ -29,7 +29,6 @@ from langgraph.errors import GraphBubbleUp
 from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
 from sagagraph.saga.view import TOOL_CALL, TOOL_UNDO, describe_error
-from sagagraph.state_layout import saga_fields
 from sagagraph.tools.declare import ToolPolicy, policies
 from sagagraph.tools.middleware import ToolCompensationMiddleware
 from sagagraph.tools.records import (
@@ -247,7 +246,7 @@ def _trail_keys(ctx: StepContext) -> tuple[set[str], set[str]]:
         root = saver.get_tuple({"configurable": {"thread_id": ctx.saga_id, "checkpoint_ns": ""}})
     if root is None:
         return set(), set()
-    events = saga_fields(root.checkpoint["channel_values"]).get("events") or []
+    events = root.checkpoint["channel_values"].get("events") or []
     mine = [e for e in events if e.get("step") == ctx.step and e.get("key")]
     called = {str(e["key"]) for e in mine if e.get("action") == TOOL_CALL}
     undone = {
