@@ -10,14 +10,16 @@ then, with ``langgraph-sdk``::
 
     client = get_sync_client(url=URL)
     thread = client.threads.create()
-    state = client.runs.wait(thread["thread_id"], "saga", input={"input": {"paper": "p.pdf"}})
-    saga_view(state)["status"]                  # "completed"
+    view = client.runs.wait(thread["thread_id"], "saga", input={"input": {"paper": "p.pdf"}})
+    view["status"], view["completed"]           # "completed", ["validator", ...]
 
 A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (inject a
-failure into that step) and ``"saga_id"`` (default: the thread id the server assigned). A run
-whose paper cannot be read, or whose ``fail_at`` names no step, is refused: the run ends in
-error with a one-line reason, before any step runs (no saga is started, nothing is written).
-The run's output is the saga's state; :func:`sagagraph.saga_view` turns it into the JSON view.
+failure into that step; also taken from inside ``input``) and ``"saga_id"`` (default: the
+thread id the server assigned). A run whose paper cannot be read, or whose ``fail_at`` names
+no step, is refused: the run ends in error with a one-line reason, before any step runs (no
+saga is started, nothing is written). The run's output is the saga's JSON view: ``saga_id``,
+``status``, ``reason``, ``completed``, ``compensated``, ``outputs`` and ``events``, as
+``status --json`` prints them; the thread's state holds every field.
 Relative paths are relative to the server's working directory.
 
 Settings come from the environment when the server imports this module: ``SAGAGRAPH_OUTPUTS``
@@ -55,7 +57,7 @@ class RunRefused(ValueError):
 ADMIT = "admit"
 """The node that checks a run's input before the saga's first step (not a step: no events)."""
 
-SagaGraph = StateGraph[SagaState, None, SagaState, SagaState]
+SagaGraph = StateGraph[SagaState, None, SagaState, Any]
 
 
 def build_server_graph(
@@ -71,7 +73,7 @@ def build_server_graph(
     definition = paper_saga_definition(
         engine=engine if engine is not None else make_engine(), outputs_dir=outputs
     )
-    graph = build_saga_graph(definition)
+    graph = build_saga_graph(definition, output="view")
     first = definition.step_names[0]
     # Bad input is refused, as the CLI refuses it before a saga starts: the admit node raises,
     # which ends the run in error (it has no error handler routing to compensation).
@@ -89,13 +91,20 @@ def admission(definition: SagaDefinition) -> Any:
 
     def admit(state: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            check(state)
+            fail_at = check(state)
         except SagaGraphError as error:
             raise RunRefused(str(error)) from None
-        return {}
+        return {} if fail_at is None else {"fail_at": fail_at}
 
-    def check(state: Mapping[str, Any]) -> None:
+    def check(state: Mapping[str, Any]) -> str | None:
+        """The run's ``fail_at`` (top level, or inside ``input``), once its input is checked."""
         fail_at = state.get("fail_at")
+        inner = (state.get("input") or {}).get("fail_at")
+        if fail_at is not None and inner is not None and fail_at != inner:
+            raise ConfigurationError(
+                f"fail_at: given twice, as {fail_at!r} and input.fail_at {inner!r}"
+            )
+        fail_at = fail_at if fail_at is not None else inner
         if fail_at is not None and fail_at not in steps:
             raise ConfigurationError(
                 f"fail_at: unknown step {fail_at!r} (steps: {', '.join(steps)})"
@@ -105,6 +114,7 @@ def admission(definition: SagaDefinition) -> Any:
             raise InputError('input.paper: missing (expected {"input": {"paper": PATH}})')
         # Parsed once: the loader caches the paper for the steps that follow.
         check_paper(paper, loader=loader)
+        return None if fail_at is None else str(fail_at)
 
     return admit
 

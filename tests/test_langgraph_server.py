@@ -184,6 +184,10 @@ def _run(
     return thread_id, state
 
 
+VIEW_FIELDS = {"saga_id", "status", "reason", "completed", "compensated", "outputs", "events"}
+"""What a run returns: the fields of the JSON view that ``status --json`` prints."""
+
+
 def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
 
@@ -215,9 +219,10 @@ def test_a_complete_paper_completes(
     server: Server, client: SyncLangGraphClient, corpus: Path
 ) -> None:
     paper = corpus / "papers" / "attention_1706.03762v7.pdf"
-    thread_id, state = _run(client, server, {"input": {"paper": str(paper)}})
+    thread_id, view = _run(client, server, {"input": {"paper": str(paper)}})
 
-    view = saga_view(state)
+    # The run's output is the JSON view's fields at the top level, nothing else.
+    assert set(view) == VIEW_FIELDS, view
     assert view["status"] == "completed", view["reason"]
     assert view["saga_id"] == thread_id  # the server's thread id is the saga id
     assert view["completed"] == STEPS
@@ -238,15 +243,15 @@ def test_a_failing_summarizer_rolls_the_saga_back(
     server: Server, client: SyncLangGraphClient, corpus: Path
 ) -> None:
     paper = corpus / "papers" / "attention_1706.03762v7.pdf"
-    thread_id, state = _run(
+    thread_id, view = _run(
         client, server, {"input": {"paper": str(paper)}, "fail_at": "summarizer"}
     )
 
-    view = saga_view(state)
     assert view["status"] == "rolled_back"
     assert view["compensated"] == ["summarizer", "reviewer", "validator"]
     assert view["completed"] == [] and view["outputs"] == {}
-    assert view["failure"]["step"] == "summarizer"
+    stored = saga_view(client.threads.get_state(thread_id)["values"])
+    assert stored["failure"]["step"] == "summarizer"
     assert _files(server.outputs / thread_id) == []
     # The injected failure is logged as a warning; nothing at error level.
     assert server.log_problems() == []
@@ -258,9 +263,8 @@ def test_an_incomplete_paper_ends_early_and_commits_nothing(
 ) -> None:
     if not INCOMPLETE_PAPER.exists():
         pytest.fail(f"sample paper missing: {INCOMPLETE_PAPER}")
-    thread_id, state = _run(client, server, {"input": {"paper": str(INCOMPLETE_PAPER)}})
+    thread_id, view = _run(client, server, {"input": {"paper": str(INCOMPLETE_PAPER)}})
 
-    view = saga_view(state)
     assert view["status"] == "rolled_back"
     assert view["reason"]
     assert view["completed"] == [] and view["outputs"] == {}
@@ -288,8 +292,12 @@ def _refused(client: SyncLangGraphClient, input: dict[str, Any]) -> tuple[str, d
         ),
         ({"input": {"paper": "/nonexistent/paper.pdf"}}, "/nonexistent/paper.pdf: no such file"),
         ({"input": {}}, "input.paper: missing"),
+        (
+            {"input": {"paper": str(INCOMPLETE_PAPER), "fail_at": "bogus"}},
+            "fail_at: unknown step 'bogus'",
+        ),
     ],
-    ids=["unknown-fail-at", "missing-paper", "no-paper"],
+    ids=["unknown-fail-at", "missing-paper", "no-paper", "unknown-fail-at-in-input"],
 )
 def test_bad_input_is_refused_not_run(
     server: Server, client: SyncLangGraphClient, input: dict[str, Any], message: str
@@ -307,10 +315,19 @@ def test_an_injected_failure_reason_names_no_cli_flag(
     server: Server, client: SyncLangGraphClient
 ) -> None:
     complete = REPO / "examples" / "papers" / "complete_paper.md"
-    _, state = _run(client, server, {"input": {"paper": str(complete)}, "fail_at": "reviewer"})
-    view = saga_view(state)
+    _, view = _run(client, server, {"input": {"paper": str(complete)}, "fail_at": "reviewer"})
     assert view["status"] == "rolled_back"
     assert "fail_at" in view["reason"] and "--fail-at" not in view["reason"]
+
+
+@pytest.mark.slow
+def test_a_fail_at_inside_the_input_is_honoured(
+    server: Server, client: SyncLangGraphClient
+) -> None:
+    complete = REPO / "examples" / "papers" / "complete_paper.md"
+    _, view = _run(client, server, {"input": {"paper": str(complete), "fail_at": "reviewer"}})
+    assert view["status"] == "rolled_back"
+    assert view["compensated"] == ["reviewer", "validator"]
 
 
 @pytest.mark.slow

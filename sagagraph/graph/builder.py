@@ -28,7 +28,7 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.state import SagaState, committed
+from sagagraph.graph.state import SagaOutput, SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import Outcome, execute_step
 from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
@@ -236,15 +236,22 @@ def build_saga_graph(
     router_model: Any = None,
     router_options: Any = None,
     on_escalation: AlertHook | None = None,
-) -> StateGraph[SagaState, None, SagaState, SagaState]:
+    output: Literal["state", "view"] = "state",
+) -> StateGraph[SagaState, None, SagaState, Any]:
     """Build the uncompiled saga graph; compile it with a checkpointer to run it.
 
     ``router="deterministic"`` (default) runs the steps in their defined order and makes no
     model call to route. ``router="llm"`` asks ``router_model`` (a LangChain chat model) for each
     next step, behind a guard that rejects undefined or out-of-order steps.
     ``on_escalation`` is called with the failure record when a compensation exhausts its retries.
+    ``output="view"`` makes the graph return the JSON view's fields (:class:`SagaOutput`)
+    instead of the whole state, as LangGraph Server and Studio show a run's result.
     """
-    graph: StateGraph[SagaState, None, SagaState, SagaState] = StateGraph(SagaState)
+    if output not in ("state", "view"):
+        raise ConfigurationError(f"output: expected 'state' or 'view', got {output!r}")
+    graph: StateGraph[SagaState, None, SagaState, Any] = StateGraph(
+        SagaState, output_schema=SagaOutput if output == "view" else SagaState
+    )
     names = definition.step_names
     chain = definition.is_chain
     if router not in ("deterministic", "llm"):

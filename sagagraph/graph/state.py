@@ -193,3 +193,16 @@ class SagaState(TypedDict, total=False):
     """Tokens spent, per step."""
     route: dict[str, Any] | None
     """LLM router bookkeeping: the step chosen last and how many proposals were rejected."""
+
+
+class SagaOutput(TypedDict, total=False):
+    """What a saga graph built with ``output="view"`` returns (LangGraph Server's
+    ``/runs/wait``, Studio): the fields of the JSON view that ``status --json`` prints."""
+
+    saga_id: str
+    status: Annotated[Status, OneOf(str, pick=_strongest_status)]
+    reason: Annotated[str | None, OneOf(str)]
+    completed: Annotated[list[str], track_completed]
+    compensated: Annotated[list[str], operator.add]
+    outputs: Annotated[dict[str, str], merge_outputs]
+    events: Annotated[list[Event], operator.add]
