@@ -46,7 +46,8 @@ def saga_identity(
             "router": router,
             "status": "running",
         }
-        # What the state holds already (the id run_saga put in the input) is not written
-        # again: each written field is one more row in the step's task writes.
+        # What the state holds already (the id run_saga put in the input) is not written again.
         stamp = {key: value for key, value in stamp.items() if state.get(key) != value}
+        if "reason" not in state:
+            stamp["reason"] = None  # so the view's every field is in the state from the start
     return saga_id, stamp
