@@ -50,10 +50,6 @@ class PaperLoader:
         state = "set" if self._password is not None else "none"
         return f"PaperLoader(cached={len(self._cache)}, password={state})"
 
-    @property
-    def has_password(self) -> bool:
-        return self._password is not None
-
     def _key(self, path: Path, password: str | None) -> CacheKey | None:
         try:
             stat = path.stat()

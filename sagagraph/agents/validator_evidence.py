@@ -33,10 +33,6 @@ class ValidatorEvidence:
     references_source: str
     """Where ``references`` comes from, for the prompt: a heading and page, or the last page."""
 
-    @property
-    def chars(self) -> int:
-        return len(self.outline) + len(self.first_page) + len(self.references)
-
 
 def _clip(text: str, limit: int) -> str:
     text = text.strip()

@@ -10,12 +10,11 @@ from sagagraph.config import Settings
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    """LangGraph's drawing of the paper saga, kept beforehand (:mod:`sagagraph.cli.drawing`)."""
-    from sagagraph.cli.drawing import kept_drawing, langgraph_drawing
+    """LangGraph's drawing of the paper saga (:mod:`sagagraph.cli.drawing`)."""
+    from sagagraph.cli.drawing import langgraph_drawing
 
     Settings.resolve(llm="offline")  # the environment is checked, as for every command
-    text = kept_drawing(args.router, args.parallel)
-    print(text if text is not None else langgraph_drawing(args.router, args.parallel))
+    print(langgraph_drawing(args.router, args.parallel))
     return EXIT_COMPLETED
 
 
