@@ -203,7 +203,11 @@ def key(thread: str, n: int) -> str:
 
 # (calls in the turn, the one refused, delays): the refused call fails at once or late.
 CASES = {
-    "2-calls-slow-sibling": (["book_flight", "charge_wallet"], "charge_wallet", {"book_flight": SLOW}),
+    "2-calls-slow-sibling": (
+        ["book_flight", "charge_wallet"],
+        "charge_wallet",
+        {"book_flight": SLOW},
+    ),
     "2-calls-fast-sibling": (
         ["book_flight", "charge_wallet"],
         "charge_wallet",
@@ -279,6 +283,12 @@ def test_one_failed_call_in_a_turn_rolls_back_once_after_its_siblings_settle(
 
     refused_key = key(thread, calls.index(refused) + 1)
     undone = expected_undos(thread, calls, refused)
+    # The calls ran in parallel: a sibling slower than the refused call settled after it.
+    for n, name in enumerate(calls, start=1):
+        if delays.get(name, FAST) > delays.get(refused, FAST):
+            assert travel.trail.index(f"failed {refused_key}") < travel.trail.index(
+                f"done {key(thread, n)}"
+            ), travel.trail
     # The rollback waited for every sibling, slow ones included.
     first_undo = travel.trail.index(f"undo {undone[0]}")
     assert all(f"done {k}" in travel.trail[:first_undo] for k in undone), travel.trail
@@ -390,6 +400,12 @@ def test_under_ainvoke_one_failed_call_rolls_back_once_after_its_siblings_settle
                     durability="sync",
                 )
             undone = expected_undos(thread, calls, refused)
+            refused_key = key(thread, calls.index(refused) + 1)
+            # In parallel: the slow sibling (call-1) settled after the refused call, and
+            # before the first undo.
+            trail = travel.trail
+            assert trail.index(f"failed {refused_key}") < trail.index(f"done {key(thread, 1)}")
+            assert trail.index(f"done {key(thread, 1)}") < trail.index(f"undo {undone[0]}")
             assert travel.undos() == undone
             assert travel.live() == {}
             state = await agent.aget_state(config(thread))
