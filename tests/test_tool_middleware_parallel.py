@@ -418,3 +418,60 @@ def test_under_ainvoke_one_failed_call_rolls_back_once_after_its_siblings_settle
             assert travel.undos() == undone
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("recovery", ["resume", "rollback"])
+def test_a_turn_stopped_before_its_rollback_is_rolled_back_by_another_process(
+    recovery: str, server: ScriptedOpenAIServer, script: Script, saver: SqliteSaver
+) -> None:
+    """The process stops once the turn settled (here: interrupt_after the tools node), before
+    the rollback ran; a new agent over the same checkpointer (another process) finishes it."""
+    travel = Travel(True, delays={"book_flight": SLOW}, refused={"charge_wallet"})
+    agent, _ = create_compensating_agent(
+        chat_model(server), travel.tools(), checkpointer=saver, interrupt_after=["tools"]
+    )
+    script.replies = [turn("book_flight", "reserve_room", "charge_wallet")]
+    ask(agent, "t-stop")
+    assert travel.undos() == []
+    assert travel.live() == {
+        "book_flight": [key("t-stop", 1)],
+        "reserve_room": [key("t-stop", 2)],
+    }
+
+    again, middleware = create_compensating_agent(
+        chat_model(server), travel.tools(), checkpointer=saver
+    )
+    if recovery == "resume":
+        with pytest.raises(AgentRunError, match="charge_wallet refused"):
+            again.invoke(None, config("t-stop"), durability="sync")
+    else:
+        report = middleware.rollback(again, config("t-stop"))
+        assert [c["key"] for c in report.undone] == [key("t-stop", 2), key("t-stop", 1)]
+        with pytest.raises(AgentRunError, match="charge_wallet refused"):
+            again.invoke(None, config("t-stop"), durability="sync")
+    assert travel.undos() == [key("t-stop", 2), key("t-stop", 1)]
+    assert travel.live() == {}
+    assert middleware.rollback(again, config("t-stop")).undone == []
+    assert statuses(again, "t-stop") == {
+        key("t-stop", 1): "undone",
+        key("t-stop", 2): "undone",
+        key("t-stop", 3): "failed",
+    }
+
+
+def test_a_turn_of_tools_that_return_directly_is_rolled_back_too(
+    server: ScriptedOpenAIServer, script: Script, saver: SqliteSaver
+) -> None:
+    travel = Travel(False, delays={"book_flight": SLOW}, refused={"charge_wallet"})
+    tools = travel.tools()
+    for one in tools:
+        one.return_direct = True
+    agent, middleware = create_compensating_agent(chat_model(server), tools, checkpointer=saver)
+    script.replies = [turn("book_flight", "charge_wallet")]
+
+    with pytest.raises(Refused, match="charge_wallet refused"):
+        ask(agent, "t-direct")
+
+    assert travel.undos() == [key("t-direct", 1)]
+    assert travel.live() == {}
+    assert middleware.rollback(agent, config("t-direct")).undone == []
