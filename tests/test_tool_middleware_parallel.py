@@ -475,3 +475,51 @@ def test_a_turn_of_tools_that_return_directly_is_rolled_back_too(
     assert travel.undos() == [key("t-direct", 1)]
     assert travel.live() == {}
     assert middleware.rollback(agent, config("t-direct")).undone == []
+
+
+def test_under_ainvoke_a_failed_model_call_and_a_failed_undo_roll_back_alike(
+    server: ScriptedOpenAIServer, script: Script, tmp_path: Path
+) -> None:
+    """A model call that fails after a parallel turn undoes the turn's calls; an undo that
+    fails is reported, and ``arollback`` finishes it once the partner is back."""
+    travel = Travel(True, delays={"book_flight": SLOW})
+    cancel = travel.partners["book_flight"].cancel
+    outage = [True]
+
+    def flaky_cancel(call: ToolCall) -> None:
+        if outage[0]:
+            raise ConnectionError("airline unreachable")
+        cancel(call)
+
+    travel.partners["book_flight"].cancel = flaky_cancel  # type: ignore[method-assign]
+    url = f"sqlite:///{tmp_path / 'agent.sqlite'}"
+
+    async def scenario() -> None:
+        async with open_async_checkpointer(url) as saver:
+            agent, middleware = create_compensating_agent(
+                chat_model(server),
+                travel.tools(),
+                checkpointer=saver,
+                undo_retry=Retry(max_attempts=2),
+            )
+            script.replies = [
+                turn("book_flight", "reserve_room"),
+                Reply(status=500, content="model down"),
+            ]
+            with pytest.raises(ToolUndoError) as raised:
+                await agent.ainvoke(
+                    {"messages": [{"role": "user", "content": "trip"}]},
+                    config("a-model"),
+                    durability="sync",
+                )
+            assert raised.value.not_undone == [key("a-model", 1)]
+            assert "model down" in str(raised.value.__cause__)
+            assert travel.undos() == [key("a-model", 2)]
+            outage[0] = False
+            report = await middleware.arollback(agent, config("a-model"))
+            assert [c["key"] for c in report.undone] == [key("a-model", 1)]
+            assert travel.live() == {}
+            state = await agent.aget_state(config("a-model"))
+            assert [c["status"] for c in state.values["tool_calls"]] == ["undone", "undone"]
+
+    asyncio.run(scenario())
