@@ -262,7 +262,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         except Exception as error:
             if not self.rollback_on_failure:
                 raise
-            return self._model_failed(request.state, self._roll_back_model(request.state, error))
+            return self._model_failed(self._roll_back_model(request.state, error))
 
     async def awrap_model_call(
         self,
@@ -277,7 +277,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             if not self.rollback_on_failure:
                 raise
             update = await asyncio.to_thread(self._roll_back_model, request.state, error)
-            return self._model_failed(request.state, update)
+            return self._model_failed(update)
 
     # -- one tool call ---------------------------------------------------------------------
 
@@ -372,7 +372,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         return self._roll_back(state, scope, describe_error(error), [error_key])
 
     @staticmethod
-    def _model_failed(state: Mapping[str, Any], update: dict[str, Any]) -> ModelCallResult:
+    def _model_failed(update: dict[str, Any]) -> ModelCallResult:
         # An empty answer ends the loop; after_agent then raises the run's error.
         empty = ModelResponse(result=[AIMessage(content="")])
         return ExtendedModelResponse(model_response=empty, command=Command(update=update))
