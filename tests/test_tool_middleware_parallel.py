@@ -27,6 +27,10 @@ import pytest
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from examples.travel_swarm.billing import PaymentRefused, billing_tools
+from examples.travel_swarm.flight import flight_tools
+from examples.travel_swarm.hotel import hotel_tools
+from examples.travel_swarm.partners import FLIGHT, HOTELS, holdings, open_partners
 from sagagraph import (
     AgentRunError,
     CompensatedKeyError,
@@ -523,3 +527,56 @@ def test_under_ainvoke_a_failed_model_call_and_a_failed_undo_roll_back_alike(
             assert [c["status"] for c in state.values["tool_calls"]] == ["undone", "undone"]
 
     asyncio.run(scenario())
+
+
+def test_the_swarm_partners_in_one_parallel_turn_end_as_they_began(
+    server: ScriptedOpenAIServer, script: Script, saver: SqliteSaver, tmp_path: Path
+) -> None:
+    """The travel swarm's SQLite partners (they remember undone keys): bob's flight (slow),
+    room and charge asked for at once; the charge is refused; every partner ends as it began."""
+    stores = open_partners(tmp_path / "partners")
+    book = stores.airline.book
+    undone: list[str] = []
+
+    def slow_book(*args: Any) -> dict[str, Any]:
+        time.sleep(SLOW)
+        return book(*args)
+
+    def recording(method: Any) -> Any:
+        def call(key: str, saga_id: str) -> bool:
+            undone.append(key)
+            returned: bool = method(key, saga_id)
+            return returned
+
+        return call
+
+    stores.airline.book = slow_book  # type: ignore[method-assign,assignment]
+    stores.airline.cancel = recording(stores.airline.cancel)  # type: ignore[method-assign]
+    stores.hotel.cancel = recording(stores.hotel.cancel)  # type: ignore[method-assign]
+    stores.wallet.refund = recording(stores.wallet.refund)  # type: ignore[method-assign]
+    tools = [
+        *flight_tools(stores.airline),
+        *hotel_tools(stores.hotel),
+        *billing_tools(stores.wallet),
+    ]
+    agent, middleware = create_compensating_agent(chat_model(server), tools, checkpointer=saver)
+    before = holdings(stores, "bob")
+    calls = [
+        ("book_flight", {"flight": FLIGHT, "traveller": "bob"}),
+        ("reserve_room", {"hotel_name": HOTELS[1], "guest": "bob", "nights": 3}),
+        ("charge_wallet", {"owner": "bob", "amount_cents": 10**9}),
+    ]
+    script.replies = [Reply(tool_calls=[{"name": n, "arguments": json.dumps(a)} for n, a in calls])]
+
+    with pytest.raises(PaymentRefused, match="INSUFFICIENT_FUNDS"):
+        ask(agent, "swarm")
+
+    assert undone == [key("swarm", 2), key("swarm", 1)]
+    assert holdings(stores, "bob") == before
+    assert statuses(agent, "swarm") == {
+        key("swarm", 1): "undone",
+        key("swarm", 2): "undone",
+        key("swarm", 3): "failed",
+    }
+    assert middleware.rollback(agent, config("swarm")).undone == []
+    assert undone == [key("swarm", 2), key("swarm", 1)]
