@@ -18,6 +18,7 @@ from sagagraph.tools.declare import (
 )
 from sagagraph.tools.middleware import (
     ToolCompensationMiddleware,
+    ToolFailure,
     ToolLogState,
     create_compensating_agent,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "AgentParticipant",
     "ToolCall",
     "ToolCompensationMiddleware",
+    "ToolFailure",
     "ToolKind",
     "ToolLogState",
     "ToolPolicy",

@@ -7,11 +7,20 @@ the undos in the log, and re-raises. The rules:
 
 - A tool error the model can see and recover from (the tool reported it as an error message)
   is not a failure of the run: the call is logged ``failed`` and nothing is undone.
+- Several calls of one model turn run in parallel (``create_agent`` sends each to the tools
+  node as its own task). A call whose tool raises does not roll back by itself: it is logged
+  ``failed`` and noted in ``tool_failures``, and its siblings run to their end. The rollback
+  runs once, in the ``before_model`` step that follows the turn, when every call of the turn
+  has settled and its record is in the log: each committed call is undone exactly once, and
+  no undo runs ahead of a forward call still in flight.
 - A call is never undone twice: the rollback is checkpointed as part of the state before the
   error is raised (by the ``after_agent`` hook), so resuming the failed run raises again
   without undoing again, and :meth:`ToolCompensationMiddleware.rollback` skips what is undone.
 - A failed undo is never swallowed: retried, then reported as :class:`ToolUndoError` naming
   every call left in effect (chained to the run's error).
+
+Sync (``invoke``) and async (``ainvoke``) runs behave alike; under ``ainvoke`` the undos run
+in a worker thread, since undo functions are plain functions.
 
 Under a saga (``rollback_on_failure=False``, see :mod:`sagagraph.tools.agent_step`) it only
 records: the saga's compensation undoes the calls, across agents.
@@ -19,10 +28,11 @@ records: the saga's compensation undoes the calls, across agents.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -61,11 +71,37 @@ from sagagraph.tools.records import (
 from sagagraph.tools.undo import DEFAULT_UNDO_RETRY, UndoReport, undo_calls
 
 
+class ToolFailure(TypedDict):
+    """A call whose tool raised: the run fails, and is rolled back once its turn settles."""
+
+    key: str
+    """The call's idempotency key."""
+    n: int
+    """The call's number (see :class:`~sagagraph.tools.records.ToolCall`)."""
+    error: str
+    """What the tool raised, described in one line."""
+
+
+def merge_failures(
+    left: Sequence[ToolFailure] | None, right: Sequence[ToolFailure] | None
+) -> list[ToolFailure]:
+    """Reducer of ``tool_failures``: one entry per key, in call order.
+
+    Parallel calls of one turn that fail write in the same superstep; a reducer (rather than
+    one value per step) takes each of them.
+    """
+    merged: dict[str, ToolFailure] = {f["key"]: f for f in left or []}
+    merged.update({f["key"]: f for f in right or []})
+    return sorted(merged.values(), key=lambda f: f["n"])
+
+
 class ToolLogState(AgentState[Any]):
-    """The agent state the middleware adds to: the log and this run's rollback, if any."""
+    """The agent state the middleware adds to: the log, the failed calls and the rollback."""
 
     tool_calls: NotRequired[Annotated[list[ToolCall], OmitFromInput, merge_tool_calls]]
     """Every declared tool call of this thread, in call order (see :class:`ToolCall`)."""
+    tool_failures: NotRequired[Annotated[list[ToolFailure], OmitFromInput, merge_failures]]
+    """Every call of this thread whose tool raised, in call order."""
     tool_run_start: NotRequired[Annotated[int, OmitFromInput]]
     """How many tool calls the thread held when this run started: the run's calls follow."""
     tool_rollback: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
@@ -78,12 +114,21 @@ def scope_of(label: str, config: RunnableConfig | None = None) -> str:
     return f"{configurable.get('thread_id') or 'no-thread'}:{label}"
 
 
+def run_failures(state: Mapping[str, Any]) -> list[ToolFailure]:
+    """The failed calls of the state's current run (those after ``tool_run_start``)."""
+    after = int(state.get("tool_run_start") or 0)
+    return [f for f in state.get("tool_failures") or [] if f["n"] > after]
+
+
 class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
     """Log declared tool calls in the agent's state; on a failed run undo them and re-raise.
 
     ``label`` names the agent in its keys (``<thread_id>:<label>:call-<n>``). ``undo_retry``
     is the retry policy of each undo. ``rollback_on_failure=False`` only records (a saga
     step's compensation undoes the calls instead).
+
+    Put it first in ``create_agent``'s ``middleware`` list: its ``before_model`` step, which
+    rolls back a turn in which a tool raised, then runs before any other middleware's.
     """
 
     state_schema = ToolLogState
@@ -102,8 +147,9 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         self.rollback_on_failure = rollback_on_failure
         self._sleep = sleep
         self._tools: dict[str, BaseTool] = {}
-        # The run's own error, to re-raise as itself in this process; another process
-        # (resuming after a crash) raises AgentRunError with its description.
+        # The run's own errors by key (a call's key, or a model call's), to re-raise as
+        # themselves in this process; another process (resuming after a crash) raises
+        # AgentRunError with their description.
         self._errors: dict[str, BaseException] = {}
         self._lock = threading.Lock()
 
@@ -112,22 +158,55 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
     def before_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return {"tool_run_start": len(numbered_calls(state["messages"])), "tool_rollback": None}
 
+    async def abefore_agent(
+        self, state: ToolLogState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         # A rolled-back run asks the model nothing more: straight to after_agent, which raises.
-        return {"jump_to": "end"} if state.get("tool_rollback") else None
+        if state.get("tool_rollback"):
+            return {"jump_to": "end"}
+        failures = run_failures(state)
+        if not failures:
+            return None
+        # The turn in which a tool raised has settled: every call's record is in the state.
+        return {**self._roll_back_failures(state, failures), "jump_to": "end"}
 
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(
+        self, state: ToolLogState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        if state.get("tool_rollback"):
+            return {"jump_to": "end"}
+        failures = run_failures(state)
+        if not failures:
+            return None
+        update = await asyncio.to_thread(self._roll_back_failures, state, failures)
+        return {**update, "jump_to": "end"}
+
+    @hook_config(can_jump_to=["model"])
     def after_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         rollback = state.get("tool_rollback")
         if not rollback:
-            return None
+            # A turn whose tools all return directly ends here; its rollback is still due.
+            return {"jump_to": "model"} if run_failures(state) else None
+        keys = list(rollback.get("error_keys") or [])
         with self._lock:
-            original = self._errors.pop(rollback["scope"] + ":" + str(rollback["at"]), None)
+            errors = [self._errors.pop(k, None) for k in keys]
+        original = errors[0] if errors else None
         if original is None:
             original = AgentRunError(f"agent run failed and was rolled back: {rollback['error']}")
         if rollback["not_undone"]:
             raise ToolUndoError(rollback["message"], list(rollback["not_undone"])) from original
         raise original
+
+    @hook_config(can_jump_to=["model"])
+    async def aafter_agent(
+        self, state: ToolLogState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
 
     def wrap_tool_call(
         self,
@@ -137,12 +216,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         tool = request.tool
         if tool is None:  # a tool the agent does not have: ToolNode answers with an error
             return handler(request)
-        self._tools.setdefault(tool.name, tool)
-        messages: list[BaseMessage] = list(request.state.get("messages") or [])
-        scope = scope_of(self.label)
-        n = call_number(messages, request.tool_call.get("id"))
-        key = call_key(scope, n)
-        args = dict(request.tool_call.get("args") or {})
+        key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
             with calling_with_key(key):
@@ -152,20 +226,29 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         except Exception as error:
             if not self.rollback_on_failure:
                 raise
-            failed = new_record(key, n, tool.name, args, describe_error(error), "failed")
-            message = ToolMessage(
-                content=f"error: {describe_error(error)}",
-                tool_call_id=str(request.tool_call.get("id")),
-                status="error",
-            )
-            update = self._roll_back(request.state, scope, error, [failed])
-            update["messages"] = [message]
-            return Command(update=update)
-        if policy.kind == "read_only" or not isinstance(response, ToolMessage):
-            return response
-        status: CallStatus = "failed" if response.status == "error" else "forward"
-        record = new_record(key, n, tool.name, args, content_text(response), status)
-        return Command(update={"messages": [response], "tool_calls": [record]})
+            return self._failed(request, tool, key, n, error)
+        return self._finished(request, tool, policy, key, n, response)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        tool = request.tool
+        if tool is None:
+            return await handler(request)
+        key, n = self._start(request, tool)
+        try:
+            policy = require_policy(tool)
+            with calling_with_key(key):
+                response = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            if not self.rollback_on_failure:
+                raise
+            return self._failed(request, tool, key, n, error)
+        return self._finished(request, tool, policy, key, n, response)
 
     def wrap_model_call(
         self,
@@ -179,10 +262,74 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         except Exception as error:
             if not self.rollback_on_failure:
                 raise
-            update = self._roll_back(request.state, scope_of(self.label), error, [])
-            # An empty answer ends the loop; after_agent then raises the run's error.
-            empty = ModelResponse(result=[AIMessage(content="")])
-            return ExtendedModelResponse(model_response=empty, command=Command(update=update))
+            return self._model_failed(self._roll_back_model(request.state, error))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult:
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            if not self.rollback_on_failure:
+                raise
+            update = await asyncio.to_thread(self._roll_back_model, request.state, error)
+            return self._model_failed(update)
+
+    # -- one tool call ---------------------------------------------------------------------
+
+    def _start(self, request: ToolCallRequest, tool: BaseTool) -> tuple[str, int]:
+        """The call's key and number (the same on every run of the turn)."""
+        self._tools.setdefault(tool.name, tool)
+        messages: list[BaseMessage] = list(request.state.get("messages") or [])
+        n = call_number(messages, request.tool_call.get("id"))
+        return call_key(scope_of(self.label), n), n
+
+    def _failed(
+        self, request: ToolCallRequest, tool: BaseTool, key: str, n: int, error: Exception
+    ) -> Command[Any]:
+        """A call whose tool raised: logged ``failed`` and noted, for the rollback to come.
+
+        Nothing is undone here: sibling calls of the same turn may still be running, and the
+        rollback must see them settled.
+        """
+        with self._lock:
+            self._errors[key] = error
+        args = dict(request.tool_call.get("args") or {})
+        described = describe_error(error)
+        message = ToolMessage(
+            content=f"error: {described}",
+            tool_call_id=str(request.tool_call.get("id")),
+            name=tool.name,
+            status="error",
+        )
+        failure: ToolFailure = {"key": key, "n": n, "error": described}
+        return Command(
+            update={
+                "messages": [message],
+                "tool_calls": [new_record(key, n, tool.name, args, described, "failed")],
+                "tool_failures": [failure],
+            }
+        )
+
+    def _finished(
+        self,
+        request: ToolCallRequest,
+        tool: BaseTool,
+        policy: ToolPolicy,
+        key: str,
+        n: int,
+        response: ToolMessage | Command[Any],
+    ) -> ToolMessage | Command[Any]:
+        if policy.kind == "read_only" or not isinstance(response, ToolMessage):
+            return response
+        args = dict(request.tool_call.get("args") or {})
+        status: CallStatus = "failed" if response.status == "error" else "forward"
+        record = new_record(key, n, tool.name, args, content_text(response), status)
+        return Command(update={"messages": [response], "tool_calls": [record]})
 
     # -- rollback ------------------------------------------------------------------------
 
@@ -198,21 +345,37 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         return to_undo([*log, *lost], after=after), lost
 
     def _roll_back(
-        self,
-        state: Mapping[str, Any],
-        scope: str,
-        error: BaseException,
-        extra: list[ToolCall],
+        self, state: Mapping[str, Any], scope: str, error: str, error_keys: list[str]
     ) -> dict[str, Any]:
-        calls, lost = self._plan(state, scope, extra)
+        """Undo the run's calls in effect; the state update recording the undos and the
+        rollback (``error`` describes the run's failure, ``error_keys`` find its errors)."""
+        calls, lost = self._plan(state, scope, [])
         report = self._undo(calls)
         at = len(numbered_calls(list(state.get("messages") or [])))
-        with self._lock:
-            self._errors[f"{scope}:{at}"] = error
         return {
-            "tool_calls": [*extra, *lost, *report.records],
-            "tool_rollback": _rollback_marker(scope, at, error, report),
+            "tool_calls": [*lost, *report.records],
+            "tool_rollback": _rollback_marker(scope, at, error, error_keys, report),
         }
+
+    def _roll_back_failures(
+        self, state: Mapping[str, Any], failures: list[ToolFailure]
+    ) -> dict[str, Any]:
+        """The rollback of a turn in which tools raised; the first of them is the run's error."""
+        keys = [f["key"] for f in failures]
+        return self._roll_back(state, scope_of(self.label), failures[0]["error"], keys)
+
+    def _roll_back_model(self, state: Mapping[str, Any], error: Exception) -> dict[str, Any]:
+        scope = scope_of(self.label)
+        error_key = f"{scope}:model:{len(numbered_calls(list(state.get('messages') or [])))}"
+        with self._lock:
+            self._errors[error_key] = error
+        return self._roll_back(state, scope, describe_error(error), [error_key])
+
+    @staticmethod
+    def _model_failed(update: dict[str, Any]) -> ModelCallResult:
+        # An empty answer ends the loop; after_agent then raises the run's error.
+        empty = ModelResponse(result=[AIMessage(content="")])
+        return ExtendedModelResponse(model_response=empty, command=Command(update=update))
 
     def _policies(self) -> dict[str, ToolPolicy]:
         return {name: require_policy(tool) for name, tool in self._tools.items()}
@@ -240,32 +403,65 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         Calls whose result was lost in the crash are undone by their key; calls already
         undone are skipped. The undos are written to the agent's state through its
         checkpointer before this returns; ToolUndoError when something stayed in effect.
+        A run rolled back already keeps its error: resuming it raises that error.
         """
         state = agent.get_state(config).values
+        report, update = self._rollback_on_request(state, config)
+        if update is not None:
+            agent.update_state(config, update, as_node="tools")
+        return _reported(report)
+
+    async def arollback(self, agent: Any, config: RunnableConfig) -> UndoReport:
+        """:meth:`rollback` for async code (``aget_state``/``aupdate_state``; the undos run
+        in a worker thread)."""
+        state = (await agent.aget_state(config)).values
+        report, update = await asyncio.to_thread(self._rollback_on_request, state, config)
+        if update is not None:
+            await agent.aupdate_state(config, update, as_node="tools")
+        return _reported(report)
+
+    def _rollback_on_request(
+        self, state: Mapping[str, Any], config: RunnableConfig
+    ) -> tuple[UndoReport, dict[str, Any] | None]:
+        """The undos of :meth:`rollback`, and its state update (None: nothing to write)."""
         scope = scope_of(self.label, config)
         calls, lost = self._plan(state, scope, [])
         report = self._undo(calls)
-        error = AgentRunError("rolled back on request")
+        before = state.get("tool_rollback")
+        if before and not calls and not lost:
+            return report, None  # rolled back already, and nothing is left to undo
+        failures = run_failures(state)
+        if before:
+            error, keys = str(before["error"]), list(before.get("error_keys") or [])
+        elif failures:
+            error, keys = failures[0]["error"], [f["key"] for f in failures]
+        else:
+            error, keys = describe_error(AgentRunError("rolled back on request")), []
         at = len(numbered_calls(list(state.get("messages") or [])))
-        update = {
+        return report, {
             "tool_calls": [*lost, *report.records],
-            "tool_rollback": _rollback_marker(scope, at, error, report),
+            "tool_rollback": _rollback_marker(scope, at, error, keys, report),
         }
-        agent.update_state(config, update, as_node="tools")
-        failure = report.error()
-        if failure is not None:
-            raise failure
-        return report
+
+
+def _reported(report: UndoReport) -> UndoReport:
+    failure = report.error()
+    if failure is not None:
+        raise failure
+    return report
 
 
 def _rollback_marker(
-    scope: str, at: int, error: BaseException, report: UndoReport
+    scope: str, at: int, error: str, error_keys: list[str], report: UndoReport
 ) -> dict[str, Any]:
+    """What the state keeps of a rollback: the run's error (described, and the keys of its
+    errors in this process), and what was undone and what stayed in effect."""
     failure = report.error()
     return {
         "scope": scope,
         "at": at,
-        "error": describe_error(error),
+        "error": error,
+        "error_keys": error_keys,
         "undone": [c["key"] for c in report.undone],
         "not_undone": [c["key"] for c in report.failed],
         "message": str(failure) if failure else "",
