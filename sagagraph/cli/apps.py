@@ -77,6 +77,7 @@ def paper_graph(
     settings: Settings,
     router: str,
     *,
+    inspection: bool = False,
     password: str | None = None,
     loader: Any = None,
     args: argparse.Namespace | None = None,
@@ -95,7 +96,7 @@ def paper_graph(
     from sagagraph.agents.models import make_chat_model
 
     try:
-        model = make_chat_model(settings.model)
+        model = "inspection-only" if inspection else make_chat_model(settings.model)
     except ConfigurationError:
         raise ConfigurationError(
             "--router llm needs a chat model: set OPENAI_API_KEY (any value for a local "
@@ -113,6 +114,9 @@ def paper_graph(
 class GraphOptions(TypedDict, total=False):
     """What :func:`paper_app` passes on to :func:`paper_graph`."""
 
+    inspection: bool
+    """Build the graph only to read checkpoints: the LLM router gets a stand-in model that is
+    never called, so reading an LLM-routed saga needs no model key."""
     password: str | None
     loader: Any
     args: argparse.Namespace | None
@@ -130,9 +134,11 @@ def paper_app(settings: Settings, router: str, **options: Unpack[GraphOptions]) 
 
 
 @contextmanager
-def inspection_app(settings: Settings) -> Iterator[Any]:
-    """The paper saga for reading checkpoints only: the offline engine, so no key is needed."""
-    with paper_app(replace(settings, llm="offline"), "deterministic") as app:
+def inspection_app(settings: Settings, router: str = "deterministic") -> Iterator[Any]:
+    """The paper saga for reading checkpoints only: the offline engine and, for an LLM-routed
+    saga, a router model never called, so no key is needed. Read a saga with the router it
+    ran with: the deterministic graph has no ``supervisor`` node to resume an LLM-routed one."""
+    with paper_app(replace(settings, llm="offline"), router, inspection=True) as app:
         yield app
 
 

@@ -72,9 +72,13 @@ def graph_view_or_none(settings: Settings, args: argparse.Namespace) -> dict[str
 
     with inspection_app(settings) as app:
         try:
-            return saga_status(app, args.saga_id)
+            view = saga_status(app, args.saga_id)
         except SagaNotFoundError:
             return None
+    if view.get("router", "deterministic") == "deterministic":
+        return view
+    with inspection_app(settings, str(view["router"])) as app:
+        return saga_status(app, args.saga_id)
 
 
 def in_checkpoints(args: argparse.Namespace) -> bool:

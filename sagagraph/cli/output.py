@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from sagagraph.cli.progress import say
+from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import Event
 
 EXIT_COMPLETED = 0
@@ -48,12 +49,18 @@ def exit_code_for(view: dict[str, Any]) -> int:
 
 def recover_exit_code(views: list[dict[str, Any]]) -> int:
     """``recover``: 0 when every saga it found is finished, 4 when one needs an operator,
-    75 when one is still unfinished (skipped as in use, or its recovery failed)."""
+    75 when one is still unfinished (skipped as in use, its recovery failed, or its status is
+    not final)."""
     if any(v.get("waiting_for_operator") for v in views):
         return EXIT_NEEDS_OPERATOR
-    if any(v.get("recover_skipped") or v.get("recover_error") or v.get("next") for v in views):
+    if any(v.get("recover_skipped") or v.get("recover_error") or _unfinished(v) for v in views):
         return EXIT_TRY_LATER
     return EXIT_COMPLETED
+
+
+def _unfinished(view: dict[str, Any]) -> bool:
+    status = view.get("status")
+    return bool(view.get("next")) or (status is not None and status not in TERMINAL_STATUSES)
 
 
 def format_event(event: Event) -> str:

@@ -43,15 +43,20 @@ log = logging.getLogger("sagagraph")
 
 
 def is_unfinished(view: Mapping[str, Any]) -> bool:
-    """True when ``recover`` should resume this saga's view: not finished, not waiting for an
-    operator, something left to run, and not a queued saga a worker is still due to take."""
-    return (
-        view["status"] not in TERMINAL_STATUSES
-        and not view["waiting_for_operator"]
-        and bool(view["next"])
-        # A queued saga waits for a queue worker, not for recovery; unless it was dead-lettered.
-        and (view["status"] != QUEUED or view.get("dead_letter") is not None)
-    )
+    """True when ``recover`` should resume this saga's view: its status is not final, it is
+    not waiting for an operator, and it is not a queued saga a worker is still due to take.
+
+    The status counts even when ``next`` is empty: a graph other than the one that ran the
+    saga (the deterministic graph reading an LLM-routed saga, whose next node is
+    ``supervisor``) sees nothing to run, and such a saga must still be found and resumed with
+    its own graph.
+    """
+    if view["waiting_for_operator"]:
+        return False
+    # A queued saga waits for a queue worker, not for recovery; unless it was dead-lettered.
+    if view["status"] == QUEUED and view.get("dead_letter") is None:
+        return False
+    return view["status"] not in TERMINAL_STATUSES
 
 
 def open_sagas(app: SagaApp, *, mode: str | None = None) -> list[dict[str, Any]]:
@@ -148,6 +153,9 @@ def recover_saga(
     process holds the saga.
     """
     with saga_lease(app.checkpointer, saga_id):
+        # Writes stored and their checkpoint not written: LangGraph's snapshot shows them
+        # applied (a final status, even), so the checkpoint is written first, running nothing.
+        _settle(app, saga_id)
         view = saga_status(app, saga_id)
         if not is_unfinished(view):
             return view
