@@ -109,11 +109,7 @@ def forged_review_compensated(validated: SagaMessage) -> SagaMessage:
 
 def scan_for_key(folder: Path) -> list[str]:
     """Files under ``folder`` that contain the key."""
-    return [
-        str(p)
-        for p in folder.rglob("*")
-        if p.is_file() and KEY.encode() in p.read_bytes()
-    ]
+    return [str(p) for p in folder.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
 
 
 FORGERIES = {
