@@ -207,7 +207,7 @@ def test_a_badly_signed_event_is_refused(
                 input={},
                 next_step="validator",
             )
-            start["sig"] = "0" * 64  # type: ignore[typeddict-unknown-key]
+            start["sig"] = "0" * 64
             with forger_bus(bus.url, monkeypatch) as forger:
                 forger.publish([start])
             eventually(lambda: bool(refusals(bus, "validator")))
@@ -286,3 +286,34 @@ def test_agents_take_the_input_and_results_from_the_sagas_history(tmp_path: Path
     text = (chosen / "h-1" / "reviewer.txt").read_text()
     assert text == "reviewer for h-1 after validator\n"
     assert os.path.exists(chosen / "h-1" / "reviewer.txt")
+
+
+def test_the_key_comes_from_the_environment_or_a_file_and_never_shows(tmp_path: Path) -> None:
+    from sagagraph.choreography.messages import decode, encode
+    from sagagraph.choreography.signing import Authenticator, load_bus_key
+    from sagagraph.errors import ConfigurationError
+
+    assert load_bus_key(env={}) is None
+    key = load_bus_key(env={"SAGAGRAPH_BUS_KEY": KEY})
+    assert key is not None and KEY not in repr(key) + str(key)
+    (tmp_path / "key").write_text(f"  {KEY}  \n")
+    from_file = load_bus_key(env={"SAGAGRAPH_BUS_KEY_FILE": str(tmp_path / "key")})
+    flag = load_bus_key(tmp_path / "key", env={"SAGAGRAPH_BUS_KEY": "another-key-0123456789"})
+    with pytest.raises(ConfigurationError, match="at least 16"):
+        load_bus_key(env={"SAGAGRAPH_BUS_KEY": "short"})
+    with pytest.raises(ConfigurationError, match="not both"):
+        load_bus_key(env={"SAGAGRAPH_BUS_KEY": KEY, "SAGAGRAPH_BUS_KEY_FILE": "x"})
+    with pytest.raises(ConfigurationError, match="cannot read") as missing:
+        load_bus_key(tmp_path / "nowhere")
+    assert KEY not in str(missing.value)
+    event = new_message(type="validated", kind="done", saga="s", saga_id="x", input={"n": 1.5})
+    sealed = Authenticator(key).seal(event)
+    travelled = decode(encode(sealed))  # the signature survives the trip through JSON
+    assert Authenticator(from_file).check(travelled) is None
+    assert Authenticator(flag).check(travelled) is None
+    assert Authenticator(key).seal(travelled) == travelled  # sealing again changes nothing
+    altered = {**travelled, "input": {"n": 2}}
+    assert "bad signature" in (Authenticator(key).check(altered) or "")
+    other = load_bus_key(env={"SAGAGRAPH_BUS_KEY": "another-key-0123456789"})
+    assert "bad signature" in (Authenticator(other).check(travelled) or "")
+    assert KEY not in encode(sealed).decode()
