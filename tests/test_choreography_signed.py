@@ -317,3 +317,28 @@ def test_the_key_comes_from_the_environment_or_a_file_and_never_shows(tmp_path: 
     other = load_bus_key(env={"SAGAGRAPH_BUS_KEY": "another-key-0123456789"})
     assert "bad signature" in (Authenticator(other).check(travelled) or "")
     assert KEY not in encode(sealed).decode()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_without_a_key_a_compensation_without_a_cause_is_still_refused(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One user, one machine, nothing signed: a ``review_compensated`` published while the
+    reviewer runs, naming no failure of the reviewer's and following no later compensation,
+    is refused by the saga's history alone."""
+    monkeypatch.delenv("SAGAGRAPH_BUS_KEY", raising=False)
+    monkeypatch.delenv("SAGAGRAPH_BUS_KEY_FILE", raising=False)
+    root = tmp_path / "work"
+    definition = file_saga(root)
+    with fresh_bus(backend, tmp_path) as bus:
+        with agents_in_threads(bus, derive_choreography(definition)):
+            start_choreographed_saga(definition, {"hold_at": "reviewer"}, "nokey-1", bus)
+            eventually(holding_marker(root, "nokey-1", "reviewer").exists)
+            bus.publish([forged_review_compensated(genuine(bus, "nokey-1", "validated"))])
+            eventually(lambda: bool(refusals(bus, "validator")))
+            release(root, "nokey-1")
+            view = wait_for_sagas(bus, ["nokey-1"], 30)["nokey-1"]
+        (refused,) = refusals(bus, "validator")
+    assert "without a cause" in refused["reason"]
+    assert view["status"] == "completed"
+    assert outputs_of(root, "nokey-1") == ALL_FILES
