@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.runner import CommitHook, run_agent
-from tests.choreo_saga import file_saga
+from tests.choreo_saga import file_saga, file_saga_for
 
 CRASH_AFTER_COMMIT_EXIT_CODE = 87
 
@@ -42,7 +42,14 @@ def main() -> None:
     hook = None
     if args.crash_after_commit:
         hook = crash_after_commit(args.root, args.step, args.crash_after_commit)
-    run_agent(file_saga(args.root), args.step, args.bus, state_dir=args.state, on_committed=hook)
+    run_agent(
+        file_saga(args.root),
+        args.step,
+        args.bus,
+        state_dir=args.state,
+        on_committed=hook,
+        definition_for=file_saga_for(args.root),
+    )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ appends ``<saga_id> <step>`` to ``<root>/compensations.log``. The saga's input s
 
 - ``{"halt_at": STEP}``: that step decides the saga must stop (like an invalid paper);
 - ``{"flaky": {STEP: N}}``: that step raises on its first N attempts (retries absorb it);
-- ``{"broken": STEP}``: that step always raises (the saga compensates).
+- ``{"broken": STEP}``: that step always raises (the saga compensates);
+- ``{"hold_at": STEP}``: that step, once started, writes ``<root>/<saga_id>.<step>.holding``
+  and waits (up to a minute) until ``<root>/<saga_id>.release`` exists, so a test can act
+  while the step is in flight.
 
 ``SAGAGRAPH_TEST_CRASH=STEP:SAGA_ID`` kills the process with ``os._exit`` in the middle of
 that step's execute (after its file is half-written), once: a marker file remembers it.
@@ -15,7 +18,10 @@ that step's execute (after its file is half-written), once: a marker file rememb
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from sagagraph import Retry, SagaDefinition, Step, StepContext, StepResult
 
@@ -30,6 +36,27 @@ def _append(path: Path, line: str) -> None:
         os.write(fd, (line + "\n").encode())
     finally:
         os.close(fd)
+
+
+HOLD_LIMIT = 60.0
+
+
+def holding_marker(root: Path, saga_id: str, step: str) -> Path:
+    return root / f"{saga_id}.{step}.holding"
+
+
+def release(root: Path, saga_id: str) -> None:
+    """Let a step held by ``{"hold_at": STEP}`` go on."""
+    (root / f"{saga_id}.release").write_text("")
+
+
+def hold(root: Path, saga_id: str, step: str) -> None:
+    holding_marker(root, saga_id, step).write_text("")
+    deadline = time.monotonic() + HOLD_LIMIT
+    while not (root / f"{saga_id}.release").exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{step} held for {saga_id} and never released")
+        time.sleep(0.02)
 
 
 class FileStep:
@@ -50,6 +77,8 @@ class FileStep:
             raise ConnectionError(f"{self.name}: transient failure on attempt {ctx.attempt}")
         if ctx.input.get("halt_at") == self.name:
             return StepResult(halt=True, reason=f"{self.name} refused the input", data={"ok": 0})
+        if ctx.input.get("hold_at") == self.name:
+            hold(self.root, ctx.saga_id, self.name)
         path = self.path(ctx.saga_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         seen = sorted(ctx.results)
@@ -93,6 +122,16 @@ def file_saga(
             for s in steps
         ],
     )
+
+
+def file_saga_for(default_root: Path) -> Callable[[Mapping[str, Any]], SagaDefinition]:
+    """The file saga whose files go under the saga input's ``root`` (else ``default_root``):
+    what the paper app does with the outputs folder its ``run`` recorded."""
+
+    def definition_for(saga_input: Mapping[str, Any]) -> SagaDefinition:
+        return file_saga(Path(saga_input.get("root") or default_root))
+
+    return definition_for
 
 
 def log_lines(root: Path, log: str) -> list[str]:

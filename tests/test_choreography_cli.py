@@ -26,18 +26,35 @@ def command() -> list[str]:
     return [str(SAGAGRAPH)] if SAGAGRAPH.exists() else [sys.executable, "-m", "sagagraph.cli"]
 
 
+BUS_KEY = "a-deployment-key-for-the-cli-tests"
+
+
+def key_file(tmp_path: Path) -> list[str]:
+    """``--bus-key-file FILE``, the file holding the tests' deployment key."""
+    path = tmp_path / "bus.key"
+    path.write_text(BUS_KEY + "\n")
+    return ["--bus-key-file", str(path)]
+
+
 @contextmanager
-def agent_processes(folder: Path, bus: str, steps: tuple[str, ...]) -> Iterator[list[str]]:
-    """``sagagraph agent STEP`` processes started in ``folder``; yields their start lines."""
+def agent_processes(
+    folder: Path,
+    bus: str,
+    steps: tuple[str, ...],
+    *extra: str,
+    env: dict[str, str] | None = None,
+) -> Iterator[list[str]]:
+    """``sagagraph agent STEP [EXTRA...]`` processes started in ``folder``, with ``env`` added
+    to a clean environment; yields their start lines."""
     folder.mkdir(parents=True, exist_ok=True)
     procs = []
     lines = []
     try:
         for step in steps:
             proc = subprocess.Popen(
-                [*command(), "agent", step, "--bus", bus, "--llm", "offline"],
+                [*command(), "agent", step, "--bus", bus, "--llm", "offline", *extra],
                 cwd=folder,
-                env=clean_env() | {"SAGAGRAPH_STATE": str(folder / "state")},
+                env=clean_env() | {"SAGAGRAPH_STATE": str(folder / "state")} | (env or {}),
                 stderr=subprocess.PIPE,
                 text=True,
             )
@@ -57,10 +74,14 @@ def test_agent_processes_write_where_run_says(tmp_path: Path, backend: str) -> N
     url = bus_url_for(backend, tmp_path)
     elsewhere, here = tmp_path / "agents-folder", tmp_path / "run-folder"
     here.mkdir()
-    with cleaned_up(url, tmp_path), agent_processes(elsewhere, url, tuple(PAPER_FILES)) as lines:
+    key = key_file(tmp_path)
+    with (
+        cleaned_up(url, tmp_path),
+        agent_processes(elsewhere, url, tuple(PAPER_FILES), *key) as lines,
+    ):
         run = sagagraph(
             here, "run", str(PAPER), "--mode", "choreography", "--bus", url, "--saga-id", "c1",
-            "--outputs", "out", "--llm", "offline", "--json", "--agents", "external",
+            "--outputs", "out", "--llm", "offline", "--json", "--agents", "external", *key,
         )  # fmt: skip
     assert run.returncode == 0, run.stderr
     view = json.loads(run.stdout)
@@ -78,10 +99,11 @@ def test_agent_processes_write_where_run_says(tmp_path: Path, backend: str) -> N
 @pytest.mark.parametrize("backend", BUSES)
 def test_run_refuses_when_one_agent_process_is_missing(tmp_path: Path, backend: str) -> None:
     url = bus_url_for(backend, tmp_path)
-    with cleaned_up(url, tmp_path), agent_processes(tmp_path / "a", url, ("validator",)):
+    key = key_file(tmp_path)
+    with cleaned_up(url, tmp_path), agent_processes(tmp_path / "a", url, ("validator",), *key):
         run = sagagraph(
             tmp_path, "run", str(PAPER), "--mode", "choreography", "--bus", url,
-            "--saga-id", "c2", "--outputs", "out", "--llm", "offline",
+            "--saga-id", "c2", "--outputs", "out", "--llm", "offline", *key,
         )  # fmt: skip
     assert run.returncode == 2, run.stderr
     (line,) = without_progress(run.stderr)
@@ -119,12 +141,58 @@ def test_a_bad_bus_url_or_password_is_bad_usage(tmp_path: Path, bus: str, verb: 
         "agent": ["agent", "reviewer", "--llm", "offline"],
         "events": ["events", "some-saga"],
     }[verb]
-    done = sagagraph(tmp_path, *args, "--bus", bus)
+    done = sagagraph(tmp_path, *args, "--bus", bus, *key_file(tmp_path))
     assert done.returncode == 2, done.stderr
     (line,) = without_progress(done.stderr)
     assert line.startswith("sagagraph: error:") and "bus" in line
     assert "s3cr3t-pw" not in done.stderr + done.stdout
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("verb", ["run", "agent"])
+def test_agents_are_not_run_on_rabbitmq_without_a_bus_key(tmp_path: Path, verb: str) -> None:
+    args = {
+        "run": ["run", str(PAPER), "--mode", "choreography", "--outputs", "out"],
+        "agent": ["agent", "reviewer"],
+    }[verb]
+    url = "amqp://guest:s3cr3t-pw@127.0.0.1:1/"  # refused before any connection is tried
+    done = sagagraph(tmp_path, *args, "--bus", url, "--llm", "offline")
+    assert done.returncode == 2, done.stderr
+    (line,) = without_progress(done.stderr)
+    assert "no bus key" in line and "--insecure-bus" in line and "SAGAGRAPH_BUS_KEY" in line
+    assert "s3cr3t-pw" not in done.stderr + done.stdout
+    assert not (tmp_path / "out").exists()
+    allowed = sagagraph(tmp_path, *args, "--bus", url, "--llm", "offline", "--insecure-bus")
+    assert "no bus key" not in allowed.stderr and "cannot connect" in allowed.stderr
+
+
+def test_events_shows_a_forged_event_as_refused(tmp_path: Path) -> None:
+    from sagagraph.choreography.buses import open_bus
+
+    bus = f"sqlite:///{tmp_path / 'events.sqlite'}"
+    key = key_file(tmp_path)
+    common = ["--bus", bus, "--outputs", str(tmp_path / "out"), "--llm", "offline", *key]
+    run = sagagraph(tmp_path, "run", str(PAPER), "--mode", "choreography", "--saga-id", "f1",
+                    *common)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    forger = open_bus(bus, key=None)
+    try:
+        genuine = forger.read_log(["f1"])
+        fake = {k: v for k, v in genuine[1].items() if k != "sig"}
+        fake |= {"type": "reviewed", "step": "reviewer", "id": "f1:reviewed:forged"}
+        forger.publish([fake])  # type: ignore[list-item]
+    finally:
+        forger.close()
+    shown = sagagraph(tmp_path, "events", "f1", "--bus", bus, *key)
+    assert shown.returncode == 0, shown.stderr
+    (refused,) = [line for line in shown.stdout.splitlines() if "REFUSED" in line]
+    assert "reviewed" in refused and "unsigned" in refused
+    assert len(shown.stdout.splitlines()) == len(genuine) + 1
+    listed = json.loads(sagagraph(tmp_path, "events", "f1", "--bus", bus, "--json", *key).stdout)
+    assert [e["id"] for e in listed if e.get("refused")] == ["f1:reviewed:forged"]
+    status = json.loads(sagagraph(tmp_path, "status", "f1", "--bus", bus, "--json").stdout)
+    assert status["status"] == "completed"
+    assert BUS_KEY not in run.stdout + run.stderr + shown.stdout + shown.stderr
 
 
 def test_a_killed_choreographed_run_is_found_by_recover_and_resume(tmp_path: Path) -> None:

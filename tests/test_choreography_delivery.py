@@ -148,7 +148,7 @@ def test_a_compensation_published_before_its_saga_started_is_refused(
             assert ledger.state("early")[0] == "committed"
         view = choreography_view("early", bus.read_log(["early"]))
     assert [(r["event_id"], r["type"]) for r in refusals] == [
-        ("early:summary_compensated", "summary_compensated")
+        (overtaking["id"], "summary_compensated")
     ]
     assert "never started" in refusals[0]["reason"]
     assert view["status"] == "completed"

@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.rabbitmq]
 KEY = "key" + secrets.token_hex(12)
 BUS_PASSWORD = "buspw" + secrets.token_hex(8)
 PDF_PASSWORD = "pdfpw" + secrets.token_hex(8)
+BUS_KEY = "buskey" + secrets.token_hex(12)
 
 
 def quoting_the_key(request: dict[str, Any]) -> Reply | str:
@@ -40,7 +41,14 @@ def quoting_the_key(request: dict[str, Any]) -> Reply | str:
 def test_no_secret_reaches_a_choreography_output(tmp_path: Path) -> None:
     from tests.test_bad_input import text_pdf
 
-    scan = SecretScan({"api key": KEY, "bus password": BUS_PASSWORD, "pdf password": PDF_PASSWORD})
+    scan = SecretScan(
+        {
+            "api key": KEY,
+            "bus password": BUS_PASSWORD,
+            "pdf password": PDF_PASSWORD,
+            "bus key": BUS_KEY,
+        }
+    )
     inputs, root = tmp_path / "inputs", tmp_path / "root"
     inputs.mkdir()
     root.mkdir()
@@ -56,6 +64,7 @@ def test_no_secret_reaches_a_choreography_output(tmp_path: Path) -> None:
             "OPENAI_API_KEY": KEY,
             "OPENAI_BASE_URL": server.base_url,
             "SAGAGRAPH_STATE": str(root / "agents"),
+            "SAGAGRAPH_BUS_KEY": BUS_KEY,
         }
 
         def cli(name: str, *args: str) -> None:
@@ -77,7 +86,9 @@ def test_no_secret_reaches_a_choreography_output(tmp_path: Path) -> None:
             cli(f"{kind} events", "events", f"{kind}-engine", "--bus", bus, "--json")
             cli(f"{kind} status", "status", f"{kind}-engine", "--bus", bus, "--json")
         # An agent process: its start line; then the events on RabbitMQ's stream.
-        with agent_processes(root / "agent-procs", amqp_bus, ("validator",)) as lines:
+        with agent_processes(
+            root / "agent-procs", amqp_bus, ("validator",), env={"SAGAGRAPH_BUS_KEY": BUS_KEY}
+        ) as lines:
             scan.text("agent start line", "\n".join(lines))
         for saga_id in ("amqp-engine", "amqp-debug", "amqp-pdf"):
             scan.text(f"{saga_id} stream", json.dumps(saga_events(amqp_bus, saga_id)))

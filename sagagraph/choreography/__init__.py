@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         start_choreographed_saga,
         wait_for_sagas,
     )
+    from sagagraph.choreography.signing import BusKey, load_bus_key
     from sagagraph.choreography.topology import (
         Choreography,
         EventNames,
@@ -34,6 +35,7 @@ _EXPORTS = {
     "sagagraph.choreography.buses": "open_bus",
     "sagagraph.choreography.messages": "SagaMessage",
     "sagagraph.choreography.projection": "choreography_view",
+    "sagagraph.choreography.signing": "BusKey load_bus_key",
     "sagagraph.choreography.runner": (
         "agents_in_threads choreographed_sagas choreography_status run_agent "
         "run_choreographed_saga saga_events start_choreographed_saga wait_for_sagas"
@@ -61,6 +63,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BusKey",
     "Choreography",
     "Consumer",
     "DeadLetter",
@@ -72,6 +75,7 @@ __all__ = [
     "choreography_status",
     "choreography_view",
     "derive_choreography",
+    "load_bus_key",
     "open_bus",
     "register_event_names",
     "run_agent",

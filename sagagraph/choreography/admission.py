@@ -4,17 +4,23 @@ A bus is a dumb pipe: anyone who can publish can put any event on it. Before an 
 an event it reads the saga's history (its events on the bus log) and applies the rule the LLM
 router's guard applies to a proposed step (:func:`~sagagraph.saga.guard.allowed_now`): a
 forward step runs only when it is the step due now, never after the saga started to
-compensate or ended. A compensation is obeyed only when the step that emitted it was due, and
-never after the saga ended. Everything else is refused with a reason, recorded by the agent,
-and changes nothing: not the saga, not its files, and nobody is paged for it.
+compensate or ended. Each event must come from the step that owns its type (a ``reviewed``
+from the reviewer). A compensation is obeyed only when the step that emitted it was due and
+has a cause: the next step's compensation came first (the cascade), or the event records that
+step's own failure or halt, or the step was rolled back without running (``recover
+--compensate``); so a compensation of a step whose execute is still in flight and has not
+failed is refused. Never after the saga ended. Everything else is refused with a reason,
+recorded by the agent, and changes nothing: not the saga, not its files, and nobody is paged.
 
-History is folded as the projection folds it: the first event of each type counts, so a copy
-under another id (a replay, a forgery) is not the saga's event of that type.
+The history holds authenticated events only (the bus drops unsigned and badly signed ones
+when it has a key: :mod:`.signing`). It is folded in log order: the first admissible event of
+each type counts, so another publication of that type (a forgery, a stale copy) is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import AgentRole, Choreography
@@ -30,11 +36,32 @@ def refusal(
     history: Iterable[SagaMessage],
 ) -> str | None:
     """Why ``role``'s agent must not act on ``message`` (None: the history allows it)."""
+    return judge(choreography, role, message, history)[0]
+
+
+def judge(
+    choreography: Choreography,
+    role: AgentRole,
+    message: SagaMessage,
+    history: Iterable[SagaMessage],
+) -> tuple[str | None, dict[str, SagaMessage]]:
+    """Why ``role``'s agent must not act on ``message`` (None: allowed), and the saga's
+    admitted events by type, which the agent then works from."""
     try:
         validate_saga_id(message["saga_id"])
     except InputError as error:
-        return f"not a valid saga id: {error}"
+        return f"not a valid saga id: {error}", {}
     accepted, refused = fold_history(choreography, message["saga_id"], history)
+    return _refusal_in(choreography, role, message, accepted, refused), accepted
+
+
+def _refusal_in(
+    choreography: Choreography,
+    role: AgentRole,
+    message: SagaMessage,
+    accepted: dict[str, SagaMessage],
+    refused: dict[str, str],
+) -> str | None:
     if message["id"] in refused:
         return refused[message["id"]]
     own = accepted.get(message["type"])
@@ -89,6 +116,8 @@ def _inadmissible(
     role, kind = emitter
     if event["kind"] != kind:
         return f"{event['type']!r} must be a {kind!r} event, not {event['kind']!r}"
+    if event["step"] != role.name:
+        return f"{event['type']!r} is {role.name}'s event, not {event['step']!r}'s"
     if choreography.start_event not in accepted:
         return f"the saga never started (no {choreography.start_event!r} event)"
     ended = _ended(accepted)
@@ -100,7 +129,26 @@ def _inadmissible(
         committed, compensating = _progress(choreography, accepted)
         if role.name not in allowed_now(choreography.step_names, committed, halted=compensating):
             return f"{role.name} could not commit now ({_describe(committed, compensating)})"
+    if kind == "compensated" and not _has_cause(role, event, accepted):
+        return (
+            f"{role.name} compensated without a cause: it recorded no failure or halt of its "
+            "own, and no later step compensated first"
+        )
     return None
+
+
+def _has_cause(role: AgentRole, event: SagaMessage, accepted: dict[str, SagaMessage]) -> bool:
+    """Whether ``role``'s compensation event follows from the saga: the cascade from the next
+    step, its own failure or halt, or a roll-back that did not run it (``recover
+    --compensate``: nothing ran, so nothing in flight is undone behind its back)."""
+    if role.compensation_trigger is not None and role.compensation_trigger in accepted:
+        return True
+    failure, halted = event["failure"], event["halted"]
+    if failure is not None and failure.get("step") == role.name:
+        return True
+    if halted is not None and halted.get("step") == role.name:
+        return True
+    return not event["ran_compensation"] and failure is None and halted is None
 
 
 def _emitter(choreography: Choreography, event_type: str) -> tuple[AgentRole, str] | None:
@@ -140,3 +188,30 @@ def _describe(committed: list[str], compensating: bool) -> str:
     if compensating:
         return "the saga is compensating"
     return f"committed: {', '.join(committed) or 'nothing'}"
+
+
+def with_refusals(
+    choreography: Choreography | None,
+    saga_id: str,
+    logged: Iterable[SagaMessage],
+    check: Callable[[SagaMessage], str | None],
+) -> list[dict[str, Any]]:
+    """The logged events of a saga, each refused one marked with ``refused``: why.
+
+    ``check`` says why an event is not authentic (:mod:`.signing`); with ``choreography``,
+    authentic events the saga's history does not admit are marked too.
+    """
+    events = list(logged)
+    forged = {m["id"]: why for m in events if (why := check(m)) is not None}
+    refused: dict[str, str] = {}
+    if choreography is not None:
+        authentic = [m for m in events if m["id"] not in forged]
+        refused = fold_history(choreography, saga_id, authentic)[1]
+    marked: list[dict[str, Any]] = []
+    for message in events:
+        entry: dict[str, Any] = {k: v for k, v in message.items() if k != "refused"}
+        why = forged.get(message["id"]) or refused.get(message["id"])
+        if why is not None:
+            entry["refused"] = why
+        marked.append(entry)
+    return marked

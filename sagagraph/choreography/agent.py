@@ -2,7 +2,10 @@
 
 The agent runs its step through :func:`~sagagraph.saga.execution.execute_step` and
 :func:`~sagagraph.saga.execution.compensate_step` (in :mod:`.step_reactions`), so retries,
-timeouts, injected failures and audit events behave exactly as under orchestration. What it
+timeouts, injected failures and audit events behave exactly as under orchestration. It obeys
+an event only when the event is authentic (signed with the deployment key, when the bus has
+one: :mod:`.signing`) and the saga's history allows it (:mod:`.admission`), and it works from
+that history (:mod:`.saga_facts`), never from the copies the event carries. What it
 decides is recorded in its :class:`~sagagraph.choreography.ledger.AgentLedger` in the same
 transaction as the messages it will emit, which makes every handler safe to run again on a
 redelivered event.
@@ -15,10 +18,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from sagagraph.choreography.admission import refusal
+from sagagraph.choreography.admission import judge
 from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage, encode
+from sagagraph.choreography.saga_facts import SagaFacts, facts_from_history, facts_from_message
+from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.step_reactions import DefinitionFor, StepReactions
 from sagagraph.choreography.topology import AgentRole, Choreography
 from sagagraph.saga.escalation import AlertHook
@@ -44,9 +49,12 @@ class ChoreographyAgent:
         definition_for: DefinitionFor | None = None,
         on_escalation: AlertHook | None = None,
         max_deliveries: int = DEFAULT_MAX_DELIVERIES,
+        authenticator: Authenticator | None = None,
     ) -> None:
-        """``history`` reads the saga's bus log; without it (an agent handed events directly,
-        in unit tests) every event is taken as allowed. ``definition_for`` picks the definition
+        """``history`` reads the saga's (authenticated) bus log; without it (an agent handed
+        events directly, in unit tests) every event is taken as allowed, with the facts it
+        carries. ``authenticator`` checks each event's signature and signs what the agent
+        emits (default: no key, nothing signed or checked). ``definition_for`` picks the definition
         per saga (default: ``choreography.definition``). The ``max_deliveries``-th delivery of
         an event that never got handled gives up on it: the step fails and compensates."""
         self.choreography = choreography
@@ -62,6 +70,7 @@ class ChoreographyAgent:
         self.role: AgentRole = self._reactions.role
         self.ledger = ledger
         self._history = history
+        self._auth = authenticator if authenticator is not None else Authenticator(None)
         self._max_deliveries = max_deliveries
         # A broker that reconnects may redeliver an event still being handled: one at a time,
         # so the second delivery finds the first one's record.
@@ -86,11 +95,18 @@ class ChoreographyAgent:
                 raise
 
     def _handle(self, message: SagaMessage) -> list[SagaMessage]:
+        forged = self._auth.check(message)
+        if forged is not None:
+            # Not recorded as handled: the id of an unauthenticated event proves nothing, and
+            # must not shadow the genuine publication that carries it.
+            log.warning("agent %s: event %s refused: %s", self.name, message["id"], forged)
+            self.ledger.note_refusal(message, forged)
+            return []
         emitted = self.ledger.handled(message["id"])
         if emitted is not None:
             log.debug("agent %s: event %s seen before; re-emitting", self.name, message["id"])
             return emitted
-        refused = self._refusal(message)
+        refused, facts = self._judge(message)
         if refused is not None:
             # Quietly: a forged or stale event is not an incident; the ledger keeps the reason.
             log.warning("agent %s: event %s refused: %s", self.name, message["id"], refused)
@@ -98,28 +114,35 @@ class ChoreographyAgent:
             return []
         deliveries, last_error = self.ledger.count_delivery(message["id"])
         local, record = self.ledger.state(message["saga_id"])
+        reactions = self._reactions
         if deliveries >= self._max_deliveries:
-            decision = self._reactions.give_up(message, deliveries, last_error, local, record)
+            decision = reactions.give_up(message, facts, deliveries, last_error, local, record)
         elif message["type"] == self.role.forward_trigger:
-            decision = self._reactions.forward(message, local)
+            decision = reactions.forward(message, facts, local)
         else:
-            decision = self._reactions.compensate(message, local, record)
+            decision = reactions.compensate(message, facts, local, record)
         outgoing, state, result = decision
+        outgoing = [self._auth.seal(m) for m in outgoing]
         for m in outgoing:
             encode(m)  # a result that is not plain data fails here, before anything is recorded
         self.ledger.record(message, outgoing, state=state, result=result)
         return outgoing
 
-    def _refusal(self, message: SagaMessage) -> str | None:
+    def _judge(self, message: SagaMessage) -> tuple[str | None, SagaFacts]:
+        """Why the agent must not act on ``message`` (None: it may), and the saga's facts."""
         if message["saga"] != self.choreography.saga or message["type"] not in (
             self.role.subscriptions
         ):
-            return f"{self.name} does not react to {message['saga']}/{message['type']}"
+            why = f"{self.name} does not react to {message['saga']}/{message['type']}"
+            return why, SagaFacts()
         if self._history is None:
-            return None
-        return refusal(self.choreography, self.role, message, self._history(message["saga_id"]))
+            return None, facts_from_message(message)
+        history = self._history(message["saga_id"])
+        refused, accepted = judge(self.choreography, self.role, message, history)
+        return refused, facts_from_history(self.choreography, accepted)
 
-    def abort(self, cause: SagaMessage, reason: str) -> SagaMessage:
+    def abort(self, cause: SagaMessage, facts: SagaFacts, reason: str) -> SagaMessage:
         """This step's compensation event without running it: the saga is to roll back from
-        here (``recover --compensate``); ``cause`` is the step's forward trigger."""
-        return self._reactions.abort(cause, reason)
+        here (``recover --compensate``); ``cause`` is the step's forward trigger, ``facts``
+        the saga's history."""
+        return self._auth.seal(self._reactions.abort(cause, facts, reason))

@@ -112,8 +112,11 @@ async def read_stream(
     interrupt: StopEvent,
     *,
     must_reach_end: bool,
+    check: Callable[[SagaMessage], str | None] | None = None,
 ) -> list[SagaMessage]:
     """Read the log stream from its start; a probe written first marks where it ends now.
+
+    ``check`` says why an event is not authentic (:mod:`.signing`): such events are left out.
 
     ``url`` (password hidden) names the bus in errors. ConnectionError when the connection
     is lost while waiting (nothing else would say so).
@@ -159,7 +162,7 @@ async def read_stream(
                 if incoming.message_id == probe:
                     at_end = True
                 elif incoming.type != PROBE_TYPE:
-                    _collect(incoming, wanted, seen, messages)
+                    _collect(incoming, wanted, seen, messages, check)
         finally:
             if connection.connected.is_set():
                 with suppress(*CONNECTION_EXCEPTIONS):
@@ -171,12 +174,11 @@ def _collect(
     wanted: set[str] | None,
     seen: set[str],
     messages: list[SagaMessage],
+    check: Callable[[SagaMessage], str | None] | None,
 ) -> None:
     headers = incoming.headers or {}
     if wanted is not None and headers.get("saga_id") not in wanted:
         return
-    if incoming.message_id in seen:
-        return  # a handler that ran twice published the same event twice
     try:
         message = decode(incoming.body)
     except BusError as error:
@@ -184,6 +186,10 @@ def _collect(
         return
     if wanted is not None and message["saga_id"] not in wanted:
         return
+    if check is not None and check(message) is not None:
+        return  # unsigned or badly signed: not the saga's, and it shadows nothing
+    if message["id"] in seen:
+        return  # a handler that ran twice published the same event twice
     seen.add(message["id"])
     messages.append(message)
 

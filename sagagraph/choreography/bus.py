@@ -7,6 +7,10 @@ Three backends share one protocol, chosen by URL with :func:`open_bus`:
   agent (the embedded default; agents may be separate processes on one machine);
 - ``amqp://user:pass@host:5672/vhost``: RabbitMQ, agents anywhere (needs ``sagagraph[rabbitmq]``).
 
+With a deployment key (:mod:`.signing`) a bus signs every event it publishes, and its log
+(:meth:`EventBus.read_log`, :meth:`EventBus.wait_log`) holds the authentic events only; it
+still delivers every event to the agents, which refuse and record the unauthentic ones.
+
 A bus never decides anything: agents do. It delivers each event to every agent subscribed to
 its type, acknowledges it only after the agent's handler returned and the handler's own events
 are published, and sets aside (dead-letters) an event whose handler keeps failing.
@@ -22,6 +26,7 @@ from typing import Protocol, TypedDict
 
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.topology import Choreography
 
 Handler = Callable[[SagaMessage], list[SagaMessage]]
@@ -67,13 +72,15 @@ class EventBus(Protocol):
 
     url: str
     """The bus URL with any password hidden."""
+    authenticator: Authenticator
+    """Signs what this bus publishes and checks what it reads (no key: neither)."""
 
     def prepare(self, choreography: Choreography) -> None:
         """Create what the saga's events need (exchanges, queues); idempotent."""
         ...
 
     def publish(self, messages: Sequence[SagaMessage]) -> None:
-        """Append the events durably; return once the bus has them."""
+        """Sign the events (with a key) and append them durably; return once the bus has them."""
         ...
 
     def serve(
@@ -95,14 +102,18 @@ class EventBus(Protocol):
         """The durable inbox of ``consumer`` (processed ids, emitted events, saga states)."""
         ...
 
-    def read_log(self, saga_ids: Collection[str] | None = None) -> list[SagaMessage]:
-        """Events of these sagas (all when None), in log order, each id once."""
+    def read_log(
+        self, saga_ids: Collection[str] | None = None, *, unauthentic: bool = False
+    ) -> list[SagaMessage]:
+        """Authentic events of these sagas (all when None), in log order, each id once;
+        ``unauthentic=True`` includes the unsigned and badly signed ones (to show them)."""
         ...
 
     def wait_log(
         self, saga_ids: Collection[str], until: Until, timeout: float, interrupt: StopEvent = None
     ) -> list[SagaMessage]:
-        """Events of these sagas once ``until(events)`` holds, or when time or patience ends."""
+        """Authentic events of these sagas once ``until(events)`` holds, or when time or
+        patience ends."""
         ...
 
     def dead_letters(self) -> list[DeadLetter]:

@@ -69,7 +69,8 @@ def agent_consumer(
 ) -> Consumer:
     """The bus-facing side of one agent.
 
-    With ``bus``, the agent judges each event by the saga's history on that bus's log.
+    With ``bus``, the agent judges each event by the saga's history on that bus's log, and
+    checks and signs events with that bus's key.
     ``on_committed(event, emitted)`` runs after the agent recorded its decision and before
     the emitted events are published (metrics; crash tests kill the process there).
     """
@@ -81,6 +82,7 @@ def agent_consumer(
         history=history,
         definition_for=definition_for,
         on_escalation=on_escalation,
+        authenticator=bus.authenticator if bus is not None else None,
     )
     handle: Handler = agent.handle
     if on_committed is not None:

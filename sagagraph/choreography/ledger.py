@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS agent_refusals (
 
 
 class Refusal(TypedDict):
-    """An event an agent did not obey because the saga's history does not allow it."""
+    """An event an agent did not obey: not authentic, or the saga's history does not allow it."""
 
     consumer: str
     event_id: str
@@ -184,11 +184,7 @@ class AgentLedger:
                 (self.consumer, event["id"], event["saga_id"], stamp, json.dumps(outgoing)),
             )
             if refusal is not None:
-                conn.execute(
-                    "INSERT INTO agent_refusals (consumer, event_id, saga_id, type, reason, "
-                    "refused_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (self.consumer, event["id"], event["saga_id"], event["type"], refusal, stamp),
-                )
+                self._insert_refusal(conn, event, refusal, stamp)
             if state is not None:
                 conn.execute(
                     "INSERT INTO agent_sagas (consumer, saga_id, state, record, updated_at) "
@@ -203,6 +199,21 @@ class AgentLedger:
                         stamp,
                     ),
                 )
+
+    def note_refusal(self, event: SagaMessage, reason: str) -> None:
+        """Record that ``event`` was refused without marking its id handled: for an event
+        whose id cannot be trusted (unsigned, badly signed). Its first refusal is kept."""
+        with self._lock, write_transaction(self._conn) as conn:
+            self._insert_refusal(conn, event, reason, now())
+
+    def _insert_refusal(
+        self, conn: sqlite3.Connection, event: SagaMessage, reason: str, stamp: str
+    ) -> None:
+        conn.execute(
+            "INSERT OR IGNORE INTO agent_refusals (consumer, event_id, saga_id, type, reason, "
+            "refused_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (self.consumer, event["id"], event["saga_id"], event["type"], reason, stamp),
+        )
 
     def emitted_for(self, saga_id: str) -> list[SagaMessage]:
         """Everything this agent emitted for a saga, in the order it handled the events."""

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 from sagagraph.choreography.bus import Consumer, DeadLetter, StopEvent, Until
 from sagagraph.choreography.messages import SagaMessage, decode, encode
+from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError
 from sagagraph.saga.view import describe_error
@@ -37,6 +38,7 @@ class LogBus(ABC):
     """An event bus over an append-only log; subclasses store the log."""
 
     url: str
+    authenticator: Authenticator = Authenticator(None)
     poll_interval: float = 0.05
     """Seconds an idle agent waits before it looks at the log again."""
     retry_delay: float = 0.2
@@ -90,7 +92,8 @@ class LogBus(ABC):
 
     def publish(self, messages: Sequence[SagaMessage]) -> None:
         if messages:
-            self._append([(m, encode(m)) for m in messages])
+            sealed = [self.authenticator.seal(m) for m in messages]
+            self._append([(m, encode(m)) for m in sealed])
 
     def listeners(self, consumer: str) -> int:
         """Agent processes that announced themselves (:meth:`presence`) and beat recently.
@@ -190,13 +193,18 @@ class LogBus(ABC):
         )
         self._set_cursor(consumer.name, position)
 
-    def read_log(self, saga_ids: Collection[str] | None = None) -> list[SagaMessage]:
+    def read_log(
+        self, saga_ids: Collection[str] | None = None, *, unauthentic: bool = False
+    ) -> list[SagaMessage]:
         messages: list[SagaMessage] = []
         for body in self._entries(saga_ids):
             try:
-                messages.append(decode(body))
+                message = decode(body)
             except BusError as error:
                 log.warning("event log: unreadable entry skipped: %s", error)
+                continue
+            if unauthentic or self.authenticator.check(message) is None:
+                messages.append(message)
         return messages
 
     def wait_log(

@@ -15,6 +15,7 @@ from sagagraph.choreography.bus import Consumer, DeadLetter
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.log_bus import Entry, LogBus
 from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.signing import Authenticator
 
 
 class MemoryBus(LogBus):
@@ -22,8 +23,9 @@ class MemoryBus(LogBus):
 
     poll_interval = 0.05  # publishers wake agents at once; the interval bounds how long stop takes
 
-    def __init__(self) -> None:
+    def __init__(self, authenticator: Authenticator | None = None) -> None:
         self.url = "memory://"
+        self.authenticator = authenticator or Authenticator(None)
         self._changed = threading.Condition()
         self._log: list[tuple[SagaMessage, bytes]] = []
         self._ids: set[str] = set()

@@ -1,16 +1,21 @@
 """The messages agents exchange on the bus: plain JSON, one per event.
 
-A message carries what the next agent needs (the saga input, the results committed so far)
-and what the audit trail needs (the events its handler recorded, token usage). Its id is
-derived from the saga and the event type, so an agent that re-runs a handler after a crash
-emits the same id again and every reader can drop the duplicate.
+A message carries what the audit trail needs (the events its handler recorded, token usage)
+and the emitter's own result; the copies of the saga input and of earlier results it carries
+are for readers of the log, never trusted by an agent (which reads them from the saga's
+history: :mod:`.saga_facts`). Its id is unique per publication (``<saga_id>:<type>:<random>``):
+a second event of the same type, forged or not, never shares the genuine one's id, and a
+redelivery or a replay of one publication keeps its id, so every reader drops the duplicate.
+An agent that runs a handler again after a crash re-emits what its ledger recorded, ids
+included.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from sagagraph.errors import BusError
 from sagagraph.saga.protocol import StepRecord, Usage
@@ -28,7 +33,7 @@ class SagaMessage(TypedDict):
     """One event on the bus."""
 
     id: str
-    """``<saga_id>:<type>``: each event type happens at most once per saga."""
+    """``<saga_id>:<type>:<random>``: unique per publication (see the module's docstring)."""
     type: str
     """The event name, also the routing key (``validated``)."""
     kind: Kind
@@ -61,10 +66,13 @@ class SagaMessage(TypedDict):
     """Audit entries recorded by the handler that emitted this event."""
     usage: dict[str, Usage]
     """Tokens spent by that handler, by step."""
+    sig: NotRequired[str]
+    """HMAC-SHA256 of the rest, with the deployment key (:mod:`.signing`); absent unsigned."""
 
 
 def message_id(saga_id: str, event_type: str) -> str:
-    return f"{saga_id}:{event_type}"
+    """A new publication's id: readable prefix, 128 random bits nobody can guess ahead."""
+    return f"{saga_id}:{event_type}:{uuid.uuid4().hex}"
 
 
 def new_message(
@@ -154,6 +162,8 @@ def decode(body: bytes) -> SagaMessage:
     for name, expected in _REQUIRED.items():
         if not isinstance(data.get(name), expected):
             raise BusError(f"event {data.get('id')!r}: field {name!r} missing or malformed")
+    if "sig" in data and not isinstance(data["sig"], str):
+        raise BusError(f"event {data['id']!r}: field 'sig' malformed")
     if data["kind"] not in KINDS:
         raise BusError(f"event {data['id']!r}: unknown kind {data['kind']!r}")
     defaults: dict[str, Any] = {

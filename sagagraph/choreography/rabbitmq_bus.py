@@ -35,6 +35,7 @@ from sagagraph.checkpoints.factory import redact_url
 from sagagraph.choreography.bus import Consumer, DeadLetter, StopEvent, Until
 from sagagraph.choreography.ledger import AgentLedger
 from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.topology import Choreography
 from sagagraph.errors import BusError, ConfigurationError
 from sagagraph.saga.view import describe_error
@@ -85,8 +86,15 @@ class RabbitBus:
     retry_delay: float = 0.5
     """Seconds before a failed delivery goes back to its queue (slows a poison loop down)."""
 
-    def __init__(self, url: str, *, state_dir: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        state_dir: str | Path | None = None,
+        authenticator: Authenticator | None = None,
+    ) -> None:
         check_amqp_url(url)
+        self.authenticator = authenticator or Authenticator(None)
         self.namespace, self._connect_url = split_namespace(url)
         self.topology = RabbitTopology(self.namespace)
         self._password = urlsplit(url).password
@@ -169,9 +177,11 @@ class RabbitBus:
         if not messages:
             return
 
+        sealed = [self.authenticator.seal(m) for m in messages]
+
         async def send(connection: AbstractConnection) -> None:
             channel = await connection.channel(publisher_confirms=True)
-            await self.topology.publish_on(channel, {}, messages)
+            await self.topology.publish_on(channel, {}, sealed)
 
         self._on_connection("cannot publish", send)
 
@@ -218,8 +228,10 @@ class RabbitBus:
         with AgentLedger(path, consumer) as ledger:
             yield ledger
 
-    def read_log(self, saga_ids: Collection[str] | None = None) -> list[SagaMessage]:
-        read = self._log_reader(saga_ids, None, None, must_reach_end=True)
+    def read_log(
+        self, saga_ids: Collection[str] | None = None, *, unauthentic: bool = False
+    ) -> list[SagaMessage]:
+        read = self._log_reader(saga_ids, None, None, must_reach_end=True, unauthentic=unauthentic)
         return self._sync("cannot read the event log", lambda: read(READ_TIMEOUT))
 
     def wait_log(
@@ -235,8 +247,11 @@ class RabbitBus:
         interrupt: StopEvent,
         *,
         must_reach_end: bool,
+        unauthentic: bool = False,
     ) -> Callable[[float], Awaitable[list[SagaMessage]]]:
-        """Reads the log stream for at most the seconds it is given, on its own connection."""
+        """Reads the log stream for at most the seconds it is given, on its own connection;
+        authentic events only, unless ``unauthentic``."""
+        check = None if unauthentic else self.authenticator.check
 
         def read(seconds: float) -> Awaitable[list[SagaMessage]]:
             return self._connected(
@@ -249,6 +264,7 @@ class RabbitBus:
                     seconds,
                     interrupt,
                     must_reach_end=must_reach_end,
+                    check=check,
                 )
             )
 

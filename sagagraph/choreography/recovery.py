@@ -31,6 +31,7 @@ from sagagraph.choreography.runner import (
     drive,
     place_agents,
 )
+from sagagraph.choreography.saga_facts import facts_from_history
 from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import SagaNotFoundError
@@ -131,7 +132,7 @@ def _finish(
     steps = place_agents(bus, choreography, options.get("agents"))
     if compensate:
         _flush_outboxes(bus, choreography, saga_ids, steps)
-        aborts = [_abort(choreography, bus.read_log([saga_id])) for saga_id in saga_ids]
+        aborts = [_abort(bus, choreography, bus.read_log([saga_id])) for saga_id in saga_ids]
         bus.publish([m for m in aborts if m is not None])
     messages = drive(
         bus,
@@ -158,7 +159,9 @@ def _flush_outboxes(
             bus.publish([m for saga_id in saga_ids for m in ledger.emitted_for(saga_id)])
 
 
-def _abort(choreography: Choreography, history: list[SagaMessage]) -> SagaMessage | None:
+def _abort(
+    bus: EventBus, choreography: Choreography, history: list[SagaMessage]
+) -> SagaMessage | None:
     """The compensation event of the step due next in a running saga (None: compensating)."""
     saga_id = history[0]["saga_id"]
     accepted, _ = fold_history(choreography, saga_id, history)
@@ -167,8 +170,10 @@ def _abort(choreography: Choreography, history: list[SagaMessage]) -> SagaMessag
     for role in choreography.roles:
         if role.success_event not in accepted:
             cause = accepted[role.forward_trigger]
+            facts = facts_from_history(choreography, accepted)
             with AgentLedger(":memory:", f"{choreography.saga}.{role.name}") as scratch:
-                return ChoreographyAgent(choreography, role.name, scratch).abort(
-                    cause, ABORT_REASON
+                agent = ChoreographyAgent(
+                    choreography, role.name, scratch, authenticator=bus.authenticator
                 )
+                return agent.abort(cause, facts, ABORT_REASON)
     return None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from sagagraph.choreography.admission import with_refusals
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import (
     AGENT_START_TIMEOUT,
@@ -266,16 +267,32 @@ def wait_for_sagas(
     return {s: choreography_view(s, by_saga[s]) for s in ids if by_saga[s]}
 
 
-def saga_events(bus_url: BusRef, saga_id: str) -> list[SagaMessage]:
-    """A saga's events as the bus logged them, in order, each once ([] when none)."""
+def saga_events(
+    bus_url: BusRef,
+    saga_id: str,
+    definition: SagaDefinition | None = None,
+    *,
+    names: EventNames | None = None,
+) -> list[dict[str, Any]]:
+    """A saga's events as the bus logged them, in order, each once ([] when none).
+
+    Every event on the log is listed, the refused ones too: each of those carries
+    ``refused``, why the agents do not obey it (unsigned or badly signed, when the bus has a
+    key; with ``definition``, also an event the saga's history does not allow).
+    """
     validate_saga_id(saga_id)
     with bus_for(bus_url, create=False) as bus:
-        return bus.read_log([saga_id])
+        logged = bus.read_log([saga_id], unauthentic=True)
+        check = bus.authenticator.check
+    choreography = derive_choreography(definition, names) if definition is not None else None
+    return with_refusals(choreography, saga_id, logged, check)
 
 
 def choreography_status(bus_url: BusRef, saga_id: str) -> dict[str, Any]:
     """The JSON view of a choreographed saga; SagaNotFoundError when the bus has no event of it."""
-    return choreography_view(saga_id, saga_events(bus_url, saga_id))
+    validate_saga_id(saga_id)
+    with bus_for(bus_url, create=False) as bus:
+        return choreography_view(saga_id, bus.read_log([saga_id]))
 
 
 def choreographed_sagas(bus_url: BusRef = None) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from sagagraph.choreography.ledger import (
 )
 from sagagraph.choreography.log_bus import Entry, LogBus
 from sagagraph.choreography.messages import SagaMessage
+from sagagraph.choreography.signing import Authenticator
 from sagagraph.errors import BusError, ConfigurationError
 from sagagraph.saga.view import now
 
@@ -69,8 +70,11 @@ CREATE TABLE IF NOT EXISTS bus_dead_letters (
 class SqliteBus(LogBus):
     """The event log in a SQLite file; ``create=False`` reads without creating the file."""
 
-    def __init__(self, url: str, *, create: bool = True) -> None:
+    def __init__(
+        self, url: str, *, create: bool = True, authenticator: Authenticator | None = None
+    ) -> None:
         self.url = url
+        self.authenticator = authenticator or Authenticator(None)
         self.path: Path = sqlite_path(url)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()

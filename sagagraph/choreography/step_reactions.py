@@ -2,8 +2,12 @@
 
 Each reaction is a :data:`Decision`: the messages to emit, the saga's new local state and the
 committed result, which :class:`~sagagraph.choreography.agent.ChoreographyAgent` records in its
-ledger in one transaction. Reactions read nothing but the event and the local state they are
-handed, so the agent's delivery bookkeeping (dedup, refusal, delivery counts) stays apart.
+ledger in one transaction. Reactions read nothing but the event, the saga's facts from its
+history (:class:`~sagagraph.choreography.saga_facts.SagaFacts`: input, earlier results,
+compensations so far) and the local state they are handed, so the agent's delivery
+bookkeeping (dedup, authentication, refusal, delivery counts) stays apart. What the event
+carries besides its own step's outcome (its copy of the input and of others' results) is
+never used.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
 from sagagraph.choreography.ledger import LocalState
 from sagagraph.choreography.messages import SagaMessage, new_message
+from sagagraph.choreography.saga_facts import SagaFacts
 from sagagraph.choreography.topology import AgentRole, Choreography
 from sagagraph.saga.escalation import AlertHook, alert_operator
 from sagagraph.saga.execution import compensate_step, execute_step
@@ -66,6 +71,7 @@ class StepReactions:
     def give_up(
         self,
         message: SagaMessage,
+        facts: SagaFacts,
         deliveries: int,
         last_error: str | None,
         state: LocalState | None,
@@ -86,9 +92,10 @@ class StepReactions:
         reason = f"step {self.name!r} failed: {error}"
         event = make_event(self.name, phase, "error", deliveries, error)
         if forward and state is None and deliveries == self._max_deliveries:
-            return self._undo(message, [event], None, reason=reason, failure=failure)
+            return self._undo(message, facts, [event], None, reason=reason, failure=failure)
         return self._escalate(
             message,
+            facts,
             [event],
             record if state == "committed" else None,
             failure,
@@ -99,7 +106,7 @@ class StepReactions:
 
     # --- forward ------------------------------------------------------------------------
 
-    def forward(self, message: SagaMessage, state: LocalState | None) -> Decision:
+    def forward(self, message: SagaMessage, facts: SagaFacts, state: LocalState | None) -> Decision:
         saga_id = message["saga_id"]
         if state is not None:
             # Already committed (a copy of the event under another id), or its compensation
@@ -108,10 +115,10 @@ class StepReactions:
                 "agent %s: saga %s is %s here; forward event ignored", self.name, saga_id, state
             )
             return [], None, None
-        step = self._step(message)
-        ctx = self._context(message)
+        step = self._step(facts)
+        ctx = self._context(message, facts)
         outcome = execute_step(
-            step, ctx, inject_failure=message["fail_at"] == step.name, sleep=self._sleep
+            step, ctx, inject_failure=facts.fail_at == step.name, sleep=self._sleep
         )
         result = outcome.result
         usage = {step.name: result.usage} if result is not None and result.usage else {}
@@ -119,11 +126,12 @@ class StepReactions:
             record = result.record()
             done = self._message(
                 message,
+                facts,
                 type=self.role.success_event,
                 kind="done",
                 next_step=self.role.next_step,
                 terminal="completed" if self.role.is_last else None,
-                results={**message["results"], step.name: record},
+                results={**facts.results, step.name: record},
                 events=outcome.events,
                 usage=usage,
             )
@@ -132,6 +140,7 @@ class StepReactions:
             halt = halt_record(step.name, result.reason, result.data)
             stop = self._compensated(
                 message,
+                facts,
                 outcome.events,
                 ran=False,
                 reason=halt.reason,
@@ -144,13 +153,17 @@ class StepReactions:
         # The failed step cleans up its own partial work first (result None), as under
         # orchestration; then its compensation event starts the cascade backwards.
         return self._undo(
-            message, outcome.events, None, reason=failed.reason, failure=failed.failure
+            message, facts, outcome.events, None, reason=failed.reason, failure=failed.failure
         )
 
     # --- backward -----------------------------------------------------------------------
 
     def compensate(
-        self, message: SagaMessage, state: LocalState | None, record: StepRecord | None
+        self,
+        message: SagaMessage,
+        facts: SagaFacts,
+        state: LocalState | None,
+        record: StepRecord | None,
     ) -> Decision:
         saga_id = message["saga_id"]
         if state is None:
@@ -161,6 +174,7 @@ class StepReactions:
             return [], None, None
         return self._undo(
             message,
+            facts,
             [],
             record if state == "committed" else None,
             reason=message["reason"],
@@ -172,6 +186,7 @@ class StepReactions:
     def _undo(
         self,
         message: SagaMessage,
+        facts: SagaFacts,
         events: list[Event],
         record: StepRecord | None,
         *,
@@ -180,25 +195,26 @@ class StepReactions:
         halted: dict[str, Any] | None = None,
         blocked: bool = False,
     ) -> Decision:
-        step = self._step(message)
-        ctx = self._context(message)
+        step = self._step(facts)
+        ctx = self._context(message, facts)
         result = StepResult.from_record(record) if record is not None else None
         outcome = compensate_step(step, ctx, result, sleep=self._sleep)
         events = events + outcome.events
         if outcome.ok:
             undone = self._compensated(
-                message, events, ran=True, reason=reason, halted=halted, failure=failure
+                message, facts, events, ran=True, reason=reason, halted=halted, failure=failure
             )
             return [undone], "blocked" if blocked else "compensated", None
         assert outcome.error is not None
         gave_up = compensation_failed(step.name, outcome.error, outcome.attempts)
         return self._escalate(
-            message, events, record, gave_up, reason=reason, halted=halted, failure=failure
+            message, facts, events, record, gave_up, reason=reason, halted=halted, failure=failure
         )
 
     def _escalate(
         self,
         message: SagaMessage,
+        facts: SagaFacts,
         events: list[Event],
         record: StepRecord | None,
         gave_up: FailureRecord,
@@ -211,11 +227,12 @@ class StepReactions:
         alerted = alert_operator(message["saga_id"], gave_up, self._on_escalation)
         stuck = self._message(
             message,
+            facts,
             type=self.role.compensation_failed_event,
             kind="compensation_failed",
             next_step=None,
             terminal="compensation_failed",
-            results=message["results"],
+            results=dict(facts.results),
             events=[*events, alerted],
             reason=reason,
             halted=halted,
@@ -227,6 +244,7 @@ class StepReactions:
     def _compensated(
         self,
         message: SagaMessage,
+        facts: SagaFacts,
         events: list[Event],
         *,
         ran: bool,
@@ -237,12 +255,13 @@ class StepReactions:
     ) -> SagaMessage:
         """This step's compensation event; from the first step it also ends the saga."""
         name = self.role.name
-        compensated = [*message["compensated"], name] if ran else list(message["compensated"])
+        compensated = [*facts.compensated, name] if ran else list(facts.compensated)
         if self.role.is_first:
             events = [*events, rollback_finished(len(compensated)).event]
-        results = {s: r for s, r in message["results"].items() if s != name}
+        results = {s: r for s, r in facts.results.items() if s != name}
         return self._message(
             message,
+            facts,
             type=self.role.compensation_event,
             kind="compensated",
             next_step=self.role.previous_step,
@@ -257,40 +276,40 @@ class StepReactions:
             usage=dict(usage or {}),
         )
 
-    def abort(self, cause: SagaMessage, reason: str) -> SagaMessage:
+    def abort(self, cause: SagaMessage, facts: SagaFacts, reason: str) -> SagaMessage:
         """This step's compensation event without running it: the saga is to roll back from
         here (``recover --compensate``); ``cause`` is the step's forward trigger."""
         event = make_event(self.name, "compensate", "skipped", 1, reason)
-        return self._compensated(cause, [event], ran=False, reason=reason)
+        return self._compensated(cause, facts, [event], ran=False, reason=reason)
 
     # --- helpers ------------------------------------------------------------------------
 
-    def _definition(self, message: SagaMessage) -> SagaDefinition:
+    def _definition(self, facts: SagaFacts) -> SagaDefinition:
         if self._definition_for is None:
             return self.choreography.definition
-        return self._definition_for(message["input"])
+        return self._definition_for(facts.input)
 
-    def _step(self, message: SagaMessage) -> Step:
+    def _step(self, facts: SagaFacts) -> Step:
         name = self.role.name
-        return next(s for s in self._definition(message).steps if s.name == name)
+        return next(s for s in self._definition(facts).steps if s.name == name)
 
-    def _context(self, message: SagaMessage) -> StepContext:
-        results = {s: StepResult.from_record(r) for s, r in message["results"].items()}
+    def _context(self, message: SagaMessage, facts: SagaFacts) -> StepContext:
+        results = {s: StepResult.from_record(r) for s, r in facts.results.items()}
         return StepContext(
             saga_id=message["saga_id"],
             step=self.role.name,
-            input=message["input"],
+            input=dict(facts.input),
             results=results,
             attempt=1,
-            services=self._definition(message).services,
+            services=self._definition(facts).services,
         )
 
-    def _message(self, cause: SagaMessage, **fields: Any) -> SagaMessage:
+    def _message(self, cause: SagaMessage, facts: SagaFacts, **fields: Any) -> SagaMessage:
         return new_message(
             saga=cause["saga"],
             saga_id=cause["saga_id"],
             step=self.role.name,
-            input=cause["input"],
-            fail_at=cause["fail_at"],
+            input=facts.input,
+            fail_at=facts.fail_at,
             **fields,
         )

@@ -7,15 +7,49 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sagagraph.cli.apps import paper_definition, settings_from
 from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view
 from sagagraph.config import Settings, load_alert_hook
-from sagagraph.errors import ConfigurationError, InputError
+from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
+
+if TYPE_CHECKING:
+    from sagagraph.choreography.bus import EventBus
+
+
+@contextmanager
+def cli_bus(
+    args: argparse.Namespace, settings: Settings, *, runs_agents: bool, create: bool = True
+) -> Iterator[EventBus]:
+    """The bus of ``--bus``, signing and checking with ``--bus-key-file`` or the environment's
+    key. Agents are not run on an unauthenticated RabbitMQ bus unless ``--insecure-bus``:
+    anyone who can publish on the broker could drive the sagas."""
+    from sagagraph.choreography.buses import open_bus
+    from sagagraph.choreography.signing import load_bus_key
+
+    key = load_bus_key(getattr(args, "bus_key_file", None))
+    bus = open_bus(settings.bus, create=create, key=key)
+    try:
+        if runs_agents and key is None and not getattr(args, "insecure_bus", False):
+            refuse_insecure(bus)
+        yield bus
+    finally:
+        bus.close()
+
+
+def refuse_insecure(bus: EventBus) -> None:
+    """ConfigurationError on RabbitMQ: its events would be obeyed from whoever published them."""
+    if bus.url.split(":", 1)[0].lower() in ("amqp", "amqps"):
+        raise ConfigurationError(
+            f"bus {bus.url!r}: no bus key, so anyone who can publish on this broker could "
+            "forge events the agents obey; set $SAGAGRAPH_BUS_KEY (or --bus-key-file FILE) "
+            "to the same key for every agent and run, or accept the risk with --insecure-bus"
+        )
 
 
 def recorded_outputs(saga_input: Mapping[str, Any]) -> str | None:
@@ -52,33 +86,50 @@ def cmd_agent(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if args.name not in PAPER_STEPS:
         raise ConfigurationError(f"agent: unknown agent {args.name!r} ({', '.join(PAPER_STEPS)})")
-    run_agent(
-        paper_definition(settings),
-        args.name,
-        settings.bus,
-        definition_for=definitions_for(settings),
-        on_escalation=load_alert_hook(),
-        announce=lambda line: print(f"sagagraph: {line}", file=sys.stderr, flush=True),
-    )
+    with cli_bus(args, settings, runs_agents=True) as bus:
+        run_agent(
+            paper_definition(settings),
+            args.name,
+            bus,
+            definition_for=definitions_for(settings),
+            on_escalation=load_alert_hook(),
+            announce=lambda line: print(f"sagagraph: {line}", file=sys.stderr, flush=True),
+        )
     return EXIT_COMPLETED
 
 
 def cmd_events(args: argparse.Namespace) -> int:
     from sagagraph.choreography.runner import saga_events
 
-    events = saga_events(settings_from(args).bus, args.saga_id)
+    settings = settings_from(args)
+    with cli_bus(args, settings, runs_agents=False, create=False) as bus:
+        events = saga_events(bus, args.saga_id, paper_definition_or_none(settings))
+        url = bus.url
     if not events:
-        raise InputError(f"saga {args.saga_id!r}: no events on {settings_from(args).bus!r}")
+        raise InputError(f"saga {args.saga_id!r}: no events on {url!r}")
     if args.json:
         json.dump(events, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
         for message in events:
             step = message.get("step") or "-"
-            details = [e["detail"] for e in message.get("events") or [] if e.get("detail")]
-            detail = f"  {details[-1]}" if details else ""
+            refused = message.get("refused")
+            if refused:
+                detail = f"  REFUSED: {refused}"
+            else:
+                details = [e["detail"] for e in message.get("events") or [] if e.get("detail")]
+                detail = f"  {details[-1]}" if details else ""
             print(f"{message['ts']}  {message['type']:<24} {step:<12}{detail}")
     return EXIT_COMPLETED
+
+
+def paper_definition_or_none(settings: Settings) -> Any:
+    """The paper saga's definition, to judge events by its history (None: not buildable here,
+    say without the model's key; the events are then judged by their signatures only)."""
+    try:
+        return paper_definition(settings)
+    except SagaGraphError:
+        return None
 
 
 def show_trail(view: dict[str, Any]) -> None:
@@ -93,31 +144,37 @@ def resume_choreography(args: argparse.Namespace) -> int:
     from sagagraph.choreography.recovery import resume_choreographed
 
     settings = settings_from(args)
-    view = resume_choreographed(
-        paper_definition(settings),
-        args.saga_id,
-        settings.bus,
-        agents=getattr(args, "agents", None),
-        definition_for=definitions_for(settings),
-        on_escalation=load_alert_hook(),
-    )
+    with cli_bus(args, settings, runs_agents=True, create=False) as bus:
+        view = resume_choreographed(
+            paper_definition(settings),
+            args.saga_id,
+            bus,
+            agents=getattr(args, "agents", None),
+            definition_for=definitions_for(settings),
+            on_escalation=load_alert_hook(),
+        )
     show_trail(view)
     return emit(view, args.json)
 
 
 def recover_choreography(args: argparse.Namespace) -> list[dict[str, Any]]:
     """``recover`` for choreographed sagas: the final view of each saga it recovered."""
-    from sagagraph.choreography.recovery import recover_choreographed
+    from sagagraph.choreography.recovery import recover_choreographed, unfinished_choreographed
 
     settings = settings_from(args)
-    views = recover_choreographed(
-        paper_definition(settings),
-        settings.bus,
-        compensate=args.compensate,
-        agents=getattr(args, "agents", None),
-        definition_for=definitions_for(settings),
-        on_escalation=load_alert_hook(),
-    )
+    with cli_bus(args, settings, runs_agents=False, create=False) as bus:
+        # Agents run only when a saga is unfinished: then not on an open broker.
+        insecure = not bus.authenticator.signs and not getattr(args, "insecure_bus", False)
+        if insecure and unfinished_choreographed(bus):
+            refuse_insecure(bus)
+        views = recover_choreographed(
+            paper_definition(settings),
+            bus,
+            compensate=args.compensate,
+            agents=getattr(args, "agents", None),
+            definition_for=definitions_for(settings),
+            on_escalation=load_alert_hook(),
+        )
     for view in views:
         print(f"recovered {view['saga_id']} (choreography)", file=sys.stderr)
         if args.json:

@@ -66,6 +66,24 @@ def bus_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def bus_key_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--bus-key-file",
+        metavar="FILE",
+        help="file whose first line is the deployment key that signs and checks choreography "
+        "events (default: $SAGAGRAPH_BUS_KEY or the file $SAGAGRAPH_BUS_KEY_FILE names)",
+    )
+
+
+def insecure_bus_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--insecure-bus",
+        action="store_true",
+        help="run choreography agents on RabbitMQ without a bus key: anyone who can publish "
+        "on the broker can then drive the sagas",
+    )
+
+
 def queue_flag(p: argparse.ArgumentParser) -> None:
     url_flag(p, "--queue", "work queue URL (default: $SAGAGRAPH_QUEUE or the local RabbitMQ)")
 

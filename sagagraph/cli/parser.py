@@ -16,10 +16,12 @@ from sagagraph.cli.flags import (
     PAPER_STEPS,
     agents_flag,
     bus_flag,
+    bus_key_flags,
     db_flag,
     debug_flag,
     engine_flags,
     fail_at_flag,
+    insecure_bus_flag,
     json_flag,
     password_flag,
     queue_flag,
@@ -107,6 +109,7 @@ def add_run(sub: Subparsers) -> None:
         help="run the reviewer and the summarizer side by side (deterministic orchestration)",
     )
     flags(run, step_timeout_flag, router_flags, agents_flag, db_flag, engine_flags, bus_flag)
+    flags(run, bus_key_flags, insecure_bus_flag)
     json_flag(run, "print the saga's view as one JSON object on stdout (progress: stderr)")
 
 
@@ -132,6 +135,7 @@ def add_lifecycle(sub: Subparsers) -> None:
         sub, "resume", "continue an unfinished saga where it stopped", "lifecycle:cmd_resume"
     )
     flags(resume, saga_id_arg, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
+    flags(resume, bus_key_flags, insecure_bus_flag)
     flags(resume, engine_flags, json_flag)
 
     recover = verb(
@@ -139,6 +143,7 @@ def add_lifecycle(sub: Subparsers) -> None:
     )
     recover.add_argument("--compensate", action="store_true", help="roll them back instead")
     flags(recover, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
+    flags(recover, bus_key_flags, insecure_bus_flag)
     engine_flags(recover)
     json_flag(recover, "print one JSON object per saga, one a line")
 
@@ -178,10 +183,10 @@ def add_explore(sub: Subparsers) -> None:
 def add_choreography(sub: Subparsers) -> None:
     agent = verb(sub, "agent", "run one choreography agent as its own process", "events:cmd_agent")
     agent.add_argument("name", choices=PAPER_STEPS, metavar="NAME", help=", ".join(PAPER_STEPS))
-    flags(agent, bus_flag, engine_flags)
+    flags(agent, bus_flag, bus_key_flags, insecure_bus_flag, engine_flags)
 
     events = verb(sub, "events", "print a choreographed saga's event log", "events:cmd_events")
-    flags(events, saga_id_arg, bus_flag)
+    flags(events, saga_id_arg, bus_flag, bus_key_flags)
     json_flag(events, "print the events as a JSON array")
 
 

@@ -19,7 +19,7 @@ from sagagraph.cli.apps import (
     saga_status_or_none,
     settings_from,
 )
-from sagagraph.cli.events import choreographed_input, definitions_for, show_trail
+from sagagraph.cli.events import choreographed_input, cli_bus, definitions_for, show_trail
 from sagagraph.cli.interrupt import during, interruptible
 from sagagraph.cli.output import emit, progress_printer
 from sagagraph.cli.progress import page_printer, say
@@ -90,20 +90,21 @@ def run_choreography(
     from sagagraph.choreography.runner import run_choreographed_saga
 
     definition = paper_definition(settings, loader=loader)
+    with cli_bus(args, settings, runs_agents=True) as bus:
 
-    def run() -> dict[str, Any]:
-        view: dict[str, Any] = run_choreographed_saga(
-            definition,
-            choreographed_input(str(args.paper), settings),
-            saga_id=saga_id,
-            bus_url=settings.bus,
-            fail_at=args.fail_at,
-            agents=getattr(args, "agents", None),
-            definition_for=definitions_for(settings, loader=loader),
-            on_escalation=load_alert_hook(),
-        )
-        return view
+        def run() -> dict[str, Any]:
+            view: dict[str, Any] = run_choreographed_saga(
+                definition,
+                choreographed_input(str(args.paper), settings),
+                saga_id=saga_id,
+                bus_url=bus,
+                fail_at=args.fail_at,
+                agents=getattr(args, "agents", None),
+                definition_for=definitions_for(settings, loader=loader),
+                on_escalation=load_alert_hook(),
+            )
+            return view
 
-    view = interruptible(run, saga_id)
+        view = interruptible(run, saga_id)
     show_trail(view)
     return emit(view, args.json)
