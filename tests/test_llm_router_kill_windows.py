@@ -1,5 +1,6 @@
-"""Kill windows of an LLM-routed saga: a ``sagagraph run --router llm`` killed while its router
-decides, and right after each checkpoint write, then finished by ``sagagraph recover``.
+"""Kill windows of an LLM-routed saga: a ``sagagraph run --router llm`` (orchestration, and the
+blackboard's controller) killed while its router decides, and right after each checkpoint
+write, then finished by ``sagagraph recover``.
 
 The router's model is the real ``ChatOpenAI`` client against a scripted server on 127.0.0.1
 that proposes the right next step. One case per window: during the router's model call
@@ -75,8 +76,10 @@ def _env(db: str, outputs: Path, server: ScriptedOpenAIServer) -> dict[str, str]
     }
 
 
-def _worker(env: dict[str, str], *head: str, saga_id: str) -> subprocess.Popen[str]:
-    command = ["run", str(PAPER), "--router", "llm", "--saga-id", saga_id]
+def _worker(
+    env: dict[str, str], *head: str, saga_id: str, mode: str = "orchestration"
+) -> subprocess.Popen[str]:
+    command = ["run", str(PAPER), "--router", "llm", "--mode", mode, "--saga-id", saga_id]
     return subprocess.Popen(
         [sys.executable, "-m", "tests.cli_kill_worker", *head, "--", *command],
         cwd=REPO,
@@ -113,19 +116,25 @@ def _files(outputs: Path, saga_id: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("backend", "finish"),
-    [("sqlite", "forward"), ("postgres", "forward"), ("sqlite", "compensate")],
+    ("mode", "backend", "finish"),
+    [
+        ("orchestration", "sqlite", "forward"),
+        ("orchestration", "postgres", "forward"),
+        ("orchestration", "sqlite", "compensate"),
+        ("blackboard", "sqlite", "forward"),
+        ("blackboard", "postgres", "compensate"),
+    ],
     ids=lambda p: str(p),
 )
 def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
-    tmp_path: Path, backend: str, finish: str
+    tmp_path: Path, mode: str, backend: str, finish: str
 ) -> None:
     outputs = tmp_path / "outputs"
     router = Router()
     with _database(backend, tmp_path) as db, ScriptedOpenAIServer(router) as server:
         env = _env(db, outputs, server)
         counts_file = tmp_path / "counts.json"
-        whole = _worker(env, "count", str(counts_file), saga_id="whole")
+        whole = _worker(env, "count", str(counts_file), saga_id="whole", mode=mode)
         assert whole.wait(timeout=300) == 0, "the whole run failed"
         counts: dict[str, int] = json.loads(counts_file.read_text())
         assert counts["put"] > DECISIONS and counts["put_writes"] > DECISIONS
@@ -133,7 +142,7 @@ def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
         killed: dict[str, int] = {}
         for decision in range(DECISIONS):
             saga_id = f"router-{decision}"
-            router.victim = _worker(env, "count", os.devnull, saga_id=saga_id)
+            router.victim = _worker(env, "count", os.devnull, saga_id=saga_id, mode=mode)
             router.kill_at_decision = decision
             router.killed.clear()
             killed[saga_id] = router.victim.wait(timeout=300)
@@ -143,7 +152,7 @@ def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
             for n in range(1, counts[method] + 1):
                 for how in ("exit", "sigkill") if method == "put" else ("exit",):
                     saga_id = f"{method.replace('_', '-')}-{n}-{how}"
-                    proc = _worker(env, "kill", method, str(n), how, saga_id=saga_id)
+                    proc = _worker(env, "kill", method, str(n), how, saga_id=saga_id, mode=mode)
                     killed[saga_id] = proc.wait(timeout=300)
 
         # Every case died where it was told to: none finished on its own.
