@@ -31,7 +31,7 @@ from sagagraph.blackboard.board import (
     withdrawals,
 )
 from sagagraph.blackboard.controller import make_controller
-from sagagraph.blackboard.refinement import Refinement, paper_refinements
+from sagagraph.blackboard.refinement import Refinement
 from sagagraph.graph.builder import RouterKind, make_step_node
 from sagagraph.graph.compensation import (
     add_compensation_nodes,
@@ -161,9 +161,9 @@ def build_blackboard_graph(
 ) -> BoardGraph:
     """Build the uncompiled blackboard graph; compile it with a checkpointer to run it.
 
-    ``refinements`` are the knowledge sources' revisits (see
-    :func:`paper_blackboard_graph` for the paper's). ``router="llm"`` lets ``router_model``
-    pick each next knowledge source behind the guard; ``on_escalation`` is as in
+    ``refinements`` are the knowledge sources' revisits (the paper app's are in
+    :mod:`sagagraph.agents.paper_blackboard`). ``router="llm"`` lets ``router_model`` pick
+    each next knowledge source behind the guard; ``on_escalation`` is as in
     :func:`~sagagraph.graph.builder.build_saga_graph`.
     """
     from sagagraph.errors import ConfigurationError
@@ -195,11 +195,3 @@ def build_blackboard_graph(
     retract = retraction_node(definition)
     add_compensation_nodes(graph, definition, on_escalation=on_escalation, compensate=retract)
     return graph
-
-
-def paper_blackboard_graph(definition: SagaDefinition, **options: Any) -> BoardGraph:
-    """The paper saga's blackboard: its three agents plus the reviewer's refinement."""
-    refinements: tuple[Refinement, ...] = ()
-    if {"reviewer", "summarizer"} <= set(definition.step_names):
-        refinements = paper_refinements(definition.step("reviewer"))
-    return build_blackboard_graph(definition, refinements=refinements, **options)
