@@ -39,6 +39,14 @@ if TYPE_CHECKING:
     )
     from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
     from sagagraph.graph.builder import build_saga_graph
+    from sagagraph.graph.recover import (
+        open_sagas,
+        recover_saga,
+        recover_sagas,
+        rollback_saga,
+        unfinished_sagas,
+        waiting_sagas,
+    )
     from sagagraph.graph.router_options import RouterOptions
     from sagagraph.graph.runner import (
         list_sagas,
@@ -50,14 +58,6 @@ if TYPE_CHECKING:
     )
     from sagagraph.graph.state import SagaState
     from sagagraph.graph.submit import SagaRequest, submit_sagas
-    from sagagraph.graph.unfinished import (
-        open_sagas,
-        recover_saga,
-        recover_sagas,
-        rollback_saga,
-        unfinished_sagas,
-        waiting_sagas,
-    )
     from sagagraph.graph.worker import run_worker
     from sagagraph.saga.ids import new_saga_id, validate_saga_id
     from sagagraph.saga.protocol import (
@@ -99,7 +99,7 @@ _EXPORTS = {
     "saga_status",
     "sagagraph.graph.state": "SagaState",
     "sagagraph.graph.submit": "SagaRequest submit_sagas",
-    "sagagraph.graph.unfinished": "open_sagas recover_saga recover_sagas rollback_saga "
+    "sagagraph.graph.recover": "open_sagas recover_saga recover_sagas rollback_saga "
     "unfinished_sagas waiting_sagas",
     "sagagraph.graph.worker": "run_worker",
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",

@@ -41,7 +41,7 @@ from sagagraph import (
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.errors import InvalidSagaIdError, SagaBusyError
 from sagagraph.graph.leases import saga_lease
-from sagagraph.graph.unfinished import recover_saga
+from sagagraph.graph.recover import recover_saga
 from tests.services import fresh_postgres_database
 from tests.toy_saga import HOLDING, Journal, Plan, saga_app, step_names, toy_saga
 

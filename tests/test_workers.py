@@ -119,7 +119,7 @@ def test_a_submitted_saga_is_queued_in_postgres_before_any_worker_sees_it(
     summary = cli_json(capsys, "workers", *env["flags"][:4], "--json")
     assert (summary["queued"], summary["running"], summary["finished"]) == (2, 0, 0)
     # Queued sagas wait for a worker: recover, run elsewhere by an operator, leaves them.
-    from sagagraph.graph.unfinished import unfinished_sagas
+    from sagagraph.graph.recover import unfinished_sagas
 
     with paper_app(Settings.resolve(db=env["db"], llm="offline"), "deterministic") as app:
         assert not set(ids) & set(unfinished_sagas(app))

@@ -41,7 +41,7 @@ from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.saga.async_execution import acompensate_step, aexecute_step
-from sagagraph.saga.execution import Outcome, compensate_step, execute_step
+from sagagraph.saga.execution import StepAttempts, compensate_step, execute_step
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Step
 from sagagraph.saga.records import Failed, compensation_failed
@@ -81,7 +81,9 @@ def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
     """
     step = refinement.step
 
-    def record(state: BoardState, outcome: Outcome, undo: Outcome | None) -> dict[str, Any]:
+    def record(
+        state: BoardState, outcome: StepAttempts, undo: StepAttempts | None
+    ) -> dict[str, Any]:
         update: dict[str, Any] = {"events": list(outcome.events)}
         result = outcome.result
         if result is not None:
@@ -181,7 +183,7 @@ def build_blackboard_graph(
             )
     graph: BoardGraph = StateGraph(BoardState)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
-    # graph.recovery.force_compensation), and every source's edge leads to the controller.
+    # graph.saga_threads.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:
         graph.add_node(step.name, cast(Any, contribution_node(definition, step)))
         graph.add_edge(step.name, CONTROLLER)

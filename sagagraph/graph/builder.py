@@ -30,7 +30,7 @@ from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaOutput, SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
-from sagagraph.saga.execution import Outcome, execute_step
+from sagagraph.saga.execution import StepAttempts, execute_step
 from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
@@ -64,7 +64,7 @@ def make_step_node(
         return saga_id, update, context_for(definition, state, step.name, saga_id)
 
     def record(
-        state: SagaState, update: dict[str, Any], outcome: Outcome, saga_id: str
+        state: SagaState, update: dict[str, Any], outcome: StepAttempts, saga_id: str
     ) -> dict[str, Any]:
         last = is_last
         if parallel:
@@ -93,7 +93,7 @@ def make_step_node(
 
 def _record_outcome(
     update: dict[str, Any],
-    outcome: Outcome,
+    outcome: StepAttempts,
     step: Step,
     saga_id: str,
     *,

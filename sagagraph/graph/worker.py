@@ -120,7 +120,7 @@ class _Worker:
         saga_input: Mapping[str, Any] = found.checkpoint["channel_values"].get("input") or {}
         return saga_input
 
-    async def drive(self, saga_id: str) -> dict[str, Any]:
+    async def resume_under_lease(self, saga_id: str) -> dict[str, Any]:
         """Resume the saga under its lease until it is final; wait while another holds it."""
         app = self._app(await self._saga_input(saga_id))
         while True:
@@ -148,7 +148,7 @@ class _Worker:
         )
         start = time.monotonic()
         try:
-            view = await self.drive(saga_id)
+            view = await self.resume_under_lease(saga_id)
         except asyncio.CancelledError:
             await self._hand_back(message, saga_id)
             raise

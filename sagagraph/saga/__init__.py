@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sagagraph.saga.async_execution import acompensate_step, aexecute_step
     from sagagraph.saga.escalation import alert_operator, escalation_payload
     from sagagraph.saga.execution import (
-        Outcome,
+        StepAttempts,
         collecting_events,
         compensate_step,
         emit_event,
@@ -69,7 +69,9 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "sagagraph.saga.async_execution": "acompensate_step aexecute_step",
     "sagagraph.saga.escalation": "alert_operator escalation_payload",
-    "sagagraph.saga.execution": "Outcome collecting_events compensate_step emit_event execute_step",
+    "sagagraph.saga.execution": (
+        "StepAttempts collecting_events compensate_step emit_event execute_step"
+    ),
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
     "sagagraph.saga.names": (
         "BLACKBOARD CHOREOGRAPHY COMPENSATE COMPLETE CONTROLLER ESCALATE MODES "
@@ -115,12 +117,12 @@ __all__ = [
     "Finished",
     "HaltRecord",
     "Halted",
-    "Outcome",
     "Participant",
     "Retry",
     "SagaDefinition",
     "Status",
     "Step",
+    "StepAttempts",
     "StepContext",
     "StepRecord",
     "StepResult",

@@ -37,7 +37,7 @@ Action = Literal[
 ]
 """What an event records: a step's execute or compensate, a routing decision, the end, an
 agent step's tool call or the undo of one."""
-Outcome = Literal[
+EventOutcome = Literal[
     "ok",
     "error",
     "retry",
@@ -54,8 +54,8 @@ Outcome = Literal[
 
 WORKER_STEP = "worker"
 """The ``step`` of events a queue worker records about a saga (not one of its steps)."""
-DEAD_LETTER: Outcome = "dead_letter"
-"""Outcome of the event that records a saga dead-lettered by the work queue."""
+DEAD_LETTER: EventOutcome = "dead_letter"
+"""The outcome of the event that records a saga dead-lettered by the work queue."""
 
 
 class Event(TypedDict):
