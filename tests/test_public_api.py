@@ -56,3 +56,37 @@ def test_import_sagagraph_agents_alone_loads_no_model_client() -> None:
     modules = set(json.loads(out.stdout))
     for heavy in ("langgraph", "langchain_openai", "openai", "pypdf"):
         assert heavy not in modules, heavy
+
+
+def test_every_view_has_the_keys_each_part_adds_whatever_a_process_loaded() -> None:
+    """The kernel's view names no upper part; sagagraph adds their keys when it is imported."""
+    code = (
+        "import json, sys; from sagagraph.saga.view import saga_view; "
+        "view = saga_view({'events': []}); "
+        "print(json.dumps([sorted(view), 'langchain_core' in sys.modules]))"
+    )
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    keys, langchain = json.loads(out.stdout)
+    assert {"tools", "dead_letter", "completed", "compensated", "outputs"} <= set(keys)
+    assert "board" not in keys  # only a saga whose state has a board shows one
+    assert not langchain
+
+
+def test_a_builder_refuses_a_step_named_as_a_node_reserved_after_its_definition() -> None:
+    from sagagraph import SagaDefinition, Step, StepResult, build_saga_graph, participant
+    from sagagraph.errors import ConfigurationError
+    from sagagraph.saga.names import RESERVED_NAMES, reserve_names
+
+    style_node = participant("style_node", lambda ctx: StepResult())
+    definition = SagaDefinition("early", [Step(style_node)])
+    reserve_names("style_node")
+    try:
+        with pytest.raises(ConfigurationError, match="'style_node' is reserved"):
+            build_saga_graph(definition)
+        with pytest.raises(ConfigurationError, match="reserved"):
+            SagaDefinition("late", [Step(style_node)])
+    finally:
+        RESERVED_NAMES.discard("style_node")

@@ -244,7 +244,8 @@ def test_a_busy_lease_is_refused_not_waited_for_by_the_lease_itself(env: dict[st
 
 
 def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again() -> None:
-    from sagagraph.saga.view import DEAD_LETTER, WORKER_STEP, make_event, saga_view
+    from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
+    from sagagraph.saga.view import make_event, saga_view
 
     dead = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="after 5 deliveries")
     assert saga_view({"events": [dead]})["dead_letter"] == dead

@@ -42,7 +42,7 @@ from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.saga.async_execution import acompensate_step, aexecute_step
 from sagagraph.saga.execution import StepAttempts, compensate_step, execute_step
-from sagagraph.saga.names import COMPENSATE
+from sagagraph.saga.names import COMPENSATE, refuse_reserved
 from sagagraph.saga.protocol import SagaDefinition, Step
 from sagagraph.saga.records import Failed, compensation_failed
 
@@ -174,6 +174,7 @@ def build_blackboard_graph(
         raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
     if router == "llm" and router_model is None:
         raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
+    refuse_reserved(definition.step_names)
     names = set(definition.step_names)
     for refinement in refinements:
         if refinement.name in names or refinement.topic not in names:

@@ -35,8 +35,7 @@ from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.names import TERMINAL_STATUSES
-from sagagraph.saga.protocol import RESERVED_NAMES
+from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
 

@@ -36,16 +36,12 @@ from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import default_db_url
 from sagagraph.errors import BusError, InputError, SagaBusyError, SagaNotFoundError
 from sagagraph.graph.async_runner import aresume_saga
+from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
 from sagagraph.graph.runner import saga_config
 from sagagraph.graph.work_queue import QueueAddress, connect, declare, decode_job, queue_address
 from sagagraph.graph.worker_lease import WorkerLeases, worker_leases
 from sagagraph.saga.names import TERMINAL_STATUSES
-from sagagraph.saga.view import (
-    DEAD_LETTER,
-    WORKER_STEP,
-    describe_error,
-    make_event,
-)
+from sagagraph.saga.view import describe_error, make_event
 
 log = logging.getLogger("sagagraph.worker")
 

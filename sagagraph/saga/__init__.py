@@ -27,15 +27,13 @@ if TYPE_CHECKING:
         BLACKBOARD,
         CHOREOGRAPHY,
         COMPENSATE,
-        COMPLETE,
-        CONTROLLER,
         ESCALATE,
         MODES,
         ORCHESTRATION,
-        RESERVED_NODES,
+        RESERVED_NAMES,
         SAGA,
-        SUPERVISOR,
         TERMINAL_STATUSES,
+        reserve_names,
     )
     from sagagraph.saga.protocol import (
         Participant,
@@ -74,8 +72,8 @@ _EXPORTS = {
     ),
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
     "sagagraph.saga.names": (
-        "BLACKBOARD CHOREOGRAPHY COMPENSATE COMPLETE CONTROLLER ESCALATE MODES "
-        "ORCHESTRATION RESERVED_NODES SAGA SUPERVISOR TERMINAL_STATUSES"
+        "BLACKBOARD CHOREOGRAPHY COMPENSATE ESCALATE MODES ORCHESTRATION RESERVED_NAMES SAGA "
+        "TERMINAL_STATUSES reserve_names"
     ),
     "sagagraph.saga.protocol": (
         "Participant Retry SagaDefinition Step StepContext StepRecord StepResult Usage participant"
@@ -102,14 +100,11 @@ __all__ = [
     "BLACKBOARD",
     "CHOREOGRAPHY",
     "COMPENSATE",
-    "COMPLETE",
-    "CONTROLLER",
     "ESCALATE",
     "MODES",
     "ORCHESTRATION",
-    "RESERVED_NODES",
+    "RESERVED_NAMES",
     "SAGA",
-    "SUPERVISOR",
     "TERMINAL_STATUSES",
     "Event",
     "Failed",
@@ -141,6 +136,7 @@ __all__ = [
     "make_event",
     "new_saga_id",
     "participant",
+    "reserve_names",
     "rollback_finished",
     "rollback_requested",
     "router_aborted",

@@ -19,7 +19,7 @@ from sagagraph.errors import (
     InputError,
     ToolUndoError,
 )
-from sagagraph.saga.names import RESERVED_NODES
+from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ConfigurationError,
@@ -182,8 +182,6 @@ class Retry:
         return attempt < self.max_attempts and isinstance(error, self.retry_on)
 
 
-RESERVED_NAMES = RESERVED_NODES | {"END", "finish"}
-"""Names a step may not take: the kernel's node names, and the router's words for the end."""
 _STEP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
