@@ -83,7 +83,7 @@ class StepContext:
     attempt: int = 1
     """1 for the first try, 2 for the first retry, and so on."""
     services: Mapping[str, Any] = field(default_factory=dict)
-    """The services the saga definition provides (stores, chat model, paper loader...)."""
+    """The services the saga definition provides (stores, a chat model, a file loader...)."""
 
     @property
     def idempotency_key(self) -> str:
@@ -219,7 +219,7 @@ class SagaDefinition:
     """An ordered list of steps and the services they share."""
 
     name: str
-    """Name of the saga type (``paper_review``, ``travel_booking``)."""
+    """Name of the saga type (``travel_booking``, ``food_order``)."""
     steps: tuple[Step, ...]
     """The steps, in the order they run."""
     services: Mapping[str, Any] = field(default_factory=dict)
