@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -90,3 +91,14 @@ def test_a_builder_refuses_a_step_named_as_a_node_reserved_after_its_definition(
             SagaDefinition("late", [Step(style_node)])
     finally:
         RESERVED_NAMES.discard("style_node")
+
+
+def test_parsing_a_paper_never_imports_its_loader() -> None:
+    """The loader caches what parsing builds: parsing imports nothing of it, not even for types."""
+    tree = ast.parse((REPO / "sagagraph" / "agents" / "pdf" / "parsing.py").read_text())
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "sagagraph.agents.pdf.parsing" not in imported
+    assert "sagagraph.agents.pdf.loader" not in imported
+    assert "sagagraph.agents.pdf.files" in imported  # the walk sees the module's imports
