@@ -154,6 +154,7 @@ for _module, _name in (
     ("sagagraph.blackboard.board_view", "board_view"),
 ):
     add_view_section(_view_section(_module, _name))
+del _module, _name
 
 __all__ = [
     "CompensatedKeyError",
