@@ -36,8 +36,8 @@ from bench.fake_saga import (
     thread,
 )
 from sagagraph import build_saga_graph, open_checkpointer, run_saga
-from sagagraph.agents.paper_parsing import load_paper
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
+from sagagraph.agents.pdf.parsing import load_paper
 
 IN_FLIGHT_LATENCY = 2.0
 

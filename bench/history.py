@@ -166,8 +166,8 @@ def _measure_one(backend: str, url: str, size: int, app: Any, settings: Any) -> 
     """``list`` and ``recover`` (finding) on one filled database, and the full-read baseline."""
     from sagagraph.cli.apps import inspection_app
     from sagagraph.cli.listing import orchestrated_rows
+    from sagagraph.graph.recover import open_sagas
     from sagagraph.graph.runner import list_sagas
-    from sagagraph.graph.unfinished import open_sagas
 
     list_s, list_loads, listed = _timed(lambda: orchestrated_rows(settings))
 

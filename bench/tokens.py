@@ -38,8 +38,8 @@ from sagagraph import (
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_parsing import load_paper
 from sagagraph.agents.paper_saga import paper_saga_definition
+from sagagraph.agents.pdf.parsing import load_paper
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.prompts import render_prompt
 from tests.openai_server import (

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import RouterKind, build_saga_graph
-from sagagraph.graph.llm_router import SUPERVISOR
+from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.graph.runner import run_saga, saga_config
 from sagagraph.saga.ids import new_saga_id

@@ -73,7 +73,7 @@ def _run_mode(
         )
     app: Any
     if mode == BLACKBOARD:
-        from sagagraph.blackboard.builder import paper_blackboard_graph
+        from sagagraph.agents.paper_blackboard import paper_blackboard_graph
 
         app = paper_blackboard_graph(definition).compile(checkpointer=checkpointer)
     else:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sagagraph import resume_saga, run_saga
-from sagagraph.graph.unfinished import recover_sagas
+from sagagraph.graph.recover import recover_sagas
 from tests.toy_saga import Action, Crash, Journal, Moment, Plan, die, saga_app, toy_saga
 
 

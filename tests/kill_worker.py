@@ -35,8 +35,8 @@ from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.graph.async_runner import aresume_saga, arun_saga
 from sagagraph.graph.builder import build_saga_graph
+from sagagraph.graph.recover import recover_sagas
 from sagagraph.graph.runner import list_sagas, resume_saga, run_saga
-from sagagraph.graph.unfinished import recover_sagas
 from tests.kill_saver import METHODS, CallCounter, How, Method, arm
 
 PATHS = {"ok": None, "fail": "summarizer"}

@@ -15,17 +15,18 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph.agents.paper_agents import REVIEW_FILE
-from sagagraph.agents.paper_parsing import load_paper
-from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
-from sagagraph.blackboard.board import BoardEntry, add_entries, entry, is_live, withdrawals
-from sagagraph.blackboard.builder import build_blackboard_graph, paper_blackboard_graph
-from sagagraph.blackboard.refinement import (
+from sagagraph.agents.paper_blackboard import (
     REFINED_HEADING,
     ReviewRefiner,
     contradicted_claims,
+    paper_blackboard_graph,
     render_refinement,
     strip_refinement,
 )
+from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
+from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.blackboard.board import BoardEntry, add_entries, entry, is_live, withdrawals
+from sagagraph.blackboard.builder import build_blackboard_graph
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.async_runner import arun_saga
@@ -231,7 +232,8 @@ def test_a_version_posted_again_after_a_crash_is_kept_once() -> None:
 
 
 def test_a_refinement_must_revisit_a_topic_of_the_definition(tmp_path: Path) -> None:
-    from sagagraph.blackboard.refinement import Refinement, paper_refinements
+    from sagagraph.agents.paper_blackboard import paper_refinements
+    from sagagraph.blackboard.refinement import Refinement
 
     definition = paper_saga_definition(outputs_dir=tmp_path)
     (refine,) = paper_refinements(definition.step("reviewer"))

@@ -22,7 +22,7 @@ from sagagraph import (
 )
 from sagagraph.checkpoints.factory import redact_url
 from sagagraph.checkpoints.savers import SagaSqliteSaver
-from sagagraph.graph.recovery import saga_ids
+from sagagraph.graph.saga_threads import saga_ids
 from tests.toy_saga import Crash, Journal, Plan, SimulatedCrash, saga_app, toy_saga
 
 

@@ -202,7 +202,7 @@ def test_agents_run_by_run_agent_serve_sagas_started_elsewhere(tmp_path: Path) -
 
 
 def test_passwords_never_reach_errors(tmp_path: Path) -> None:
-    from sagagraph import BusError
+    from sagagraph.errors import BusError
 
     url = "amqp://guest:topsecret@127.0.0.1:1/"  # nothing listens on port 1
     with pytest.raises(BusError) as caught:

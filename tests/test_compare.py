@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import paper_saga_definition
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.compare import compare_routers, disagreements, output_digest, render_comparison
 from sagagraph.config import Settings

@@ -27,7 +27,6 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph import (
-    InvalidSagaIdError,
     Retry,
     list_sagas,
     new_saga_id,
@@ -40,9 +39,9 @@ from sagagraph import (
     saga_status,
 )
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
-from sagagraph.errors import SagaBusyError
+from sagagraph.errors import InvalidSagaIdError, SagaBusyError
 from sagagraph.graph.leases import saga_lease
-from sagagraph.graph.unfinished import recover_saga
+from sagagraph.graph.recover import recover_saga
 from tests.services import fresh_postgres_database
 from tests.toy_saga import HOLDING, Journal, Plan, saga_app, step_names, toy_saga
 

@@ -9,7 +9,7 @@ import pytest
 
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.validation_rules import REQUIRED_PARTS, UNHEADED_ABSTRACT
 from sagagraph.errors import PaperLoadError
 from tests.services import CORPUS

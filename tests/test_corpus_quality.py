@@ -14,8 +14,8 @@ import pytest
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import render_review
-from sagagraph.agents.paper_loader import PaperLoader
-from sagagraph.agents.paper_parsing import UNHEADED_REFERENCES
+from sagagraph.agents.pdf.loader import PaperLoader
+from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES
 from sagagraph.agents.validation_rules import REQUIRED_PARTS, UNHEADED_ABSTRACT
 from tests.output_checks import (
     assert_review_is_grounded,

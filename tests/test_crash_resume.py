@@ -27,7 +27,7 @@ from sagagraph import (
     saga_config,
     saga_status,
 )
-from sagagraph.graph.unfinished import recover_sagas, rollback_saga
+from sagagraph.graph.recover import recover_sagas, rollback_saga
 from tests.services import fresh_postgres_database
 from tests.toy_saga import (
     CRASH_EXIT_CODE,

@@ -16,7 +16,6 @@ from langgraph.types import Command, interrupt
 from sagagraph import (
     ConfigurationError,
     InputError,
-    InvalidSagaIdError,
     Retry,
     SagaDefinition,
     SagaNotFoundError,
@@ -31,6 +30,7 @@ from sagagraph import (
     saga_config,
     saga_status,
 )
+from sagagraph.errors import InvalidSagaIdError
 from tests.toy_saga import Journal, Plan, TransientError, saga_app, step_names, toy_saga
 
 MATRIX = [(n, k) for n in range(1, 7) for k in range(1, n + 1)]

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from sagagraph.agents.input_limits import (
+from sagagraph.agents.pdf.files import read_bytes
+from sagagraph.agents.pdf.input_limits import (
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_PAPER_MB,
     DEFAULT_MAX_TEXT_MB,
     InputLimits,
 )
-from sagagraph.agents.paper_files import read_bytes
-from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.errors import ConfigurationError, PaperLoadError
 from tests.test_bad_input import blank_pdf, text_pdf
 

@@ -11,8 +11,8 @@ import pytest
 
 from sagagraph.agents.headings import HeadingScanner, normalize_line, roman_value
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_loader import PaperLoader
-from sagagraph.agents.paper_parsing import check_paper, load_paper, parse_paper
+from sagagraph.agents.pdf.loader import PaperLoader, check_paper
+from sagagraph.agents.pdf.parsing import load_paper, parse_paper
 from sagagraph.errors import InputError, PaperLoadError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "papers"

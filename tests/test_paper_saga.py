@@ -16,8 +16,8 @@ import pytest
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.checkpoints.factory import open_checkpointer

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from sagagraph.agents.offline_engine import OfflineEngine
-from sagagraph.agents.paper_loader import PaperLoader
-from sagagraph.agents.paper_parsing import load_paper, parse_paper
+from sagagraph.agents.pdf.loader import PaperLoader
+from sagagraph.agents.pdf.parsing import load_paper, parse_paper
 from sagagraph.agents.validation_rules import REQUIRED_PARTS
 from tests.synthetic_papers import INVALID_CASES, VALID_CASES
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from bench.pdfgen import write_objects_pdf
-from sagagraph.agents import paper_files
 from sagagraph.agents.headings import normalize_line
-from sagagraph.agents.paper_files import _has_letters, pdf_pages
-from sagagraph.agents.pdf_layout import PageStyles
+from sagagraph.agents.pdf import files as paper_files
+from sagagraph.agents.pdf.files import _has_letters, pdf_pages
+from sagagraph.agents.pdf.layout import PageStyles
 
 _PAGE = (
     b"BT /F1 14 Tf 72 720 Td (Results of the Figure Study) Tj ET\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sagagraph.agents.paper_loader import resolve_pdf_password
+from sagagraph.agents.pdf.loader import resolve_pdf_password
 from sagagraph.checkpoints.factory import open_checkpointer, redact_url
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import redact, register_secret

@@ -32,8 +32,8 @@ from sagagraph import (
 from sagagraph.checkpoints import saga_metadata
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.cli.listing import row, stamped_row
+from sagagraph.graph.recover import open_sagas, waiting_sagas
 from sagagraph.graph.runner import initial_state, saga_config
-from sagagraph.graph.unfinished import open_sagas, waiting_sagas
 from sagagraph.saga.view import committed_order, make_event
 
 STEPS = ("first", "second", "third")

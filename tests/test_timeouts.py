@@ -20,8 +20,8 @@ from sagagraph import Participant, Retry, SagaDefinition, Step, run_saga
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
-from sagagraph.agents.paper_loader import PaperLoader
 from sagagraph.agents.paper_saga import PAPER_SAGA
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.saga.protocol import Usage

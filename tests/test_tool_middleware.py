@@ -20,13 +20,8 @@ from examples.travel_swarm.billing import PaymentRefused, billing_tools
 from examples.travel_swarm.flight import flight_tools
 from examples.travel_swarm.hotel import hotel_tools
 from examples.travel_swarm.partners import FLIGHT, HOTELS, TravelStores, holdings, open_partners
-from sagagraph import (
-    AgentRunError,
-    ConfigurationError,
-    Retry,
-    ToolUndoError,
-    create_compensating_agent,
-)
+from sagagraph import ConfigurationError, Retry, ToolUndoError, create_compensating_agent
+from sagagraph.errors import AgentRunError
 from tests.openai_server import Reply, ScriptedOpenAIServer
 from tests.swarm_support import chat_model
 

@@ -32,7 +32,6 @@ from examples.travel_swarm.flight import flight_tools
 from examples.travel_swarm.hotel import hotel_tools
 from examples.travel_swarm.partners import FLIGHT, HOTELS, holdings, open_partners
 from sagagraph import (
-    AgentRunError,
     CompensatedKeyError,
     Retry,
     ToolCall,
@@ -44,6 +43,7 @@ from sagagraph import (
     read_only,
 )
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
+from sagagraph.errors import AgentRunError
 from tests.openai_server import Reply, ScriptedOpenAIServer
 from tests.swarm_support import chat_model
 

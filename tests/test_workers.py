@@ -119,7 +119,7 @@ def test_a_submitted_saga_is_queued_in_postgres_before_any_worker_sees_it(
     summary = cli_json(capsys, "workers", *env["flags"][:4], "--json")
     assert (summary["queued"], summary["running"], summary["finished"]) == (2, 0, 0)
     # Queued sagas wait for a worker: recover, run elsewhere by an operator, leaves them.
-    from sagagraph.graph.unfinished import unfinished_sagas
+    from sagagraph.graph.recover import unfinished_sagas
 
     with paper_app(Settings.resolve(db=env["db"], llm="offline"), "deterministic") as app:
         assert not set(ids) & set(unfinished_sagas(app))
@@ -244,7 +244,8 @@ def test_a_busy_lease_is_refused_not_waited_for_by_the_lease_itself(env: dict[st
 
 
 def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again() -> None:
-    from sagagraph.saga.view import DEAD_LETTER, WORKER_STEP, make_event, saga_view
+    from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
+    from sagagraph.saga.view import make_event, saga_view
 
     dead = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="after 5 deliveries")
     assert saga_view({"events": [dead]})["dead_letter"] == dead

@@ -37,7 +37,7 @@ from examples.travel_swarm.partners import FLIGHT, TravelStores, open_partners
 from examples.travel_swarm.scripted_model import ScriptedSwarmModel
 from examples.travel_swarm.supervisor import swarm_graph
 from sagagraph import open_checkpointer, run_saga
-from sagagraph.graph.unfinished import recover_sagas
+from sagagraph.graph.recover import recover_sagas
 
 OPS = {
     "airline": ("book", "cancel"),

@@ -1,1 +1,92 @@
-"""Participants: the protocol, the paper agents, their stores, paper loading, model factory."""
+"""The paper app: three agents (validator, reviewer, summarizer) that review a paper as one saga.
+
+The app is one user of the engine, like ``examples/``: it builds a
+:class:`~sagagraph.saga.protocol.SagaDefinition` from its agents
+(:func:`paper_saga_definition`) and runs it with the engine's runners. Its parts: the agents
+and their saga (``paper_agents``, ``paper_saga``, ``paper_blackboard``), their engines (offline
+rules, or a chat model through ``openai_engine``), the output store, and PDF loading in
+:mod:`sagagraph.agents.pdf`. The engine below never imports this package.
+
+Each name is imported on first use (PEP 562), as in :mod:`sagagraph`.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sagagraph.agents.engine import PaperEngine
+    from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
+    from sagagraph.agents.offline_engine import OfflineEngine
+    from sagagraph.agents.openai_engine import OpenAIEngine
+    from sagagraph.agents.paper import Paper, PaperTooShortError, Section
+    from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
+    from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
+    from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
+    from sagagraph.agents.pdf.loader import PaperLoader, check_paper
+    from sagagraph.agents.pdf.parsing import load_paper
+    from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
+    from sagagraph.agents.store import OutputStore
+    from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
+
+_EXPORTS = {
+    "sagagraph.agents.engine": "PaperEngine",
+    "sagagraph.agents.models": "make_chat_model make_engine resolve_llm",
+    "sagagraph.agents.offline_engine": "OfflineEngine",
+    "sagagraph.agents.openai_engine": "OpenAIEngine",
+    "sagagraph.agents.paper": "Paper PaperTooShortError Section",
+    "sagagraph.agents.paper_agents": "ReviewerAgent SummarizerAgent ValidatorAgent",
+    "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
+    "sagagraph.agents.paper_saga": "PAPER_STEPS paper_saga_definition",
+    "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
+    "sagagraph.agents.pdf.parsing": "load_paper",
+    "sagagraph.agents.schemas": "PartFound Review Summary ValidationReport",
+    "sagagraph.agents.store": "OutputStore",
+    "sagagraph.errors": "MalformedModelOutput ModelCallError PaperLoadError",
+}
+"""Each module that defines public names, and those names (the TYPE_CHECKING imports above)."""
+
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sagagraph.agents' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next look-up is an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+__all__ = [
+    "PAPER_STEPS",
+    "MalformedModelOutput",
+    "ModelCallError",
+    "OfflineEngine",
+    "OpenAIEngine",
+    "OutputStore",
+    "Paper",
+    "PaperEngine",
+    "PaperLoadError",
+    "PaperLoader",
+    "PaperTooShortError",
+    "PartFound",
+    "Review",
+    "ReviewerAgent",
+    "Section",
+    "SummarizerAgent",
+    "Summary",
+    "ValidationReport",
+    "ValidatorAgent",
+    "check_paper",
+    "load_paper",
+    "make_chat_model",
+    "make_engine",
+    "paper_blackboard_graph",
+    "paper_refinements",
+    "paper_saga_definition",
+    "resolve_llm",
+]

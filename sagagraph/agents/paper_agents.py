@@ -14,7 +14,7 @@ from typing import Any
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_review import OFFLINE_REVIEW_NOTE
 from sagagraph.agents.paper import Paper, PaperTooShortError
-from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, ValidationReport
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.validation_rules import PART_LABELS

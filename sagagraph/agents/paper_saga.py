@@ -12,7 +12,7 @@ from pathlib import Path
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
-from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.store import OutputStore
 from sagagraph.errors import ConfigurationError, ModelCallError, StepTimeoutError
 from sagagraph.saga.protocol import Retry, SagaDefinition, Step

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
 from sagagraph.graph.state import SagaState
-from sagagraph.saga.names import BLACKBOARD
-from sagagraph.saga.names import CONTROLLER as CONTROLLER_NODE
+from sagagraph.saga.names import BLACKBOARD, reserve_names
 from sagagraph.saga.view import now
 
 MODE = BLACKBOARD
 """The ``mode`` a blackboard saga records (and its JSON view shows)."""
-CONTROLLER = CONTROLLER_NODE
+CONTROLLER = "controller"
 """Name of the node that reads the board and picks the next knowledge source."""
+reserve_names(CONTROLLER)
 
 EntryStatus = Literal["posted", "refined", "withdrawn"]
 """``posted``: a first contribution; ``refined``: a later version by a knowledge source that

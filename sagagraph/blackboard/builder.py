@@ -31,7 +31,7 @@ from sagagraph.blackboard.board import (
     withdrawals,
 )
 from sagagraph.blackboard.controller import make_controller
-from sagagraph.blackboard.refinement import Refinement, paper_refinements
+from sagagraph.blackboard.refinement import Refinement
 from sagagraph.graph.builder import RouterKind, make_step_node
 from sagagraph.graph.compensation import (
     add_compensation_nodes,
@@ -41,8 +41,8 @@ from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.saga.async_execution import acompensate_step, aexecute_step
-from sagagraph.saga.execution import Outcome, compensate_step, execute_step
-from sagagraph.saga.names import COMPENSATE
+from sagagraph.saga.execution import StepAttempts, compensate_step, execute_step
+from sagagraph.saga.names import COMPENSATE, refuse_reserved
 from sagagraph.saga.protocol import SagaDefinition, Step
 from sagagraph.saga.records import Failed, compensation_failed
 
@@ -81,7 +81,9 @@ def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
     """
     step = refinement.step
 
-    def record(state: BoardState, outcome: Outcome, undo: Outcome | None) -> dict[str, Any]:
+    def record(
+        state: BoardState, outcome: StepAttempts, undo: StepAttempts | None
+    ) -> dict[str, Any]:
         update: dict[str, Any] = {"events": list(outcome.events)}
         result = outcome.result
         if result is not None:
@@ -161,9 +163,9 @@ def build_blackboard_graph(
 ) -> BoardGraph:
     """Build the uncompiled blackboard graph; compile it with a checkpointer to run it.
 
-    ``refinements`` are the knowledge sources' revisits (see
-    :func:`paper_blackboard_graph` for the paper's). ``router="llm"`` lets ``router_model``
-    pick each next knowledge source behind the guard; ``on_escalation`` is as in
+    ``refinements`` are the knowledge sources' revisits (the paper app's are in
+    :mod:`sagagraph.agents.paper_blackboard`). ``router="llm"`` lets ``router_model`` pick
+    each next knowledge source behind the guard; ``on_escalation`` is as in
     :func:`~sagagraph.graph.builder.build_saga_graph`.
     """
     from sagagraph.errors import ConfigurationError
@@ -172,6 +174,7 @@ def build_blackboard_graph(
         raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
     if router == "llm" and router_model is None:
         raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
+    refuse_reserved(definition.step_names)
     names = set(definition.step_names)
     for refinement in refinements:
         if refinement.name in names or refinement.topic not in names:
@@ -181,7 +184,7 @@ def build_blackboard_graph(
             )
     graph: BoardGraph = StateGraph(BoardState)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
-    # graph.recovery.force_compensation), and every source's edge leads to the controller.
+    # graph.saga_threads.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:
         graph.add_node(step.name, cast(Any, contribution_node(definition, step)))
         graph.add_edge(step.name, CONTROLLER)
@@ -195,11 +198,3 @@ def build_blackboard_graph(
     retract = retraction_node(definition)
     add_compensation_nodes(graph, definition, on_escalation=on_escalation, compensate=retract)
     return graph
-
-
-def paper_blackboard_graph(definition: SagaDefinition, **options: Any) -> BoardGraph:
-    """The paper saga's blackboard: its three agents plus the reviewer's refinement."""
-    refinements: tuple[Refinement, ...] = ()
-    if {"reviewer", "summarizer"} <= set(definition.step_names):
-        refinements = paper_refinements(definition.step("reviewer"))
-    return build_blackboard_graph(definition, refinements=refinements, **options)

@@ -27,7 +27,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 def pdf_password(args: argparse.Namespace) -> str | None:
     """``--password``, ``--password-file`` or ``$SAGAGRAPH_PDF_PASSWORD`` (hidden from output)."""
-    from sagagraph.agents.paper_loader import resolve_pdf_password
+    from sagagraph.agents.pdf.loader import resolve_pdf_password
 
     return resolve_pdf_password(
         getattr(args, "password", None), getattr(args, "password_file", None)
@@ -43,8 +43,8 @@ def paper_definition(
 ) -> Any:
     """The paper saga from settings; ``announce``: each step says on stderr when it starts."""
     from sagagraph.agents.models import make_engine
-    from sagagraph.agents.paper_loader import PaperLoader
     from sagagraph.agents.paper_saga import paper_saga_definition
+    from sagagraph.agents.pdf.loader import PaperLoader
 
     engine = make_engine(settings.llm, settings.model)
     definition = paper_saga_definition(
@@ -88,7 +88,7 @@ def paper_graph(
     definition = paper_definition(settings, password=password, loader=loader, announce=announce)
     build: Any
     if settings.mode == BLACKBOARD:
-        from sagagraph.blackboard.builder import paper_blackboard_graph as build
+        from sagagraph.agents.paper_blackboard import paper_blackboard_graph as build
     else:
         from sagagraph.graph.builder import build_saga_graph as build
     if router != "llm":

@@ -35,7 +35,7 @@ def blackboard_unfinished(settings: Settings) -> list[str]:
     """Blackboard sagas left unfinished (what ``recover`` must resume)."""
     from sagagraph.blackboard.board import MODE as BLACKBOARD
     from sagagraph.cli.apps import checkpoints_may_exist, paper_app
-    from sagagraph.graph.unfinished import unfinished_sagas
+    from sagagraph.graph.recover import unfinished_sagas
 
     if not checkpoints_may_exist(settings.db):
         return []

@@ -118,7 +118,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from sagagraph.errors import SagaBusyError
-    from sagagraph.graph.unfinished import is_unfinished, open_sagas, recover_saga
+    from sagagraph.graph.recover import is_unfinished, open_sagas, recover_saga
 
     base = settings_from(args)
     views: list[dict[str, Any]] = recover_choreography(args)

@@ -38,7 +38,7 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sagagraph.agents.paper_loader import PaperLoader
+    from sagagraph.agents.pdf.loader import PaperLoader
     from sagagraph.saga.ids import new_saga_id, validate_saga_id
 
     check_flags(args)

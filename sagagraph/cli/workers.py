@@ -20,8 +20,7 @@ from sagagraph.errors import ConfigurationError
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from sagagraph.agents.paper_loader import PaperLoader
-    from sagagraph.agents.paper_parsing import check_paper
+    from sagagraph.agents.pdf.loader import PaperLoader, check_paper
     from sagagraph.graph.submit import SagaRequest, submit_sagas
 
     if args.fail_at and args.fail_at not in PAPER_STEPS:

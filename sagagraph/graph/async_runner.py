@@ -65,14 +65,14 @@ class AsyncSagaApp(Protocol):
     ) -> StateSnapshot: ...
 
 
-async def _drive(
+async def astream_saga(
     app: AsyncSagaApp,
     payload: Any,
     saga_id: str,
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any] | None:
-    """:func:`~sagagraph.graph.runner.drive` on ``astream``: the final values when the saga
+    """:func:`~sagagraph.graph.runner.stream_saga` on ``astream``: the final values when the saga
     ended, None when it paused or stopped unfinished."""
     output = RunOutput(on_event)
     try:
@@ -147,7 +147,7 @@ async def _run_leased(
         raise already_exists(saga_id)
     payload = initial_state(saga_id, input, fail_at=fail_at)
     return await _view_after(
-        app, saga_id, await _drive(app, payload, saga_id, durability, on_event)
+        app, saga_id, await astream_saga(app, payload, saga_id, durability, on_event)
     )
 
 
@@ -168,5 +168,5 @@ async def aresume_saga(
             view = await asaga_status(app, saga_id)
             if view["waiting_for_operator"] or not view["next"]:
                 return view
-            finished = await _drive(app, None, saga_id, durability, on_event)
+            finished = await astream_saga(app, None, saga_id, durability, on_event)
             return await _view_after(app, saga_id, finished)

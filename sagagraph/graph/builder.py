@@ -28,10 +28,11 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.nodes import COMPLETE, SUPERVISOR
 from sagagraph.graph.state import SagaOutput, SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
-from sagagraph.saga.execution import Outcome, execute_step
-from sagagraph.saga.names import COMPENSATE, COMPLETE, SUPERVISOR
+from sagagraph.saga.execution import StepAttempts, execute_step
+from sagagraph.saga.names import COMPENSATE, refuse_reserved
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
 from sagagraph.saga.view import FailureRecord
@@ -64,7 +65,7 @@ def make_step_node(
         return saga_id, update, context_for(definition, state, step.name, saga_id)
 
     def record(
-        state: SagaState, update: dict[str, Any], outcome: Outcome, saga_id: str
+        state: SagaState, update: dict[str, Any], outcome: StepAttempts, saga_id: str
     ) -> dict[str, Any]:
         last = is_last
         if parallel:
@@ -93,7 +94,7 @@ def make_step_node(
 
 def _record_outcome(
     update: dict[str, Any],
-    outcome: Outcome,
+    outcome: StepAttempts,
     step: Step,
     saga_id: str,
     *,
@@ -253,6 +254,7 @@ def build_saga_graph(
         SagaState, output_schema=SagaOutput if output == "view" else SagaState
     )
     names = definition.step_names
+    refuse_reserved(names)
     chain = definition.is_chain
     if router not in ("deterministic", "llm"):
         raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")

@@ -29,7 +29,7 @@ from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.state import SagaState, undone
 from sagagraph.saga.async_execution import acompensate_step
 from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_payload
-from sagagraph.saga.execution import Outcome, compensate_step
+from sagagraph.saga.execution import StepAttempts, compensate_step
 from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.saga.records import compensation_failed, rollback_finished
@@ -111,7 +111,7 @@ def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Comma
     )
 
 
-def _apply(state: SagaState, planned: _Compensation, outcome: Outcome) -> Command[Any]:
+def _apply(state: SagaState, planned: _Compensation, outcome: StepAttempts) -> Command[Any]:
     """The Command recording one compensation's outcome.
 
     A compensation that ends well removes its step's result and routes back to

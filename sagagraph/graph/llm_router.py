@@ -51,6 +51,7 @@ from langgraph.types import Command
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.graph.router_model import (
     ProposalReply,
     aask_router,
@@ -66,7 +67,6 @@ from sagagraph.redaction import redact
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
 from sagagraph.saga.names import COMPENSATE
-from sagagraph.saga.names import SUPERVISOR as SUPERVISOR  # re-exported: the router's node
 from sagagraph.saga.protocol import SagaDefinition, Usage
 from sagagraph.saga.records import router_aborted
 from sagagraph.saga.view import Event, committed_order, make_event

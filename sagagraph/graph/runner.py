@@ -10,7 +10,7 @@ refused with SagaBusyError, and ``recover`` skips it instead of running it twice
 an optional ``on_event`` callback that sees every event as its step finishes (progress).
 
 Recovering and rolling back the sagas a stopped process left unfinished:
-:mod:`sagagraph.graph.unfinished`.
+:mod:`sagagraph.graph.recover`.
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ from sagagraph.errors import (
     StorageFullError,
     is_disk_full,
 )
-from sagagraph.graph import recovery
+from sagagraph.graph import saga_threads
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.names import TERMINAL_STATUSES
-from sagagraph.saga.protocol import RESERVED_NAMES
+from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
 
@@ -165,7 +164,7 @@ class RunOutput:
         return self.values
 
 
-def drive(
+def stream_saga(
     app: SagaApp,
     payload: Any,
     saga_id: str,
@@ -298,7 +297,7 @@ def run_saga(
         if _exists(app, saga_id):
             raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
-        return _view_after(app, saga_id, drive(app, payload, saga_id, durability, on_event))
+        return _view_after(app, saga_id, stream_saga(app, payload, saga_id, durability, on_event))
 
 
 def resume_saga(
@@ -324,7 +323,7 @@ def resume_leased(
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    return _view_after(app, saga_id, drive(app, None, saga_id, durability, on_event))
+    return _view_after(app, saga_id, stream_saga(app, None, saga_id, durability, on_event))
 
 
 def resolve_saga(
@@ -353,12 +352,12 @@ def resolve_saga(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
         resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        return _view_after(app, saga_id, drive(app, resume, saga_id, durability, on_event))
+        return _view_after(app, saga_id, stream_saga(app, resume, saga_id, durability, on_event))
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:
     """Every saga id (thread id) the checkpointer holds, each once, sorted."""
-    yield from recovery.saga_ids(checkpointer)
+    yield from saga_threads.saga_ids(checkpointer)
 
 
 def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any]]:

@@ -36,16 +36,12 @@ from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import default_db_url
 from sagagraph.errors import BusError, InputError, SagaBusyError, SagaNotFoundError
 from sagagraph.graph.async_runner import aresume_saga
+from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
 from sagagraph.graph.runner import saga_config
 from sagagraph.graph.work_queue import QueueAddress, connect, declare, decode_job, queue_address
 from sagagraph.graph.worker_lease import WorkerLeases, worker_leases
 from sagagraph.saga.names import TERMINAL_STATUSES
-from sagagraph.saga.view import (
-    DEAD_LETTER,
-    WORKER_STEP,
-    describe_error,
-    make_event,
-)
+from sagagraph.saga.view import describe_error, make_event
 
 log = logging.getLogger("sagagraph.worker")
 
@@ -120,7 +116,7 @@ class _Worker:
         saga_input: Mapping[str, Any] = found.checkpoint["channel_values"].get("input") or {}
         return saga_input
 
-    async def drive(self, saga_id: str) -> dict[str, Any]:
+    async def resume_under_lease(self, saga_id: str) -> dict[str, Any]:
         """Resume the saga under its lease until it is final; wait while another holds it."""
         app = self._app(await self._saga_input(saga_id))
         while True:
@@ -148,7 +144,7 @@ class _Worker:
         )
         start = time.monotonic()
         try:
-            view = await self.drive(saga_id)
+            view = await self.resume_under_lease(saga_id)
         except asyncio.CancelledError:
             await self._hand_back(message, saga_id)
             raise

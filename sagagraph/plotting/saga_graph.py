@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sagagraph.errors import ConfigurationError
+from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.plotting.style import (
     EDGE_COLOURS,
     NODE_COLOURS,
@@ -14,7 +15,7 @@ from sagagraph.plotting.style import (
     node_kind,
     pyplot,
 )
-from sagagraph.saga.names import COMPENSATE, ESCALATE, SUPERVISOR
+from sagagraph.saga.names import COMPENSATE, ESCALATE
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

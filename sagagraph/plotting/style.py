@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from sagagraph.errors import ConfigurationError
-from sagagraph.saga.names import COMPENSATE, ESCALATE, SUPERVISOR
+from sagagraph.graph.nodes import SUPERVISOR
+from sagagraph.saga.names import COMPENSATE, ESCALATE
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sagagraph.saga.async_execution import acompensate_step, aexecute_step
     from sagagraph.saga.escalation import alert_operator, escalation_payload
     from sagagraph.saga.execution import (
-        Outcome,
+        StepAttempts,
         collecting_events,
         compensate_step,
         emit_event,
@@ -27,15 +27,13 @@ if TYPE_CHECKING:
         BLACKBOARD,
         CHOREOGRAPHY,
         COMPENSATE,
-        COMPLETE,
-        CONTROLLER,
         ESCALATE,
         MODES,
         ORCHESTRATION,
-        RESERVED_NODES,
+        RESERVED_NAMES,
         SAGA,
-        SUPERVISOR,
         TERMINAL_STATUSES,
+        reserve_names,
     )
     from sagagraph.saga.protocol import (
         Participant,
@@ -69,11 +67,13 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "sagagraph.saga.async_execution": "acompensate_step aexecute_step",
     "sagagraph.saga.escalation": "alert_operator escalation_payload",
-    "sagagraph.saga.execution": "Outcome collecting_events compensate_step emit_event execute_step",
+    "sagagraph.saga.execution": (
+        "StepAttempts collecting_events compensate_step emit_event execute_step"
+    ),
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
     "sagagraph.saga.names": (
-        "BLACKBOARD CHOREOGRAPHY COMPENSATE COMPLETE CONTROLLER ESCALATE MODES "
-        "ORCHESTRATION RESERVED_NODES SAGA SUPERVISOR TERMINAL_STATUSES"
+        "BLACKBOARD CHOREOGRAPHY COMPENSATE ESCALATE MODES ORCHESTRATION RESERVED_NAMES SAGA "
+        "TERMINAL_STATUSES reserve_names"
     ),
     "sagagraph.saga.protocol": (
         "Participant Retry SagaDefinition Step StepContext StepRecord StepResult Usage participant"
@@ -100,14 +100,11 @@ __all__ = [
     "BLACKBOARD",
     "CHOREOGRAPHY",
     "COMPENSATE",
-    "COMPLETE",
-    "CONTROLLER",
     "ESCALATE",
     "MODES",
     "ORCHESTRATION",
-    "RESERVED_NODES",
+    "RESERVED_NAMES",
     "SAGA",
-    "SUPERVISOR",
     "TERMINAL_STATUSES",
     "Event",
     "Failed",
@@ -115,12 +112,12 @@ __all__ = [
     "Finished",
     "HaltRecord",
     "Halted",
-    "Outcome",
     "Participant",
     "Retry",
     "SagaDefinition",
     "Status",
     "Step",
+    "StepAttempts",
     "StepContext",
     "StepRecord",
     "StepResult",
@@ -139,6 +136,7 @@ __all__ = [
     "make_event",
     "new_saga_id",
     "participant",
+    "reserve_names",
     "rollback_finished",
     "rollback_requested",
     "router_aborted",

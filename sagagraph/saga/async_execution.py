@@ -7,7 +7,7 @@ present. A participant with only the sync methods runs them on a thread of the s
 (:data:`STEP_THREADS` threads), not on asyncio's default executor, whose ``min(32, cpus + 4)``
 threads would make every saga beyond the first few wait for a free thread.
 
-Retries, timeouts, events and the :class:`~sagagraph.saga.execution.Outcome` are the same as
+Retries, timeouts, events and the :class:`~sagagraph.saga.execution.StepAttempts` are the same as
 on the sync path: a step behaves alike under ``invoke`` and ``ainvoke``. While a participant
 runs, its saga gives its turn on the event loop to another (:mod:`sagagraph.saga.loop_gate`).
 """
@@ -26,7 +26,7 @@ from sagagraph.errors import StepTimeoutError
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.execution import (
     AttemptLoop,
-    Outcome,
+    StepAttempts,
     Tried,
     Wait,
     collecting_events,
@@ -109,15 +109,15 @@ async def _compensate_once(step: Step, ctx: StepContext, result: StepResult | No
 # -- the async driver of the kernel's attempt loops --------------------------------------------
 
 
-async def adrive(
+async def arun_attempts(
     loop: AttemptLoop,
     call: Callable[[StepContext], Awaitable[object]],
     *,
     timeout: float | None,
     what: str,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> Outcome:
-    """Run an attempt loop on the event loop: the async twin of ``execution.drive``.
+) -> StepAttempts:
+    """Run an attempt loop on the event loop: the async twin of ``execution.run_attempts``.
 
     While an attempt or a wait is in progress the saga gives its turn on the event loop to
     another one. Cancellation, LangGraph's control flow and other ``BaseException`` pass
@@ -150,14 +150,14 @@ async def aexecute_step(
     *,
     inject_failure: bool = False,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> Outcome:
+) -> StepAttempts:
     """Run the step's ``aexecute`` (else ``execute`` on the step pool) with retries and timeout.
 
     Like :func:`~sagagraph.saga.execution.execute_step`: failures come back in the
-    :class:`Outcome`; LangGraph's control flow (``interrupt()``), cancellation and other
+    :class:`StepAttempts`; LangGraph's control flow (``interrupt()``), cancellation and other
     ``BaseException`` pass through, leaving the step unfinished so that resuming runs it again.
     """
-    return await adrive(
+    return await arun_attempts(
         execute_attempts(step, ctx, inject_failure=inject_failure),
         partial(_execute_once, step),
         timeout=step.timeout,
@@ -172,13 +172,13 @@ async def acompensate_step(
     result: StepResult | None,
     *,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> Outcome:
+) -> StepAttempts:
     """Run the step's ``acompensate`` (else ``compensate`` on the step pool) with its retries.
 
     Like :func:`~sagagraph.saga.execution.compensate_step`, failures come back in the
-    :class:`Outcome`; ``BaseException`` and LangGraph's control flow pass through.
+    :class:`StepAttempts`; ``BaseException`` and LangGraph's control flow pass through.
     """
-    return await adrive(
+    return await arun_attempts(
         compensate_attempts(step, ctx, result),
         lambda attempt_ctx: _compensate_once(step, attempt_ctx, result),
         timeout=step.compensation_timeout,

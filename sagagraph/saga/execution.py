@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 
 @dataclass
-class Outcome:
+class StepAttempts:
     """What happened when the engine ran one side of a step."""
 
     result: StepResult | None = None
@@ -153,7 +153,7 @@ class Tried:
     error: Exception | None = None
 
 
-AttemptLoop = Generator[Call | Wait, Tried | None, Outcome]
+AttemptLoop = Generator[Call | Wait, Tried | None, StepAttempts]
 """An attempt loop: yields calls and waits, receives what each call did, returns the outcome."""
 
 
@@ -210,7 +210,7 @@ def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = Fal
     attempt follows, ``error`` or ``timeout`` when the step failed for good. An injected
     failure is never retried and never calls the step.
     """
-    outcome = Outcome()
+    outcome = StepAttempts()
     for attempt in range(1, step.retry.max_attempts + 1):
         outcome.attempts = attempt
         if inject_failure:
@@ -251,7 +251,7 @@ its compensation ran anyway and removed whatever partial work carried the step's
 
 def compensate_attempts(step: Step, ctx: StepContext, result: StepResult | None) -> AttemptLoop:
     """The attempt loop of ``step.participant.compensate`` under its compensation retry policy."""
-    outcome = Outcome()
+    outcome = StepAttempts()
     policy = step.compensation_retry
     for attempt in range(1, policy.max_attempts + 1):
         outcome.attempts = attempt
@@ -278,14 +278,14 @@ def compensate_attempts(step: Step, ctx: StepContext, result: StepResult | None)
     raise AssertionError("unreachable: Retry.max_attempts >= 1")
 
 
-def drive(
+def run_attempts(
     loop: AttemptLoop,
     call: Callable[[StepContext], object],
     *,
     timeout: float | None,
     what: str,
     sleep: Callable[[float], None] = time.sleep,
-) -> Outcome:
+) -> StepAttempts:
     """Run an attempt loop on this thread: each attempt under ``timeout``, waits with ``sleep``.
 
     An ``Exception`` from an attempt goes back to the loop; LangGraph's control flow
@@ -317,14 +317,14 @@ def execute_step(
     *,
     inject_failure: bool = False,
     sleep: Callable[[float], None] = time.sleep,
-) -> Outcome:
+) -> StepAttempts:
     """Run ``step.participant.execute`` with retries and its timeout; return what happened.
 
-    Failures come back in the :class:`Outcome`, never as an ``Exception``. LangGraph's own
+    Failures come back in the :class:`StepAttempts`, never as an ``Exception``. LangGraph's own
     control flow (``interrupt()``) and ``BaseException`` (a kill, ``KeyboardInterrupt``) pass
     through: the graph then stops with the step unfinished, and resuming runs it again.
     """
-    return drive(
+    return run_attempts(
         execute_attempts(step, ctx, inject_failure=inject_failure),
         step.participant.execute,
         timeout=step.timeout,
@@ -339,13 +339,13 @@ def compensate_step(
     result: StepResult | None,
     *,
     sleep: Callable[[float], None] = time.sleep,
-) -> Outcome:
+) -> StepAttempts:
     """Run ``step.participant.compensate`` with its retries; return what happened.
 
-    Like :func:`execute_step`, failures come back in the :class:`Outcome`; ``BaseException``
+    Like :func:`execute_step`, failures come back in the :class:`StepAttempts`; ``BaseException``
     and LangGraph's control flow pass through.
     """
-    return drive(
+    return run_attempts(
         compensate_attempts(step, ctx, result),
         lambda attempt_ctx: step.participant.compensate(attempt_ctx, result),
         timeout=step.compensation_timeout,

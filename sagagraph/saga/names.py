@@ -1,27 +1,51 @@
-"""The names every part of sagagraph shares: graph nodes, coordination modes, statuses.
+"""The names the kernel owns and every coordination style shares: its nodes, modes, statuses.
 
 Defined once here so that orchestration, choreography, the blackboard, recovery, the CLI and
 the pictures cannot drift apart (LangGraph's ``constants.py`` does the same for START and END).
+A style's own nodes (the LLM router's ``supervisor``, the blackboard's ``controller``) are
+named by that style, which reserves them with :func:`reserve_names`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
+
+from sagagraph.errors import ConfigurationError
 
 COMPENSATE: Final = "compensate"
 """The node that undoes the next committed step, newest first, one superstep each."""
 ESCALATE: Final = "escalate"
 """The node that alerts an operator and waits (``interrupt()``) when a compensation gives up."""
-SUPERVISOR: Final = "supervisor"
-"""The LLM router's node: asks a chat model for the next step, behind the guard."""
-COMPLETE: Final = "complete"
-"""The node that joins parallel branches before a saga is completed."""
-CONTROLLER: Final = "controller"
-"""The blackboard's node that reads the board and picks the next knowledge source."""
-RESERVED_NODES: Final = frozenset(
-    {COMPENSATE, ESCALATE, SUPERVISOR, COMPLETE, CONTROLLER, "__start__", "__end__"}
-)
-"""Node names a step may not take."""
+
+RESERVED_NAMES: Final[set[str]] = {
+    COMPENSATE,
+    ESCALATE,
+    "__start__",
+    "__end__",
+    "END",
+    "finish",
+}
+"""Names a step may not take: the nodes of the graph every style builds, the names of its
+start and end, and the router's words for the end. Grown by :func:`reserve_names`."""
+
+
+def refuse_reserved(step_names: Iterable[str]) -> None:
+    """ConfigurationError when a step takes a reserved name: a builder's check, for a
+    definition made before its style reserved its names."""
+    taken = sorted(set(step_names) & RESERVED_NAMES)
+    if taken:
+        raise ConfigurationError(f"step name {taken[0]!r} is reserved by sagagraph")
+
+
+def reserve_names(*names: str) -> None:
+    """Reserve a coordination style's own node names, so no step takes one.
+
+    The style calls this where it names its nodes, so the names are reserved before any of
+    its graphs is built; its builder also refuses a definition made earlier with such a step.
+    """
+    RESERVED_NAMES.update(names)
+
 
 ORCHESTRATION: Final = "orchestration"
 CHOREOGRAPHY: Final = "choreography"

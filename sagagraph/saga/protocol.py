@@ -19,7 +19,7 @@ from sagagraph.errors import (
     InputError,
     ToolUndoError,
 )
-from sagagraph.saga.names import RESERVED_NODES
+from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ConfigurationError,
@@ -83,7 +83,7 @@ class StepContext:
     attempt: int = 1
     """1 for the first try, 2 for the first retry, and so on."""
     services: Mapping[str, Any] = field(default_factory=dict)
-    """The services the saga definition provides (stores, chat model, paper loader...)."""
+    """The services the saga definition provides (stores, a chat model, a file loader...)."""
 
     @property
     def idempotency_key(self) -> str:
@@ -182,8 +182,6 @@ class Retry:
         return attempt < self.max_attempts and isinstance(error, self.retry_on)
 
 
-RESERVED_NAMES = RESERVED_NODES | {"END", "finish"}
-"""Names a step may not take: the kernel's node names, and the router's words for the end."""
 _STEP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
@@ -221,7 +219,7 @@ class SagaDefinition:
     """An ordered list of steps and the services they share."""
 
     name: str
-    """Name of the saga type (``paper_review``, ``travel_booking``)."""
+    """Name of the saga type (``travel_booking``, ``food_order``)."""
     steps: tuple[Step, ...]
     """The steps, in the order they run."""
     services: Mapping[str, Any] = field(default_factory=dict)

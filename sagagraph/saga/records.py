@@ -73,7 +73,7 @@ def step_failed(
 ) -> Failed:
     """A step's execute gave up after its retries (logged as a warning).
 
-    ``described``: the error as its event already describes it (``Outcome.described``), so
+    ``described``: the error as its event already describes it (``StepAttempts.described``), so
     that it is not described and redacted a second time.
     """
     text = described if described is not None else describe_error(error)

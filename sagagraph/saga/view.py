@@ -7,7 +7,7 @@ event trail, token usage) and answer ``status`` with the same JSON object, built
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -36,8 +36,9 @@ Action = Literal[
     "execute", "compensate", "route", "finish", "resolve", "escalate", "tool_call", "tool_undo"
 ]
 """What an event records: a step's execute or compensate, a routing decision, the end, an
-agent step's tool call or the undo of one."""
-Outcome = Literal[
+agent step's tool call or the undo of one (the tools' own actions, spelled here so the
+``Literal`` lists every action a stored event may carry)."""
+EventOutcome = Literal[
     "ok",
     "error",
     "retry",
@@ -51,11 +52,6 @@ Outcome = Literal[
     "irreversible",
 ]
 """How it went."""
-
-WORKER_STEP = "worker"
-"""The ``step`` of events a queue worker records about a saga (not one of its steps)."""
-DEAD_LETTER: Outcome = "dead_letter"
-"""Outcome of the event that records a saga dead-lettered by the work queue."""
 
 
 class Event(TypedDict):
@@ -71,35 +67,6 @@ class Event(TypedDict):
     """The tool an agent step called or undid (``tool_call`` and ``tool_undo`` events)."""
     key: NotRequired[str]
     """That call's idempotency key (``saga_id:step:call-n``)."""
-
-
-TOOL_CALL = "tool_call"
-"""Event action of a tool call an agent step made (outcome ``ok`` or ``error``)."""
-TOOL_UNDO = "tool_undo"
-"""Event action of the undo of one tool call (``ok``, ``retry``, ``error``, ``irreversible``)."""
-
-
-def tools_by_step(events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Each agent step's tool calls, in call order, with where each stands now.
-
-    ``status`` is ``forward`` (the call took effect), ``failed`` (the tool reported an error),
-    ``undone`` (its undo ran), or ``not_undone`` (its undo gave up or the tool is
-    irreversible). A call whose result was lost in a crash shows up once its undo ran.
-    """
-    steps: dict[str, dict[str, dict[str, Any]]] = {}
-    for event in events:
-        key = event.get("key")
-        if event["action"] not in (TOOL_CALL, TOOL_UNDO) or not key:
-            continue
-        calls = steps.setdefault(event["step"], {})
-        call = calls.setdefault(key, {"tool": event.get("tool"), "key": key, "status": "forward"})
-        if event["action"] == TOOL_CALL:
-            call["status"] = "forward" if event["outcome"] == "ok" else "failed"
-        elif event["outcome"] == "ok":
-            call["status"] = "undone"
-        elif event["outcome"] in ("error", "irreversible"):
-            call["status"] = "not_undone"
-    return {step: list(calls.values()) for step, calls in steps.items()}
 
 
 class FailureRecord(TypedDict):
@@ -164,25 +131,34 @@ def committed_order(events: Sequence[Mapping[str, Any]], results: Mapping[str, A
     return order + [s for s in results if s not in order]
 
 
-def dead_letter(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The dead-letter event when it is the saga's last event: it needs an operator.
+ViewSection = Callable[[Mapping[str, Any], Sequence[Event]], Mapping[str, Any]]
+"""A part of the view a coordination style or the tools own: their keys, from the saga's state
+values and its events (the board, a dead letter, the tool calls)."""
 
-    Once anything runs again for the saga (an operator resumed it), later events follow and
-    the saga is no longer dead-lettered.
+_SECTIONS: list[ViewSection] = []
+
+
+def add_view_section(section: ViewSection) -> ViewSection:
+    """Add ``section``'s keys to every view built from now on; returns ``section``.
+
+    The kernel's view names nothing above it: each part that keeps state or events of its own
+    contributes its keys here (``sagagraph/__init__.py`` adds them all when sagagraph is
+    imported, so every view has the same keys whichever modules a process loaded).
     """
-    if events and events[-1]["step"] == WORKER_STEP and events[-1]["outcome"] == DEAD_LETTER:
-        return events[-1]
-    return None
+    if section not in _SECTIONS:
+        _SECTIONS.append(section)
+    return section
 
 
 def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON object ``status --json`` prints, from a saga's state values."""
+    """The JSON object ``status --json`` prints, from a saga's state values: the kernel's keys,
+    then those of each added section (:func:`add_view_section`)."""
     results: Mapping[str, Mapping[str, Any]] = values.get("results") or {}
     events: list[Event] = list(values.get("events") or [])
     completed = committed_order(events, results)
     outputs = {s: results[s]["output"] for s in completed if results[s].get("output")}
     usage_by_step: Mapping[str, Usage] = values.get("usage") or {}
-    return {
+    view = {
         "saga_id": values.get("saga_id"),
         "saga": values.get("saga"),
         "status": values.get("status") or "running",
@@ -197,9 +173,10 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "failure": values.get("failure"),
         "compensation_failure": values.get("compensation_failure"),
         "skipped": list(values.get("skipped") or []),
-        "dead_letter": dead_letter(events),
         "events": events,
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},
-        "tools": tools_by_step(events),
-    } | ({"board": [dict(e) for e in values["board"]]} if "board" in values else {})
+    }
+    for section in _SECTIONS:
+        view.update(section(values, events))
+    return view

@@ -4,26 +4,56 @@ Declare each tool's effect (:func:`compensable`, :func:`read_only`, :func:`irrev
 then either run a ``create_agent`` agent as a saga step (:func:`agent_step`), whose
 compensation undoes its calls newest first across agents, or give a single agent the same
 guarantee with :class:`ToolCompensationMiddleware`.
+
+Each name is imported on first use (PEP 562), as in :mod:`sagagraph`: the tool calls' part of
+the saga's view (:mod:`sagagraph.tools.calls`) loads without LangChain.
 """
 
-from sagagraph.tools.agent_step import AgentParticipant, agent_step
-from sagagraph.tools.declare import (
-    ToolKind,
-    ToolPolicy,
-    compensable,
-    idempotency_key,
-    irreversible,
-    policy_of,
-    read_only,
-)
-from sagagraph.tools.middleware import (
-    ToolCompensationMiddleware,
-    ToolFailure,
-    ToolLogState,
-    create_compensating_agent,
-)
-from sagagraph.tools.records import ToolCall, merge_tool_calls
-from sagagraph.tools.undo import UndoReport, undo_calls
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sagagraph.tools.agent_step import AgentParticipant, agent_step
+    from sagagraph.tools.declare import (
+        ToolKind,
+        ToolPolicy,
+        compensable,
+        idempotency_key,
+        irreversible,
+        policy_of,
+        read_only,
+    )
+    from sagagraph.tools.middleware import (
+        ToolCompensationMiddleware,
+        ToolFailure,
+        ToolLogState,
+        create_compensating_agent,
+    )
+    from sagagraph.tools.records import ToolCall, merge_tool_calls
+    from sagagraph.tools.undo import UndoReport, undo_calls
+
+_EXPORTS = {
+    "sagagraph.tools.agent_step": "AgentParticipant agent_step",
+    "sagagraph.tools.declare": (
+        "ToolKind ToolPolicy compensable idempotency_key irreversible policy_of read_only"
+    ),
+    "sagagraph.tools.middleware": (
+        "ToolCompensationMiddleware ToolFailure ToolLogState create_compensating_agent"
+    ),
+    "sagagraph.tools.records": "ToolCall merge_tool_calls",
+    "sagagraph.tools.undo": "UndoReport undo_calls",
+}
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AgentParticipant",

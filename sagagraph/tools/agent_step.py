@@ -28,7 +28,8 @@ from langgraph.errors import GraphBubbleUp
 
 from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
-from sagagraph.saga.view import TOOL_CALL, TOOL_UNDO, describe_error
+from sagagraph.saga.view import describe_error
+from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 from sagagraph.tools.declare import ToolPolicy, policies
 from sagagraph.tools.middleware import ToolCompensationMiddleware
 from sagagraph.tools.records import (

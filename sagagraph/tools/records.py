@@ -15,7 +15,8 @@ from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from sagagraph.saga.view import TOOL_CALL, TOOL_UNDO, Event, make_event
+from sagagraph.saga.view import Event, make_event
+from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 
 CallStatus = Literal["forward", "failed", "undone", "undo_failed"]
 """``forward``: the call took effect (or may have: its result was lost). ``failed``: the tool

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from sagagraph.errors import IrreversibleToolError, ToolUndoError
 from sagagraph.saga.protocol import Retry
-from sagagraph.saga.view import TOOL_UNDO, Event, describe_error
+from sagagraph.saga.view import Event, describe_error
+from sagagraph.tools.calls import TOOL_UNDO
 from sagagraph.tools.declare import ToolPolicy
 from sagagraph.tools.records import ToolCall, tool_event
 

@@ -1,4 +1,4 @@
-"""Recovery: find the sagas a checkpointer holds, and turn an unfinished one toward rollback.
+"""A saga is a LangGraph thread: list the sagas a checkpointer holds, force one toward rollback.
 
 ``list`` and ``recover`` start here: one saga is one LangGraph thread, so the saga ids are the
 thread ids of the root namespace. SQLite and PostgreSQL answer with one ``SELECT DISTINCT``;

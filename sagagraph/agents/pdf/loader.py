@@ -14,10 +14,10 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from sagagraph.agents.input_limits import InputLimits
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_files import PageProgress, fail
-from sagagraph.agents.paper_parsing import load_paper
+from sagagraph.agents.pdf.files import PageProgress, fail
+from sagagraph.agents.pdf.input_limits import InputLimits
+from sagagraph.agents.pdf.parsing import load_paper
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import register_secret
 
@@ -150,3 +150,15 @@ def resolve_pdf_password(
         password = os.environ.get(PDF_PASSWORD_ENV) or None
     register_secret(password)
     return password
+
+
+def check_paper(
+    path: str | Path, password: str | None = None, *, loader: PaperLoader | None = None
+) -> Paper:
+    """Load ``path`` before a saga starts, so bad input fails fast (the CLI exits with 2).
+
+    Pass the saga's ``loader`` to keep the parsed paper in its cache for the agents.
+    """
+    if loader is not None:
+        return loader.load(path, password)
+    return load_paper(path, password)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sagagraph.agents.input_limits import InputLimits
-from sagagraph.agents.pdf_layout import PageLayout, PageStyles, page_layouts
+from sagagraph.agents.pdf.input_limits import InputLimits
+from sagagraph.agents.pdf.layout import PageLayout, PageStyles, page_layouts
 from sagagraph.errors import PaperLoadError
 
 PageProgress = Callable[[int, int], None]

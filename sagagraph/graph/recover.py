@@ -1,4 +1,4 @@
-"""Sagas a stopped process left unfinished: find them, recover them forward, or roll them back.
+"""Recovery: find the sagas a stopped process left unfinished, resume them, or roll them back.
 
 Each function holds the saga's lease while it drives the saga, as the runner does, so a saga
 a live process is running is refused (SagaBusyError) or, by ``recover_sagas``, skipped.
@@ -24,17 +24,17 @@ from langgraph.types import Durability
 
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError
-from sagagraph.graph import recovery
+from sagagraph.graph import saga_threads
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, needs_settling
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     EventCallback,
     SagaApp,
-    drive,
     resume_leased,
     saga_config,
     saga_status,
+    stream_saga,
 )
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import QUEUED, describe_error
@@ -117,8 +117,8 @@ def _rollback_leased(
     on_event: EventCallback | None,
 ) -> dict[str, Any]:
     _settle(app, saga_id)
-    recovery.force_compensation(app, saga_id, reason=reason)
-    drive(app, None, saga_id, durability, on_event)
+    saga_threads.force_compensation(app, saga_id, reason=reason)
+    stream_saga(app, None, saga_id, durability, on_event)
     return saga_status(app, saga_id)
 
 

@@ -3,8 +3,8 @@
 :func:`load_paper` reads one file. Anything that stops it from being read (missing, not a PDF,
 truncated, encrypted without the password, no text layer, empty) is a
 :class:`~sagagraph.errors.PaperLoadError` with one line naming the file and the cause.
-:class:`~sagagraph.agents.paper_loader.PaperLoader` caches loaded papers for the agents;
-:func:`check_paper` is what the CLI calls before it starts a saga.
+:class:`~sagagraph.agents.pdf.loader.PaperLoader` (which imports this module, never the
+other way round) caches loaded papers for the agents.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sagagraph.agents.headings import (
     KNOWN_HEADINGS,
@@ -20,13 +19,10 @@ from sagagraph.agents.headings import (
     normalize_line,
     normalize_title,
 )
-from sagagraph.agents.page_cleaning import clean_pages, reference_run
 from sagagraph.agents.paper import BACK_MATTER_TITLES, Paper, Section
-from sagagraph.agents.paper_files import PageProgress, fail, pdf_pages, read_bytes, text_pages
-from sagagraph.agents.pdf_layout import PageLayout
-
-if TYPE_CHECKING:
-    from sagagraph.agents.paper_loader import PaperLoader
+from sagagraph.agents.pdf.files import PageProgress, fail, pdf_pages, read_bytes, text_pages
+from sagagraph.agents.pdf.layout import PageLayout
+from sagagraph.agents.pdf.page_cleaning import clean_pages, reference_run
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 """Plain-text formats read as UTF-8; ``.md`` and ``.markdown`` use ``#`` headings."""
@@ -197,15 +193,3 @@ def load_paper(
         raise fail(file, f"unsupported file type {suffix or '(none)'!r}: use .pdf, .txt or .md")
     pages = text_pages(file, data)
     return parse_paper(str(path), pages, markdown=suffix in (".md", ".markdown"))
-
-
-def check_paper(
-    path: str | Path, password: str | None = None, *, loader: PaperLoader | None = None
-) -> Paper:
-    """Load ``path`` before a saga starts, so bad input fails fast (the CLI exits with 2).
-
-    Pass the saga's ``loader`` to keep the parsed paper in its cache for the agents.
-    """
-    if loader is not None:
-        return loader.load(path, password)
-    return load_paper(path, password)
