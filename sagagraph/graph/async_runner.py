@@ -24,15 +24,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
-from sagagraph.checkpoints.commit_batches import wait_for_commits_in
-from sagagraph.checkpoints.new_runs import already_exists
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     EventCallback,
     RunOutput,
     _check_fail_at,
-    checks_new_runs,
+    already_exists,
     holds_saga,
     initial_state,
     raise_if_disk_full,
@@ -42,10 +40,7 @@ from sagagraph.graph.runner import (
 )
 from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.loop_gate import saga_turn, waiting_for_io
-
-# A saga waiting for its checkpoint's commit gives its turn to another (loop_gate).
-wait_for_commits_in(waiting_for_io)
+from sagagraph.saga.loop_gate import saga_turn
 
 
 class AsyncSagaApp(Protocol):
@@ -145,7 +140,7 @@ async def _run_leased(
     durability: Durability,
     on_event: EventCallback | None,
 ) -> dict[str, Any]:
-    if not checks_new_runs(app.checkpointer) and await _exists(app, saga_id):
+    if await _exists(app, saga_id):
         raise already_exists(saga_id)
     payload = initial_state(saga_id, input, fail_at=fail_at)
     return await _view_after(

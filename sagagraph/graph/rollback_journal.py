@@ -27,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER, CONFIG_KEY_RUNTIME
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from sagagraph.checkpoints.new_runs import NEW_RUN
+from sagagraph.graph.runner import NEW_RUN
 from sagagraph.saga.view import Event
 
 CHANNEL = "sagagraph:rollback_journal"

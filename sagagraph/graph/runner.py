@@ -23,7 +23,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
-from sagagraph.checkpoints.new_runs import CHECKS_NEW_RUNS, NEW_RUN, already_exists
 from sagagraph.errors import (
     ConfigurationError,
     InputError,
@@ -121,10 +120,12 @@ def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
     return app.get_state(saga_config(validate_saga_id(saga_id)))
 
 
-def checks_new_runs(checkpointer: Any) -> bool:
-    """True when ``checkpointer`` refuses a new run on a used thread itself, in the run's own
-    first read (:mod:`sagagraph.checkpoints.new_runs`): the runner need not read it first."""
-    return getattr(checkpointer, CHECKS_NEW_RUNS, False) is True
+NEW_RUN = "__sagagraph_new_run__"
+"""Configurable key set by a run that starts a saga (read by the rollback journal)."""
+
+
+def already_exists(saga_id: Any) -> InputError:
+    return InputError(f"saga {saga_id!r}: already exists; use resume, or pick another id")
 
 
 def _exists(app: SagaApp, saga_id: str) -> bool:
@@ -323,7 +324,7 @@ def run_saga(
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)
     with saga_lease(app.checkpointer, saga_id):
-        if not checks_new_runs(app.checkpointer) and _exists(app, saga_id):
+        if _exists(app, saga_id):
             raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
         return _view_after(app, saga_id, drive(app, payload, saga_id, durability, on_event))
