@@ -108,18 +108,12 @@ LANGGRAPH = ("langgraph.graph", "langgraph.checkpoint", "langgraph.types", "lang
 @pytest.mark.parametrize(
     "args",
     [
-        ("list",),
-        ("list", "--json"),
-        ("status", "s1"),
-        ("status", "s1", "--json"),
         ("graph",),
         ("graph", "--router", "llm"),
         ("graph", "--parallel"),
     ],
 )
-def test_list_and_status_of_finished_sagas_and_graph_load_no_langgraph(
-    one_saga: Path, args: tuple[str, ...]
-) -> None:
+def test_graph_loads_no_langgraph(one_saga: Path, args: tuple[str, ...]) -> None:
     result = probe(one_saga, *args)
     assert result["code"] == 0
     assert [p for p in LANGGRAPH if imported(result["modules"], p)] == []
