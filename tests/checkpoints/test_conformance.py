@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,17 @@ from langgraph.checkpoint.conformance.report import CapabilityReport
 
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
+from tests.services import fresh_postgres_database
 
 BASE = {"put", "put_writes", "get_tuple", "list", "delete_thread"}
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A database of this module's own: the suite's threads are not sagas, and the session's
+    shared database is scanned by other tests' recoveries."""
+    with fresh_postgres_database() as url:
+        yield url
 
 
 class SyncAsAsync(BaseCheckpointSaver[Any]):
