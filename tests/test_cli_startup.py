@@ -105,23 +105,6 @@ LANGGRAPH = ("langgraph.graph", "langgraph.checkpoint", "langgraph.types", "lang
 """What building or reading a saga's graph loads (``import langgraph.graph``: 0.6-1.4 s)."""
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("list",),
-        ("list", "--json"),
-        ("status", "s1"),
-        ("status", "s1", "--json"),
-    ],
-)
-def test_list_and_status_of_finished_sagas_load_no_langgraph(
-    one_saga: Path, args: tuple[str, ...]
-) -> None:
-    result = probe(one_saga, *args)
-    assert result["code"] == 0
-    assert [p for p in LANGGRAPH if imported(result["modules"], p)] == []
-
-
 def test_status_of_an_unfinished_saga_reads_it_through_the_graph(one_saga: Path) -> None:
     """The probe sees LangGraph when it is loaded: a saga left running needs its graph."""
     from sagagraph import open_checkpointer, saga_config

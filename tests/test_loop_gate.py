@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
-import sagagraph.graph.async_runner  # noqa: F401  # registers the commit-wait scope
-from sagagraph.checkpoints.commit_batches import CommitBatches
-from sagagraph.saga import loop_gate
-from sagagraph.saga.loop_gate import _Turn, _Turns, saga_turn
+from sagagraph.saga.loop_gate import _Turn, _Turns
 
 
 def test_a_turn_granted_while_its_saga_began_another_wait_is_passed_on() -> None:
@@ -37,35 +32,3 @@ def test_a_turn_granted_while_its_saga_began_another_wait_is_passed_on() -> None
         return held[0], held[1] and saga._held
 
     assert asyncio.run(race()) == (False, True)
-
-
-def test_a_saga_waiting_for_its_commit_lets_another_saga_take_the_turn(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """With one turn, saga A's commit finishes only once saga B has had a turn: B must get
-    it while A waits for the commit (it waited forever before: A kept the turn)."""
-    monkeypatch.setattr(loop_gate, "DEFAULT_TURNS", 1)
-    b_ran = asyncio.Event()
-
-    async def commit(batch: list[str]) -> None:
-        await b_ran.wait()
-
-    async def scenario() -> list[str]:
-        queue: CommitBatches[str] = CommitBatches(commit, name="test")
-        order: list[str] = []
-
-        async def saga_a() -> None:
-            async with saga_turn():
-                await queue.write("a")
-                order.append("a committed")
-
-        async def saga_b() -> None:
-            await asyncio.sleep(0.01)  # A holds the turn and waits for its commit
-            async with saga_turn():
-                order.append("b ran")
-                b_ran.set()
-
-        await asyncio.wait_for(asyncio.gather(saga_a(), saga_b()), 5)
-        return order
-
-    assert asyncio.run(scenario()) == ["b ran", "a committed"]

@@ -6,7 +6,6 @@ blob; unfinished sagas, and sagas stored before the summary existed, are read in
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -188,26 +187,7 @@ def test_sagas_stored_before_the_summary_are_still_found(tmp_path: Path) -> None
         assert {v["saga_id"] for v in open_sagas(app)} == set(expected)
 
 
-def test_postgres_reads_an_unstamped_sagas_status_from_the_inline_values(
-    postgres_url: str,
-) -> None:
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    with PostgresSaver.from_conn_string(postgres_url) as plain:
-        plain.setup()
-        expected = fill(compiled(plain), f"pg{uuid.uuid4().hex[:8]}")
-    prefix = next(iter(expected)).split("-")[0]
-    with open_checkpointer(postgres_url) as checkpointer:
-        summaries = ours(prefix, checkpointer)
-        assert not any(s.stamped for s in summaries)
-        assert {s.saga_id: s.status for s in summaries} == expected
-        kept = ours(prefix, checkpointer, page_size=2, skip={"completed", "rolled_back"})
-        assert [s.saga_id for s in kept] == [f"{prefix}-stopped"]
-        app = compiled(checkpointer)
-        assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
-
-
-def test_the_group_commit_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
+def test_the_async_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
     import asyncio
 
     from sagagraph import arun_saga, open_async_checkpointer
@@ -260,58 +240,6 @@ def test_another_graphs_threads_in_the_same_checkpointer_are_not_sagas(tmp_path:
         )
 
 
-def stamp_v1(checkpoint: Any, metadata: Any) -> Any:
-    """The stamp of sagagraph before summary version 2: ten top-level keys on every
-    checkpoint, and a finished saga's final values as JSON text."""
-    summary = saga_metadata.summarize(checkpoint)
-    old = {saga_metadata.V1_KEYS[key]: value for key, value in summary.items()}
-    old["saga_v"] = 1
-    if summary["status"] in saga_metadata.TERMINAL_STATUSES:
-        final = saga_metadata.final_state(checkpoint["channel_values"])
-        if final is not None:
-            old[saga_metadata.V1_FINAL] = json.dumps(final, separators=(",", ":"))
-    return {**metadata, **old}
-
-
-def test_sagas_stamped_by_summary_version_1_are_read_as_before(
-    durable_checkpointer_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A database an earlier sagagraph wrote: its finished sagas are still listed, and their
-    status read, from the metadata alone; new sagas beside them use version 2."""
-    from sagagraph.checkpoints import postgres_savers, savers
-    from sagagraph.checkpoints.metadata_reader import open_metadata_reader
-    from sagagraph.graph.state_view import finished_view
-
-    prefix = f"v1{uuid.uuid4().hex[:8]}"
-    with monkeypatch.context() as patch:
-        for module in (savers, postgres_savers):  # savers.sqlite_checkpoint: both SQLite savers
-            patch.setattr(module, "stamped_text", lambda *a, **_: json.dumps(stamp_v1(*a)))
-        with open_checkpointer(durable_checkpointer_url) as checkpointer:
-            expected = fill(compiled(checkpointer), prefix)
-    with open_checkpointer(durable_checkpointer_url) as checkpointer:
-        app = compiled(checkpointer)
-        raw = checkpointer.get_tuple(saga_config(f"{prefix}-ok"))
-        assert raw is not None and raw.metadata["saga_v"] == 1  # type: ignore[typeddict-item]
-        run_saga(app, {"paper": "e.pdf"}, saga_id=f"{prefix}-v2")
-        expected[f"{prefix}-v2"] = "completed"
-        summaries = ours(prefix, checkpointer)
-        assert {s.saga_id: s.status for s in summaries} == expected
-        assert all(s.stamped for s in summaries)
-        assert [s for s in unfinished_sagas(app) if s.startswith(prefix)] == [f"{prefix}-stopped"]
-        with open_metadata_reader(durable_checkpointer_url) as reader:
-            assert reader is not None
-            assert [s for s in reader.latest() if s.saga_id.startswith(prefix)] == summaries
-            for summary in summaries:
-                if summary.status == "running":
-                    assert reader.final_values(summary.saga_id) is None
-                    continue
-                view = saga_status(app, summary.saga_id)
-                paper = app.get_state(saga_config(summary.saga_id)).values["input"]["paper"]
-                assert stamped_row(summary) == row(view, paper, orphaned=False)
-                values = reader.final_values(summary.saga_id)
-                assert values is not None and finished_view(values, summary.saga_id) == view
-
-
 class Garbled:
     """A step whose error message holds a NUL and a lone surrogate (a server's bytes)."""
 
@@ -327,9 +255,6 @@ class Garbled:
 def test_a_reason_no_database_can_store_as_it_is_still_ends_the_saga(
     durable_checkpointer_url: str,
 ) -> None:
-    from sagagraph.checkpoints.metadata_reader import open_metadata_reader
-    from sagagraph.graph.state_view import finished_view
-
     saga_id = f"gb{uuid.uuid4().hex[:8]}"
     definition = SagaDefinition("garbled_saga", (Step(Agent("first")), Step(Garbled())))
     with open_checkpointer(durable_checkpointer_url) as checkpointer:
@@ -339,7 +264,3 @@ def test_a_reason_no_database_can_store_as_it_is_still_ends_the_saga(
         [summary] = [s for s in latest_checkpoints(checkpointer) if s.saga_id == saga_id]
         assert summary.status == "rolled_back" and "nonsense" in summary.summary["reason"]
         assert "\ufffd\ufffd nonsense, é 🙂" in summary.summary["reason"]
-        with open_metadata_reader(durable_checkpointer_url) as reader:
-            assert reader is not None
-            values = reader.final_values(saga_id)
-        assert values is not None and finished_view(values, saga_id) == saga_status(app, saga_id)

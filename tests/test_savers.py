@@ -1,10 +1,9 @@
-"""sagagraph's savers: a task's writes commit without waiting for the disk, checkpoints wait.
+"""sagagraph's savers: a task's writes and each checkpoint are committed when the call returns.
 
 What is checked here is the promise each backend makes: the writes are committed (another
-connection sees them at once, so a killed process loses nothing) while checkpoints keep full
-durability (SQLite: the connection's level is left as it was; PostgreSQL: each checkpoint ends
-with a statement whose commit waits for the flush). The kill-window tests kill real processes after
-each write and resume from a new one.
+connection sees them at once, so a killed process loses nothing) and checkpoints keep full
+durability (SQLite: ``synchronous=FULL``; PostgreSQL: a checkpoint's commit is flushed). The
+kill-window tests kill real processes after each write and resume from a new one.
 """
 
 from __future__ import annotations
@@ -64,17 +63,10 @@ def test_sqlite_writes_that_fail_leave_no_transaction_open(tmp_path: Path) -> No
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
 
 
-def test_postgres_writes_are_committed_without_waiting_and_a_checkpoint_ends_flushed(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_postgres_writes_are_committed(postgres_url: str) -> None:
     import psycopg
 
-    from sagagraph.checkpoints import postgres_savers
-
-    # Put's row statement ends with DURABLE_RETURNING: a marker in its place shows it ran.
-    marked = " RETURNING set_config('sagagraph.probe', 'durable', false)"
     with open_checkpointer(postgres_url) as saver:
-        conn = cast(Any, saver).conn
         config = _checkpoint(saver, "t1")
         saver.put_writes(config, WRITES, "task-1")
         with psycopg.connect(postgres_url) as other:
@@ -83,22 +75,15 @@ def test_postgres_writes_are_committed_without_waiting_and_a_checkpoint_ends_flu
             ).fetchall()
         assert [r[0] for r in rows] == ["results", "events"]
         assert _stored(saver, config) == WRITES
-        # The saver's statements commit without waiting for the flush...
-        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "off"
-        # ...and each checkpoint's row is written by a statement that waits for it.
-        monkeypatch.setattr(postgres_savers, "DURABLE_RETURNING", marked)
-        _checkpoint(saver, "t1b")
-        assert conn.execute("SHOW sagagraph.probe").fetchone()["sagagraph.probe"] == "durable"
 
 
 def test_postgres_checkpoint_row_flushes_what_committed_before_it(postgres_url: str) -> None:
-    """On a session that does not wait for flushes, the commit of a checkpoint's row makes
-    every earlier commit durable: the WAL is flushed at least up to a task write committed
-    before it (checked at once, 20 times, before the WAL writer's own flush would come)."""
+    """A checkpoint's commit makes every earlier commit durable: the WAL is flushed at least
+    up to a task write committed before it (checked at once, 20 times, before the WAL
+    writer's own flush would come)."""
     import psycopg
 
     with open_checkpointer(postgres_url) as saver, psycopg.connect(postgres_url) as other:
-        conn = cast(Any, saver).conn
         for i in range(20):
             config = _checkpoint(saver, f"flush-{i}")
             saver.put_writes(config, WRITES, f"task-{i}")
@@ -109,7 +94,6 @@ def test_postgres_checkpoint_row_flushes_what_committed_before_it(postgres_url: 
                 "SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn", (written[0],)
             ).fetchone()
             assert flushed == (True,)
-        assert conn.execute("SHOW synchronous_commit").fetchone()["synchronous_commit"] == "off"
 
 
 def test_async_postgres_writes_are_committed(postgres_url: str) -> None:

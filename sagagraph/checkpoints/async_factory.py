@@ -4,12 +4,10 @@ The same URLs as :func:`~sagagraph.checkpoints.factory.open_checkpointer`, and t
 one-line ConfigurationError naming the URL (password hidden) when one cannot be used:
 
 - ``memory://``: LangGraph's ``InMemorySaver`` (it has async methods);
-- ``sqlite:///path``: :class:`~sagagraph.checkpoints.group_commit.GroupCommitSqliteSaver`,
-  whose concurrent writes share commits;
-- ``postgresql://...``:
-  :class:`~sagagraph.checkpoints.postgres_group_commit.GroupCommitPostgresSaver` on a
-  connection pool, with its lock lifted: concurrent sagas' writes share transactions, and
-  each read takes its own pooled connection.
+- ``sqlite:///path``: :class:`~sagagraph.checkpoints.savers.SagaAsyncSqliteSaver`, LangGraph's
+  ``AsyncSqliteSaver`` that stamps each checkpoint's metadata;
+- ``postgresql://...``: :class:`~sagagraph.checkpoints.postgres_savers.SagaAsyncPostgresSaver`,
+  LangGraph's ``AsyncPostgresSaver`` on a connection pool, stamping likewise.
 
 The databases these open are the ones the sync factory opens: a saga started async can be
 inspected, resumed or recovered by the CLI, and the other way round.
@@ -22,7 +20,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, cast
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -40,7 +38,7 @@ from sagagraph.checkpoints.factory import (
     sqlite_busy,
     sqlite_path,
 )
-from sagagraph.checkpoints.group_commit import GroupCommitSqliteSaver
+from sagagraph.checkpoints.savers import SagaAsyncSqliteSaver
 from sagagraph.errors import ConfigurationError
 
 POSTGRES_POOL_SIZE = 16
@@ -54,7 +52,7 @@ async def open_async_checkpointer(
     """Open the async checkpointer a URL names (default: ``SAGAGRAPH_DB``, else a SQLite file).
 
     Use it with ``ainvoke`` and :func:`sagagraph.graph.async_runner.arun_saga`; tables are
-    created when missing; everything is closed on exit, after the last write is committed.
+    created when missing; everything is closed on exit.
     """
     url = url or default_db_url()
     scheme = url.split(":", 1)[0].lower()
@@ -74,7 +72,7 @@ async def open_async_checkpointer(
 
 
 @asynccontextmanager
-async def _open_sqlite(url: str) -> AsyncIterator[GroupCommitSqliteSaver]:
+async def _open_sqlite(url: str) -> AsyncIterator[SagaAsyncSqliteSaver]:
     import aiosqlite
 
     path = sqlite_path(url)
@@ -86,33 +84,21 @@ async def _open_sqlite(url: str) -> AsyncIterator[GroupCommitSqliteSaver]:
         try:
             conn = await aiosqlite.connect(str(path), timeout=SQLITE_BUSY_TIMEOUT)
             stack.push_async_callback(conn.close)
-            # Readers for aget_tuple (see group_commit): one on the event loop that never
-            # waits for a lock, one on the read thread for when SQLite is busy.
-            read_conn = sqlite3.connect(str(path), timeout=0)
-            stack.callback(read_conn.close)
-            patient_conn = sqlite3.connect(
-                str(path), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT
-            )
-            stack.callback(patient_conn.close)
         except sqlite3.Error as error:
             raise ConfigurationError(
                 f"checkpointer url {url!r}: cannot open: {_first_line(error)}"
             ) from None
-        saver = GroupCommitSqliteSaver(conn, read_conn, patient_conn, database=str(path.resolve()))
-        stack.callback(saver.close_reader)
+        saver = SagaAsyncSqliteSaver(conn, database=str(path.resolve()))
         try:
             await _setup_sqlite(saver)
         except sqlite3.Error as error:
             raise ConfigurationError(
                 f"checkpointer url {url!r}: not a usable SQLite database: {_first_line(error)}"
             ) from None
-        try:
-            yield saver
-        finally:
-            await saver.drain()
+        yield saver
 
 
-async def _setup_sqlite(saver: GroupCommitSqliteSaver) -> None:
+async def _setup_sqlite(saver: SagaAsyncSqliteSaver) -> None:
     """``await saver.setup()``, tried again while the file is busy (as the sync factory's
     ``_setup_sqlite``: :func:`~sagagraph.checkpoints.factory.setup_retry_pauses` says why)."""
     for pause in setup_retry_pauses():
@@ -145,16 +131,6 @@ async def _setup_once(conn: Any, saver: Any) -> None:
         await conn.execute(_SETUP_UNLOCK)
 
 
-class _NoLock:
-    """Stands in for the saver's lock: with a pool, each cursor has its own connection."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
 @asynccontextmanager
 async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
     try:
@@ -164,7 +140,7 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-        from sagagraph.checkpoints.postgres_group_commit import GroupCommitPostgresSaver
+        from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
             "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
@@ -187,9 +163,4 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
             raise ConfigurationError(
                 f"checkpointer url {redact_url(url)!r}: cannot connect: {cause}"
             ) from None
-        saver = GroupCommitPostgresSaver(pool)
-        saver.lock = cast(asyncio.Lock, _NoLock())
-        try:
-            yield saver
-        finally:
-            await saver.drain()
+        yield SagaAsyncPostgresSaver(pool)

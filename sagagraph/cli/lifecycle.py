@@ -40,29 +40,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     view = None
     # A choreographed saga has no checkpoints: do not create an empty database to find out.
     if checkpoints_may_exist(settings.db):
-        view = finished_view_or_none(settings, args.saga_id)
-        if view is None:
-            view = blackboard_status(settings, args.saga_id, graph_view_or_none(settings, args))
+        view = blackboard_status(settings, args.saga_id, graph_view_or_none(settings, args))
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
             raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
     # The saga's own exit code, the one `run` gave (a batch script need not parse JSON).
     return emit(view, args.json)
-
-
-def finished_view_or_none(settings: Settings, saga_id: str) -> dict[str, Any] | None:
-    """The view of a saga that ended, from the final values its latest checkpoint's metadata
-    carries (no LangGraph, no graph); None when it has to be read through the graph."""
-    from sagagraph.checkpoints.metadata_reader import Unreadable, open_metadata_reader
-    from sagagraph.graph.state_view import finished_view
-
-    try:
-        with open_metadata_reader(settings.db) as reader:
-            values = reader.final_values(saga_id) if reader is not None else None
-    except Unreadable:
-        return None  # the full read says what is wrong, if anything
-    return finished_view(values, saga_id) if values is not None else None
 
 
 def graph_view_or_none(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:

@@ -78,33 +78,11 @@ def stamped_row(summary: Any) -> dict[str, Any]:
 
 def orchestrated_rows(settings: Settings) -> list[dict[str, Any]]:
     """One row per saga in the checkpointer: finished sagas from their checkpoint summary
-    (one query per page of sagas, by the database driver alone), the others (and any stored
-    before summaries) read in full through the paper saga's graph, built only for them."""
-    from sagagraph.checkpoints.metadata_reader import Unreadable, open_metadata_reader
-    from sagagraph.saga.names import TERMINAL_STATUSES
-
+    (one query per page of sagas), the others read in full through the paper saga's graph."""
     if not checkpoints_may_exist(settings.db):
         return []
-    summaries = None
-    try:
-        with open_metadata_reader(settings.db) as reader:
-            if reader is not None:
-                summaries = reader.latest()
-    except Unreadable:
-        summaries = None  # read through the saver, which says what is wrong, if anything
-    if summaries is None:
-        return full_rows(settings, None)
-    rows = []
-    unfinished = []
-    for summary in summaries:
-        if summary.stamped and summary.status in TERMINAL_STATUSES:
-            rows.append(stamped_row(summary))
-        else:
-            unfinished.append(summary.saga_id)
-    if unfinished:
-        rows += full_rows(settings, unfinished)
     # Sorted here: a database's collation may order ids otherwise than Python does.
-    return sorted(rows, key=lambda r: str(r["saga_id"]))
+    return sorted(full_rows(settings, None), key=lambda r: str(r["saga_id"]))
 
 
 def full_rows(settings: Settings, saga_ids: list[str] | None) -> list[dict[str, Any]]:

@@ -24,7 +24,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
-from sagagraph.checkpoints.commit_batches import wait_for_commits_in
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
@@ -40,10 +39,7 @@ from sagagraph.graph.runner import (
 )
 from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.loop_gate import saga_turn, waiting_for_io
-
-# A saga waiting for its checkpoint's commit gives its turn to another (loop_gate).
-wait_for_commits_in(waiting_for_io)
+from sagagraph.saga.loop_gate import saga_turn
 
 
 class AsyncSagaApp(Protocol):

@@ -5,7 +5,8 @@ A process holds a saga's lease while it runs, resumes, resolves or rolls back th
 The lease dies with the process that holds it: a crash releases it at once, and there is no
 expiry to tune.
 
-- PostgreSQL: a session advisory lock on the saver's own connection
+- PostgreSQL: a session advisory lock on the saver's own connection, its public ``conn``
+  used under its public ``lock`` as the saver uses them
   (``pg_try_advisory_lock(hashtextextended('sagagraph:<id>', 0))``); the server drops it
   when the connection closes, which a killed process's connection does.
 - SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
@@ -155,7 +156,7 @@ def _lease_file(checkpointer: Any) -> str | None:
             return f"{database}{LEASE_FILE_SUFFIX}"
     if isinstance(checkpointer, AsyncSqliteSaver):
         # Its connection is async, so PRAGMA database_list cannot be asked here; the async
-        # factory records the resolved file instead (GroupCommitSqliteSaver.database).
+        # factory records the resolved file instead (SagaAsyncSqliteSaver.database).
         database = getattr(checkpointer, "database", None)
         if isinstance(database, str) and database:
             return f"{Path(database).resolve()}{LEASE_FILE_SUFFIX}"
@@ -234,17 +235,16 @@ _UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtextextended(%s, 0)) AS ok"
 
 def _advisory_lock(saver: Any, saga_id: str) -> Release | None:
     key = f"sagagraph:{saga_id}"
-    # _cursor() is how the saver itself serialises use of its one connection.
-    with saver._cursor() as cur:
-        cur.execute(_LOCK_SQL, (key,))
-        row = cur.fetchone()
+    # The saver's lock serialises every use of its one connection, the saver's own included.
+    with saver.lock:
+        row = saver.conn.execute(_LOCK_SQL, (key,)).fetchone()
     if not row or not row["ok"]:
         return None
 
     def release() -> None:
         try:
-            with saver._cursor() as cur:
-                cur.execute(_UNLOCK_SQL, (key,))
+            with saver.lock:
+                saver.conn.execute(_UNLOCK_SQL, (key,))
         except Exception:  # a lost connection has released the lock already
             pass
 

@@ -1,9 +1,10 @@
 """A saga is a LangGraph thread: list the sagas a checkpointer holds, force one toward rollback.
 
 ``list`` and ``recover`` start here: one saga is one LangGraph thread, so the saga ids are the
-thread ids of the root namespace. SQLite and PostgreSQL answer with one ``SELECT DISTINCT``;
-the in-memory saver from its dict; any other saver by walking ``list(None)``, which reads
-every checkpoint and is kept only as the fallback.
+thread ids of the root namespace. SQLite and PostgreSQL answer with one ``SELECT DISTINCT``
+on the saver's public connection (:func:`sagagraph.checkpoints.saga_index.thread_ids`); the
+in-memory saver from its dict; any other saver by walking ``list(None)``, which reads every
+checkpoint and is kept only as the fallback.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
@@ -23,14 +24,12 @@ from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.records import rollback_requested, saga_halted
 from sagagraph.saga.view import Event, make_event
 
-_DISTINCT_THREADS = "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = ''"
-
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
     """Every saga id (root thread id) the checkpointer holds, sorted, each once."""
     if isinstance(checkpointer, InMemorySaver):
         return sorted(str(t) for t, spaces in checkpointer.storage.items() if "" in spaces)
-    ids = _select_thread_ids(checkpointer)
+    ids = thread_ids(checkpointer)
     if ids is None:
         ids = {
             str(item.config["configurable"]["thread_id"])
@@ -38,25 +37,6 @@ def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
             if not item.config["configurable"].get("checkpoint_ns")
         }
     return sorted(ids)
-
-
-def _select_thread_ids(checkpointer: BaseCheckpointSaver[Any]) -> set[str] | None:
-    """Thread ids by SQL for the SQLite and PostgreSQL savers; None for any other saver."""
-    if isinstance(checkpointer, SqliteSaver):
-        # cursor() takes the saver's lock, so this is safe beside running sagas.
-        with checkpointer.cursor(transaction=False) as cur:
-            cur.execute(_DISTINCT_THREADS)
-            return {str(row[0]) for row in cur.fetchall()}
-    try:
-        from langgraph.checkpoint.postgres import PostgresSaver
-    except ImportError:  # pragma: no cover - the postgres extra is not installed
-        return None
-    if isinstance(checkpointer, PostgresSaver):
-        # _cursor() is how the saver itself takes its lock and a connection (pool or not).
-        with checkpointer._cursor() as pg_cur:
-            pg_cur.execute(_DISTINCT_THREADS)
-            return {str(row["thread_id"]) for row in pg_cur.fetchall()}
-    return None
 
 
 def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:

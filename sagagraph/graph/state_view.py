@@ -1,8 +1,6 @@
 """The JSON view of a saga's state values: what ``status`` prints and the runners return.
 
-No LangGraph here: the runners build it from a snapshot or from the values a run streamed,
-and ``sagagraph status`` of a finished saga from the final values its last checkpoint's
-metadata carries (:mod:`sagagraph.checkpoints.metadata_reader`), without building a graph.
+No LangGraph here: the runners build it from a snapshot or from the values a run streamed.
 """
 
 from __future__ import annotations

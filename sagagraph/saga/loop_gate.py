@@ -5,10 +5,8 @@ one ``await`` at a time, round robin. Every saga then finishes its bookkeeping (
 routing, next step) only when all the others have finished theirs: they reach their model
 calls together, wake together, and the run takes three model latencies *plus* all the
 engine's work, end to end. With turns, at most :data:`DEFAULT_TURNS` sagas do engine work at
-a time. A saga gives its turn back whenever it waits: for its model, and for the commit of its
-checkpoint (:mod:`sagagraph.checkpoints.commit_batches`; holding turns through commit waits
-left the loop idle while sagas queued, docs/performance.md), and a saga that has started goes
-before one that has not: each saga then moves from one model call to the next without
+a time. A saga gives its turn back whenever it waits for its model, and a saga that has
+started goes before one that has not: each saga then moves from one model call to the next without
 queueing behind every other saga's bookkeeping, and the engine's work overlaps the model
 latency instead of adding to it.
 
