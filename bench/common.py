@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # tests.openai_server and tests.services live at the root
+if (
+    str(ROOT) not in sys.path
+):  # tests.support.openai_server and tests.support.services live at the root
     sys.path.insert(0, str(ROOT))
 
 
@@ -101,7 +103,7 @@ def current_rss_mb() -> float:
 @contextmanager
 def postgres_database() -> Iterator[str | None]:
     """A fresh PostgreSQL database for this run (dropped afterwards); None when unreachable."""
-    from tests.services import fresh_postgres_database, port_open
+    from tests.support.services import fresh_postgres_database, port_open
 
     if port_open("127.0.0.1", 5432) is not None:
         yield None

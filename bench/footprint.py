@@ -44,7 +44,7 @@ IN_FLIGHT_LATENCY = 2.0
 
 def sample_paper() -> Path:
     """A real paper from the shared corpus when it is there, else the repository's example."""
-    from tests.services import CORPUS
+    from tests.support.services import CORPUS
 
     corpus_paper = CORPUS / "papers" / "attention_1706.03762v7.pdf"
     if corpus_paper.exists():

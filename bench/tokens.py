@@ -1,8 +1,8 @@
 """4. Token cost per valid paper, counted by a local OpenAI-compatible server.
 
 sagagraph runs the paper saga with the ``openai`` engine (langchain-openai's ``ChatOpenAI``
-over real HTTP) against ``tests/openai_server.py``'s scripted server, which counts the tokens
-of every request and reply (about four characters a token). The naive approach sends the
+over real HTTP) against ``tests/support/openai_server.py``'s scripted server, which counts
+the tokens of every request and reply (about four characters a token). The naive approach sends the
 whole paper to each of the three agents, with the same instructions and the same structured
 outputs. The server's replies are the offline engine's results for the paper, so both sides
 get the same answers and the completion tokens match; the difference is in what is sent.
@@ -42,7 +42,7 @@ from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.parsing import load_paper
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.prompts import render_prompt
-from tests.openai_server import (
+from tests.support.openai_server import (
     Reply,
     ScriptedOpenAIServer,
     estimate_tokens,
@@ -57,7 +57,7 @@ WORDS = 300
 
 def valid_papers() -> list[Path]:
     """The corpus's valid papers (labels.json), else the repository's example paper."""
-    from tests.services import CORPUS
+    from tests.support.services import CORPUS
 
     labels_file = CORPUS / "labels.json"
     if not labels_file.exists():

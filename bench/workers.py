@@ -56,7 +56,7 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
     from sagagraph.config import Settings
     from sagagraph.graph.submit import SagaRequest, submit_sagas
     from sagagraph.graph.work_queue import delete_queues, queue_address
-    from tests.queue_support import WorkerProcess, counting_server, wait_for, write_papers
+    from tests.support.queue_support import WorkerProcess, counting_server, wait_for, write_papers
 
     queue = f"{AMQP_URL}?queue=sagagraph-bench-{uuid.uuid4().hex[:8]}"
     with (

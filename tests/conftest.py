@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.services import CORPUS, fresh_postgres_database, require_rabbitmq, unavailable
+from tests.support.services import CORPUS, fresh_postgres_database, require_rabbitmq, unavailable
 
 
 @pytest.fixture(scope="session")

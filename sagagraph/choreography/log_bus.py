@@ -125,13 +125,6 @@ class LogBus(ABC):
             beater.join()
             self._beat(consumer, token, False)
 
-    def rewind(self, consumer: str, position: int = 0) -> None:
-        """Move ``consumer``'s cursor back so it sees events again when it next starts.
-
-        Replaying is safe: the agent's ledger recognises what it handled before.
-        """
-        self._set_cursor(consumer, position)
-
     def serve(
         self, consumer: Consumer, stop: threading.Event, ready: threading.Event | None = None
     ) -> None:

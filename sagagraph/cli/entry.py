@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import atexit
-import functools
-import gc
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from sagagraph.cli.interrupt import SagaInterrupted
 from sagagraph.cli.output import EXIT_COMPLETED, EXIT_INTERRUPTED, EXIT_UNEXPECTED
@@ -62,52 +58,12 @@ def closed_pipe() -> int:
     return EXIT_COMPLETED
 
 
-@functools.cache  # once per process
-def skip_the_last_collections() -> None:
-    """Make the interpreter's exit cheap: freeze every object at exit (``atexit``).
-
-    The collections the interpreter runs while it shuts down walk every object LangGraph,
-    LangChain and pydantic built at import, about a quarter of the CPU of ``status``, ``list``
-    or ``graph``. Frozen objects are left out of them; the rest of the exit is unchanged (the
-    other ``atexit`` handlers, the flushes, module teardown).
-    """
-    atexit.register(gc.freeze)
-
-
-READING_VERBS = frozenset({"status", "list", "graph", "events"})
-"""Verbs that read, print and exit: their run is mostly importing LangGraph."""
-READING_THRESHOLDS = (10_000, 50, 50)
-"""``gc`` thresholds while a reading verb runs (Python's default: 700, 10, 10)."""
-
-
-@contextmanager
-def fewer_collections(reading: bool) -> Iterator[None]:
-    """While a reading verb runs, collect garbage less often; then as before.
-
-    Importing LangGraph creates hundreds of thousands of objects that all live on; with the
-    default thresholds the collector walks them again and again, about a sixth of the
-    command's CPU. A verb that runs sagas (``run``, ``worker``...) keeps the defaults: it
-    lives long, and its garbage must not pile up.
-    """
-    if not reading:
-        yield
-        return
-    before = gc.get_threshold()
-    gc.set_threshold(*READING_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    skip_the_last_collections()
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.debug)
     try:
-        with fewer_collections(args.command in READING_VERBS):
-            code: int = args.func(args)
+        code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
         return code
     except BrokenPipeError:

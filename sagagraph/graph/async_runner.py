@@ -10,9 +10,7 @@ a checkpointer from :func:`~sagagraph.checkpoints.async_factory.open_async_check
         views = await asyncio.gather(*(arun_saga(app, i) for i in inputs))
 
 Steps run their participant's ``aexecute`` when it has one, else ``execute`` on a thread
-(see :mod:`sagagraph.saga.async_execution`). Sagas take turns for the engine's own work
-(:mod:`sagagraph.saga.loop_gate`), so each moves from one model call to the next without
-waiting for every other saga's bookkeeping.
+(see :mod:`sagagraph.saga.async_execution`).
 """
 
 from __future__ import annotations
@@ -39,7 +37,6 @@ from sagagraph.graph.runner import (
 )
 from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.loop_gate import saga_turn
 
 
 class AsyncSagaApp(Protocol):
@@ -127,8 +124,7 @@ async def arun_saga(
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)  # type: ignore[arg-type]  # reads only app.nodes
     with saga_lease(app.checkpointer, saga_id):
-        async with saga_turn():
-            return await _run_leased(app, input, saga_id, fail_at, durability, on_event)
+        return await _run_leased(app, input, saga_id, fail_at, durability, on_event)
 
 
 async def _run_leased(
@@ -160,9 +156,8 @@ async def aresume_saga(
     it is, and SagaBusyError says another thread or process runs the saga now.
     """
     with saga_lease(app.checkpointer, saga_id):
-        async with saga_turn():
-            view = await asaga_status(app, saga_id)
-            if view["waiting_for_operator"] or not view["next"]:
-                return view
-            finished = await astream_saga(app, None, saga_id, durability, on_event)
-            return await _view_after(app, saga_id, finished)
+        view = await asaga_status(app, saga_id)
+        if view["waiting_for_operator"] or not view["next"]:
+            return view
+        finished = await astream_saga(app, None, saga_id, durability, on_event)
+        return await _view_after(app, saga_id, finished)

@@ -8,8 +8,7 @@ present. A participant with only the sync methods runs them on a thread of the s
 threads would make every saga beyond the first few wait for a free thread.
 
 Retries, timeouts, events and the :class:`~sagagraph.saga.execution.StepAttempts` are the same as
-on the sync path: a step behaves alike under ``invoke`` and ``ainvoke``. While a participant
-runs, its saga gives its turn on the event loop to another (:mod:`sagagraph.saga.loop_gate`).
+on the sync path: a step behaves alike under ``invoke`` and ``ainvoke``.
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from sagagraph.saga.execution import (
     execute_attempts,
     failed,
 )
-from sagagraph.saga.loop_gate import waiting_for_io
 from sagagraph.saga.protocol import Step, StepContext, StepResult
 
 T = TypeVar("T")
@@ -119,24 +117,21 @@ async def arun_attempts(
 ) -> StepAttempts:
     """Run an attempt loop on the event loop: the async twin of ``execution.run_attempts``.
 
-    While an attempt or a wait is in progress the saga gives its turn on the event loop to
-    another one. Cancellation, LangGraph's control flow and other ``BaseException`` pass
+    Cancellation, LangGraph's control flow and other ``BaseException`` pass
     through, leaving the step unfinished so that resuming runs it again.
     """
     request = advance(loop)
     while not isinstance(request, Returned):
         if isinstance(request, Wait):
-            async with waiting_for_io():
-                await sleep(request.seconds)
+            await sleep(request.seconds)
             request = advance(loop)
             continue
         try:
-            async with waiting_for_io():
-                with collecting_events(request.events):
-                    if timeout is None:
-                        value = await call(request.ctx)
-                    else:
-                        value = await await_with_timeout(partial(call, request.ctx), timeout, what)
+            with collecting_events(request.events):
+                if timeout is None:
+                    value = await call(request.ctx)
+                else:
+                    value = await await_with_timeout(partial(call, request.ctx), timeout, what)
         except Exception as error:  # interrupt() inside a step passes through ``failed``
             request = advance(loop, failed(error))
         else:

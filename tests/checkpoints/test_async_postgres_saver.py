@@ -19,7 +19,7 @@ from psycopg import AsyncConnection
 
 from sagagraph import open_async_checkpointer
 from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver
-from tests.services import fresh_postgres_database
+from tests.support.services import fresh_postgres_database
 
 pytestmark = pytest.mark.postgres
 

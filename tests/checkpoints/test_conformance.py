@@ -30,7 +30,7 @@ from langgraph.checkpoint.conformance.report import CapabilityReport
 
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
-from tests.services import fresh_postgres_database
+from tests.support.services import fresh_postgres_database
 
 BASE = {"put", "put_writes", "get_tuple", "list", "delete_thread"}
 

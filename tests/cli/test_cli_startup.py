@@ -1,0 +1,162 @@
+"""Start-up: each command imports only what it needs.
+
+Each probe runs the command in a fresh interpreter, as the ``sagagraph`` script does, then
+records which modules were imported. ``--help`` needs neither LangGraph nor any agent;
+``list`` and ``status`` of finished sagas read their checkpoints' metadata with the database
+driver alone: none of them loads LangGraph (``graph`` asks LangGraph to draw).
+Sagas that have not finished are read through the saga's graph, never with the model
+client, the PDF reader or the plotting stack.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sagagraph
+from sagagraph.cli import main
+from sagagraph.cli.parser import Handler, build_parser
+
+REPO = Path(__file__).resolve().parents[2]
+PAPER = REPO / "examples" / "papers" / "complete_paper.md"
+
+PROBE = """
+import json, sys
+from sagagraph.cli import entry, main
+try:
+    code = main(sys.argv[2:])
+except SystemExit as stop:  # --help and --version leave through argparse
+    code = stop.code
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+HEAVY = ("langchain_openai", "openai", "pypdf", "matplotlib")
+"""Never needed to list, show or draw sagas: the model client, the PDF reader, the plots."""
+
+
+def probe(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """The exit code of ``sagagraph ARGS`` in a fresh process, and the modules it imported."""
+    out = tmp_path / "probe.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SAGAGRAPH_", "OPENAI_"))}
+    env |= {"PYTHONPATH": str(REPO), "SAGAGRAPH_LLM": "offline"}
+    subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def imported(modules: list[str], package: str) -> bool:
+    return any(m == package or m.startswith(f"{package}.") for m in modules)
+
+
+@pytest.fixture
+def one_saga(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """``tmp_path`` holding ``sagagraph.sqlite`` with one completed saga, ``s1``."""
+    for name in ("SAGAGRAPH_DB", "SAGAGRAPH_BUS", "SAGAGRAPH_AMQP_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(PAPER), "--saga-id", "s1"]) == 0
+    return tmp_path
+
+
+def test_help_loads_neither_langgraph_nor_any_command_module(tmp_path: Path) -> None:
+    result = probe(tmp_path, "--help")
+    assert result["code"] == 0
+    modules = result["modules"]
+    for package in (*HEAVY, "langgraph", "langchain_core", "pydantic"):
+        assert not imported(modules, package), package
+    commands = [
+        m for m in modules if m.startswith("sagagraph.") and not m.startswith("sagagraph.cli")
+    ]
+    assert not [m for m in commands if m.startswith(("sagagraph.agents", "sagagraph.graph"))]
+    assert "sagagraph.cli.run" not in modules
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("list",), ("list", "--json"), ("status", "s1"), ("graph",), ("graph", "--router", "llm")],
+)
+def test_list_status_and_graph_load_no_model_client_pdf_reader_or_plots(
+    one_saga: Path, args: tuple[str, ...]
+) -> None:
+    result = probe(one_saga, *args)
+    assert result["code"] == 0
+    assert [p for p in HEAVY if imported(result["modules"], p)] == []
+
+
+LANGGRAPH = ("langgraph.graph", "langgraph.checkpoint", "langgraph.types", "langchain_core")
+"""What building or reading a saga's graph loads (``import langgraph.graph``: 0.6-1.4 s)."""
+
+
+def test_status_of_an_unfinished_saga_reads_it_through_the_graph(one_saga: Path) -> None:
+    """The probe sees LangGraph when it is loaded: a saga left running needs its graph."""
+    from sagagraph import open_checkpointer, saga_config
+
+    with open_checkpointer("sqlite:///sagagraph.sqlite") as checkpointer:
+        latest = checkpointer.get_tuple(saga_config("s1"))
+        assert latest is not None
+        # Writes after the last checkpoint: only a full read applies them.
+        checkpointer.put_writes(latest.config, [("status", "running")], "a-task")
+    result = probe(one_saga, "status", "s1")
+    assert imported(result["modules"], "langgraph.graph")
+
+
+def test_import_sagagraph_alone_loads_nothing_heavy(tmp_path: Path) -> None:
+    code = "import json, sys, sagagraph; print(json.dumps(sorted(sys.modules)))"
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    modules = json.loads(out.stdout)
+    for package in (*HEAVY, "langgraph", "langchain_core", "pydantic"):
+        assert not imported(modules, package), package
+
+
+def test_every_public_name_resolves_from_the_module_that_defines_it() -> None:
+    names = set(sagagraph.__all__) - {"__version__"}
+    assert set(sagagraph._LAZY) == names
+    for name in sorted(names):
+        value = getattr(sagagraph, name)
+        assert value is getattr(sys.modules[sagagraph._LAZY[name]], name), name
+    assert set(sagagraph.__all__) <= set(dir(sagagraph))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sagagraph.nope  # noqa: B018
+
+
+def test_the_type_checking_imports_name_the_same_modules_as_the_lazy_table() -> None:
+    """What mypy sees (``if TYPE_CHECKING:`` imports) is what runs (``_EXPORTS``)."""
+    tree = ast.parse(Path(sagagraph.__file__).read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If))
+    typed = {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == sagagraph._LAZY
+
+
+def test_every_verb_names_a_handler_that_exists() -> None:
+    parser = build_parser()
+    verbs = next(a for a in parser._actions if a.dest == "command").choices
+    assert isinstance(verbs, dict)
+    for name, sub in verbs.items():
+        handler = sub.get_default("func")
+        assert isinstance(handler, Handler), name
+        module = __import__(f"sagagraph.cli.{handler.module}", fromlist=[handler.function])
+        assert callable(getattr(module, handler.function)), name

@@ -1,0 +1,188 @@
+"""Kill windows of an LLM-routed saga: a ``sagagraph run --router llm`` (orchestration, and the
+blackboard's controller) killed while its router decides, and right after each checkpoint
+write, then finished by ``sagagraph recover``.
+
+The router's model is the real ``ChatOpenAI`` client against a scripted server on 127.0.0.1
+that proposes the right next step. One case per window: during the router's model call
+(before each of its four decisions: the process is killed while the request is in flight),
+and after every ``put`` and every ``put_writes`` of a whole run (by ``os._exit``, and by
+``SIGKILL`` after ``put``). Then ONE ``sagagraph recover`` (forward, or ``--compensate``)
+from a new process must find every saga, whatever its router, and end each all-or-nothing:
+``completed`` with its three files, or ``rolled_back`` with none; a second ``recover`` finds
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.kill_saver import KILL_EXIT_CODE
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, request_text, structured
+from tests.support.services import fresh_postgres_database
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+PAPER = REPO / "examples" / "papers" / "complete_paper.md"
+STEPS = ["validator", "reviewer", "summarizer"]
+FILES = {"validation.txt", "review.txt", "summary.txt"}
+DECISIONS = len(STEPS) + 1
+"""Router decisions of a whole run: one before each step, and ``finish``."""
+
+
+class Router:
+    """The scripted router: proposes the next step not committed yet, or ``finish``. When
+    armed with a process and a decision number, it kills that process with SIGKILL as the
+    request for that decision arrives, so the process dies while its model call is in flight."""
+
+    def __init__(self) -> None:
+        self.victim: subprocess.Popen[str] | None = None
+        self.kill_at_decision: int | None = None
+        self.killed = threading.Event()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        text = request_text(request)
+        found = re.search(r'"committed":\s*(\[[^\]]*\])', text)
+        committed = json.loads(found.group(1)) if found else []
+        if self.victim is not None and self.kill_at_decision == len(committed):
+            self.victim.send_signal(signal.SIGKILL)
+            self.victim.wait()
+            self.killed.set()
+        proposal = next((s for s in STEPS if s not in committed), "finish")
+        return structured(request, {"next_step": proposal, "reason": "next in order"})
+
+
+def _env(db: str, outputs: Path, server: ScriptedOpenAIServer) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SAGAGRAPH_", "OPENAI_"))}
+    return env | {
+        "PYTHONPATH": str(REPO),
+        "SAGAGRAPH_DB": db,
+        "SAGAGRAPH_OUTPUTS": str(outputs),
+        "SAGAGRAPH_LLM": "offline",
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": server.base_url,
+    }
+
+
+def _worker(
+    env: dict[str, str], *head: str, saga_id: str, mode: str = "orchestration"
+) -> subprocess.Popen[str]:
+    command = ["run", str(PAPER), "--router", "llm", "--mode", mode, "--saga-id", saga_id]
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.support.cli_kill_worker", *head, "--", *command],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sagagraph.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@contextmanager
+def _database(backend: str, root: Path) -> Iterator[str]:
+    if backend == "sqlite":
+        yield f"sqlite:///{root / 'sagas.sqlite'}"
+    else:
+        with fresh_postgres_database() as url:
+            yield url
+
+
+def _files(outputs: Path, saga_id: str) -> set[str]:
+    folder = outputs / saga_id
+    return {p.name for p in folder.iterdir()} if folder.exists() else set()
+
+
+@pytest.mark.parametrize(
+    ("mode", "backend", "finish"),
+    [
+        ("orchestration", "sqlite", "forward"),
+        ("orchestration", "postgres", "forward"),
+        ("orchestration", "sqlite", "compensate"),
+        ("blackboard", "sqlite", "forward"),
+        ("blackboard", "postgres", "compensate"),
+    ],
+    ids=lambda p: str(p),
+)
+def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
+    tmp_path: Path, mode: str, backend: str, finish: str
+) -> None:
+    outputs = tmp_path / "outputs"
+    router = Router()
+    with _database(backend, tmp_path) as db, ScriptedOpenAIServer(router) as server:
+        env = _env(db, outputs, server)
+        counts_file = tmp_path / "counts.json"
+        whole = _worker(env, "count", str(counts_file), saga_id="whole", mode=mode)
+        assert whole.wait(timeout=300) == 0, "the whole run failed"
+        counts: dict[str, int] = json.loads(counts_file.read_text())
+        assert counts["put"] > DECISIONS and counts["put_writes"] > DECISIONS
+
+        killed: dict[str, int] = {}
+        for decision in range(DECISIONS):
+            saga_id = f"router-{decision}"
+            router.victim = _worker(env, "count", os.devnull, saga_id=saga_id, mode=mode)
+            router.kill_at_decision = decision
+            router.killed.clear()
+            killed[saga_id] = router.victim.wait(timeout=300)
+            assert router.killed.is_set(), f"{saga_id}: the router's call never came"
+            router.victim = None
+        for method in ("put", "put_writes"):
+            for n in range(1, counts[method] + 1):
+                for how in ("exit", "sigkill") if method == "put" else ("exit",):
+                    saga_id = f"{method.replace('_', '-')}-{n}-{how}"
+                    proc = _worker(env, "kill", method, str(n), how, saga_id=saga_id, mode=mode)
+                    killed[saga_id] = proc.wait(timeout=300)
+
+        # Every case died where it was told to: none finished on its own.
+        for saga_id, code in killed.items():
+            want = KILL_EXIT_CODE if saga_id.endswith("-exit") else -signal.SIGKILL
+            assert code == want, f"{saga_id}: exit {code}"
+
+        unfinished = [s for s in killed if _cli(env, "status", s).returncode == 75]
+        assert "router-1" in unfinished, "a saga killed while its router decides is unfinished"
+        first = _cli(env, "recover", *(["--compensate"] if finish == "compensate" else []))
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert "nothing to recover" not in first.stderr
+        second = _cli(env, "recover")
+        assert second.returncode == 0 and "nothing to recover" in second.stderr, second.stderr
+
+        for saga_id in killed:
+            shown = _cli(env, "status", saga_id, "--json")
+            view = json.loads(shown.stdout)
+            files = _files(outputs, saga_id)
+            if view["status"] == "completed":
+                # Under --compensate too, when its final decision was stored before the kill.
+                assert view["completed"] == STEPS and files == FILES, saga_id
+            else:
+                assert view["status"] == "rolled_back", f"{saga_id}: {view['status']}"
+                assert view["completed"] == [] and files == set(), saga_id
+            executed = [
+                e["step"]
+                for e in view["events"]
+                if e["action"] == "execute" and e["outcome"] == "ok"
+            ]
+            assert len(executed) == len(set(executed)), f"{saga_id}: a step committed twice"
+        if finish == "forward":
+            assert all(_files(outputs, s) == FILES for s in killed), "forward completes them all"
