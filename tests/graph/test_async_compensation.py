@@ -7,11 +7,9 @@ the saga in its own superstep, with no extra checkpoint after it.
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -27,19 +25,15 @@ from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.graph.async_runner import aresume_saga, arun_saga
 from sagagraph.saga.execution import UNFINISHED_COMPENSATED
-from tests.support.toy_saga import Crash, Journal, Plan, SimulatedCrash, toy_saga
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
-
-
-def comparable(view: dict[str, Any]) -> dict[str, Any]:
-    """A view without what differs between two runs: timestamps and the saga id."""
-    events = [{k: v for k, v in e.items() if k != "ts"} for e in view["events"]]
-    return {**view, "events": events, "saga_id": None}
+from tests.support.toy_saga import (
+    Crash,
+    Journal,
+    Plan,
+    SimulatedCrash,
+    comparable,
+    run,
+    toy_saga,
+)
 
 
 class Undoes:

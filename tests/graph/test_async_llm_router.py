@@ -21,7 +21,7 @@ from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.router_options import RouterOptions
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured
-from tests.support.toy_saga import Journal, toy_saga
+from tests.support.toy_saga import Journal, comparable, toy_saga
 
 CALLS: list[tuple[str, str]] = []
 """``(sync|async, thread name)`` of every call a :class:`RecordingChat` made."""
@@ -71,11 +71,6 @@ def chat(server: ScriptedOpenAIServer) -> RecordingChat:
     return RecordingChat(
         model="gpt-test", base_url=server.base_url, api_key="sk-test", max_retries=0
     )
-
-
-def comparable(view: dict[str, Any]) -> dict[str, Any]:
-    events = [{k: v for k, v in e.items() if k != "ts"} for e in view["events"]]
-    return {**view, "events": events, "saga_id": None}
 
 
 def run_both(

@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import pytest
 
 from sagagraph import new_saga_id, open_checkpointer, saga_config, unfinished_sagas
 from sagagraph.agents.store import LEDGER_DIR
-from tests.support.services import fresh_postgres_database
+from tests.support.services import saga_database
 from tests.support.toy_saga import CRASH_EXIT_CODE, Journal, saga_app, toy_saga
 
 pytestmark = pytest.mark.slow
@@ -133,7 +132,7 @@ def fleet(
 ) -> Iterator[Fleet]:
     backend, mode = request.param
     root = tmp_path_factory.mktemp(f"fleet-{backend}-{mode}")
-    with _database(backend, root) as db:
+    with saga_database(backend, root) as db:
         journal = Journal(root / "journal.sqlite")
         outputs = root / "outputs"
         common = ["--db", db, "--journal", str(journal.path), "--outputs", str(outputs)]
@@ -157,16 +156,6 @@ def fleet(
         assert proc.returncode == 0, proc.stderr
         recovered = {view["saga_id"]: view for view in json.loads(proc.stdout)}
         yield Fleet(backend, mode, db, journal, outputs, exits, stopped, recovered)
-
-
-@contextmanager
-def _database(backend: str, root: Path) -> Iterator[str]:
-    """A checkpointer no other test writes to: recovery scans every saga in it."""
-    if backend == "sqlite":
-        yield f"sqlite:///{root / 'sagas.sqlite'}"
-    else:
-        with fresh_postgres_database() as url:
-            yield url
 
 
 # --- what each case must end as -------------------------------------------------------------
@@ -313,7 +302,7 @@ def test_a_recovery_killed_half_way_is_finished_by_the_next_one(
     journal = Journal(tmp_path / "journal.sqlite")
     outputs = tmp_path / "outputs"
     forward, back = new_saga_id("forward"), new_saga_id("back")
-    with _database(backend, tmp_path) as db:
+    with saga_database(backend, tmp_path) as db:
         common = ["--db", db, "--journal", str(journal.path), "--outputs", str(outputs)]
         common += ["--steps", "3"]
         died = worker("run", *common, "--saga-id", forward, "--crash", "s1:execute:after")

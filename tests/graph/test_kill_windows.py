@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.kill_saver import KILL_EXIT_CODE
-from tests.support.services import fresh_postgres_database
+from tests.support.services import saga_database
 
 pytestmark = pytest.mark.slow
 
@@ -50,15 +49,6 @@ def worker(*args: str) -> Any:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
-
-
-@contextmanager
-def _database(backend: str, root: Path) -> Iterator[str]:
-    if backend == "sqlite":
-        yield f"sqlite:///{root / 'sagas.sqlite'}"
-    else:
-        with fresh_postgres_database() as url:
-            yield url
 
 
 @dataclass
@@ -93,7 +83,7 @@ def fleet(
     backend, driver, finish = request.param
     root = tmp_path_factory.mktemp(f"kill-{backend}-{driver}-{finish}")
     outputs = root / "outputs"
-    with _database(backend, root) as db:
+    with saga_database(backend, root) as db:
         common = ["--db", db, "--outputs", str(outputs)]
         drive = ["--async"] if driver == "async" else []
         killed = worker("fleet", *common, *drive, "--paper", str(PAPER))

@@ -21,8 +21,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ import pytest
 
 from tests.support.kill_saver import KILL_EXIT_CODE
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, request_text, structured
-from tests.support.services import fresh_postgres_database
+from tests.support.services import saga_database
 
 pytestmark = pytest.mark.slow
 
@@ -101,15 +99,6 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@contextmanager
-def _database(backend: str, root: Path) -> Iterator[str]:
-    if backend == "sqlite":
-        yield f"sqlite:///{root / 'sagas.sqlite'}"
-    else:
-        with fresh_postgres_database() as url:
-            yield url
-
-
 def _files(outputs: Path, saga_id: str) -> set[str]:
     folder = outputs / saga_id
     return {p.name for p in folder.iterdir()} if folder.exists() else set()
@@ -131,7 +120,7 @@ def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
 ) -> None:
     outputs = tmp_path / "outputs"
     router = Router()
-    with _database(backend, tmp_path) as db, ScriptedOpenAIServer(router) as server:
+    with saga_database(backend, tmp_path) as db, ScriptedOpenAIServer(router) as server:
         env = _env(db, outputs, server)
         counts_file = tmp_path / "counts.json"
         whole = _worker(env, "count", str(counts_file), saga_id="whole", mode=mode)

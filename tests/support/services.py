@@ -112,3 +112,14 @@ def fresh_postgres_database() -> Iterator[str]:
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def saga_database(backend: str, root: Path) -> Iterator[str]:
+    """A checkpointer URL no other test writes to: a SQLite file under ``root``, or a fresh
+    PostgreSQL database (dropped afterwards). Recovery scans every saga in it."""
+    if backend == "sqlite":
+        yield f"sqlite:///{root / 'sagas.sqlite'}"
+    else:
+        with fresh_postgres_database() as url:
+            yield url

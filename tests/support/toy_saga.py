@@ -18,15 +18,16 @@ tests can check that no orphan file is left behind.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -350,3 +351,17 @@ def rebuilt(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """A fresh graph on the same checkpointer: what a new process sees of an in-memory saga."""
     return build_saga_graph(definition).compile(checkpointer=app.checkpointer)
+
+
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, for the async tests' one-line drivers."""
+    return asyncio.run(coro)
+
+
+def comparable(view: dict[str, Any]) -> dict[str, Any]:
+    """A view without what differs between two runs: timestamps and the saga id."""
+    events = [{k: v for k, v in e.items() if k != "ts"} for e in view["events"]]
+    return {**view, "events": events, "saga_id": None}
