@@ -60,19 +60,8 @@ def url_password(url: str) -> str | None:
     return match.group(1)[:-1] or None if match else None
 
 
-_WATCHED_ENV_KEYS = tuple(os.fsencode(name) for name in _WATCHED_ENV_VARS)
-
-
-def _watched_env_values() -> tuple[object, ...]:
-    """The watched variables' values, to tell whether the environment's secrets changed.
-
-    ``os.environ.get`` of an unset variable raises and catches a KeyError inside: six of
-    those for every redacted text. On POSIX the environment's own bytes mapping answers
-    without one (it is what ``os.environ`` reads and writes); elsewhere, ``os.environ.get``.
-    """
-    data = getattr(os.environ, "_data", None)
-    if os.name == "posix" and isinstance(data, dict):
-        return tuple(map(data.get, _WATCHED_ENV_KEYS))
+def _watched_env_values() -> tuple[str | None, ...]:
+    """The watched variables' values, to tell whether the environment's secrets changed."""
     return tuple(map(os.environ.get, _WATCHED_ENV_VARS))
 
 

@@ -28,7 +28,7 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.nodes import COMPLETE, SUPERVISOR
+from sagagraph.graph.nodes import COMPLETE, ROUTES_ITSELF, SUPERVISOR
 from sagagraph.graph.state import SagaOutput, SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import StepAttempts, execute_step
@@ -38,6 +38,7 @@ from sagagraph.saga.records import halt_record, step_failed
 from sagagraph.saga.view import FailureRecord
 
 RouterKind = Literal["deterministic", "llm"]
+
 AlertHook = Callable[[dict[str, Any]], None]
 
 
@@ -274,7 +275,12 @@ def build_saga_graph(
             graph.add_node(step.name, cast(Any, node))  # see compensation.add_compensation_nodes
             continue
         nxt = SUPERVISOR if router == "llm" else names[i + 1] if not is_last else END
-        graph.add_node(step.name, cast(Any, _routed(node, nxt)), destinations=(nxt, COMPENSATE))
+        graph.add_node(
+            step.name,
+            cast(Any, _routed(node, nxt)),
+            destinations=(nxt, COMPENSATE),
+            metadata={ROUTES_ITSELF: True},
+        )
     add_compensation_nodes(graph, definition, on_escalation=on_escalation)
 
     if not chain:

@@ -16,3 +16,7 @@ COMPLETE: Final = "complete"
 """The node that joins parallel branches before a saga is completed."""
 
 reserve_names(SUPERVISOR, COMPLETE)
+
+ROUTES_ITSELF: Final = "sagagraph_routes_itself"
+"""Node metadata of a step node that routes itself with ``Command(goto=...)`` (a chain's):
+read back through ``get_graph()`` by whoever writes a state update as that node."""

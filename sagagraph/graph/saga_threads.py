@@ -18,6 +18,7 @@ from langgraph.types import Command
 
 from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
+from sagagraph.graph.nodes import ROUTES_ITSELF
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
@@ -80,8 +81,8 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
     # Writing "as" a step node runs that node's routing edge, which sends a failed or halted
     # saga to compensate. A chain's step node has no edge (it routes itself with a Command,
     # see graph.builder): it is given the Command it would have returned.
-    spec = getattr(getattr(app, "builder", None), "nodes", {}).get(as_node)
-    routes_itself = COMPENSATE in (getattr(spec, "ends", None) or ())
+    drawn = app.get_graph().nodes.get(as_node)
+    routes_itself = bool(drawn is not None and (drawn.metadata or {}).get(ROUTES_ITSELF))
     values: Any = Command(update=update, goto=COMPENSATE) if routes_itself else update
     app.update_state(config, values, as_node=as_node)
     return True

@@ -6,12 +6,10 @@ file and the cause; pypdf's own repair notices are kept off the terminal.
 
 from __future__ import annotations
 
-import inspect
 import io
 import logging
 import os
 import stat
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,48 +96,9 @@ def _quiet_pypdf() -> None:
         logger.setLevel(logging.CRITICAL)
 
 
-_STYLES_ONLY = threading.local()
-_HOOK_LOCK = threading.Lock()
-
-
-def _skip_textless_forms() -> None:
-    """Let pypdf skip the figures that print no text, even when we visit the text runs.
-
-    pypdf parses a form XObject (a figure) only when its content holds a text-showing
-    operator (``Tj``, ``TJ``, ``'``, ``"``, ``Do``), unless any visitor is given: then it parses
-    every figure, so that operator visitors see their operators. Ours is only a text visitor,
-    which a figure without those operators never calls with any text, so parsing it changes
-    nothing but the time (half of a figure-heavy paper's loading). The hook wraps pypdf's
-    private ``_get_content_stream_for_text``: only for form XObjects, only in a thread that
-    set ``_STYLES_ONLY.active`` (so any other caller of pypdf is untouched), and not at all
-    when pypdf changed that function (the loading is then just slower).
-    """
-    from pypdf import _text_extraction
-
-    original = getattr(_text_extraction, "_get_content_stream_for_text", None)
-    if original is None or getattr(original, "sagagraph_hook", False):
-        return
-    if "has_visitor" not in inspect.signature(original).parameters:
-        return
-
-    def content_stream(obj: Any, pdf: Any, content_key: Any, *, has_visitor: bool) -> Any:
-        if has_visitor and content_key is None and getattr(_STYLES_ONLY, "active", False):
-            has_visitor = False  # a form XObject, read by our text visitor alone
-        return original(obj, pdf, content_key, has_visitor=has_visitor)
-
-    content_stream.sagagraph_hook = True  # type: ignore[attr-defined]
-    with _HOOK_LOCK:
-        if _text_extraction._get_content_stream_for_text is original:
-            _text_extraction._get_content_stream_for_text = content_stream
-
-
 def _page_text(page: Any, style: PageStyles) -> str:
     """One page's text, its styled runs collected in ``style``."""
-    _STYLES_ONLY.active = True
-    try:
-        return str(page.extract_text(visitor_text=style.visit) or "")
-    finally:
-        _STYLES_ONLY.active = False
+    return str(page.extract_text(visitor_text=style.visit) or "")
 
 
 @dataclass(frozen=True)
@@ -165,7 +124,6 @@ def pdf_pages(
     from pypdf.errors import DependencyError, FileNotDecryptedError
 
     _quiet_pypdf()
-    _skip_textless_forms()
     # pypdf repairs a cut file silently and returns whatever pages survive; a paper missing
     # its end is not the paper, so a missing end-of-file marker is an error.
     if b"%%EOF" not in data[-2048:]:
