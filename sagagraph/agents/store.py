@@ -24,6 +24,7 @@ from sagagraph.errors import (
     StorageFullError,
     is_disk_full,
 )
+from sagagraph.redaction import redact
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.storable_text import replace_surrogates
 
@@ -132,11 +133,12 @@ class OutputStore:
 
         Writing the same key again replaces the file (a re-run after a crash). Raises
         CompensatedKeyError, leaving nothing behind, when ``key`` was already compensated,
-        including when the compensation happened while this write was in flight.
+        including when the compensation happened while this write was in flight. Every known
+        secret in ``text`` is hidden first: a model may quote the key in its answer.
         """
         target = self.path_for(key, name)
         try:
-            return self._write(key, target, text)
+            return self._write(key, target, redact(text))
         except (OSError, sqlite3.Error) as error:
             if not is_disk_full(error):
                 raise
