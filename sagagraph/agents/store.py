@@ -67,6 +67,11 @@ class OutputStore:
     def __repr__(self) -> str:
         return f"OutputStore({str(self.root)!r})"
 
+    def recorded_settings(self) -> dict[str, str]:
+        """What a saga records of this store when it starts: its folder, absolute (resolved
+        against the working folder now), so a resume or recover from anywhere writes there."""
+        return {"outputs": os.path.abspath(self.root)}
+
     @property
     def ledger_path(self) -> Path:
         return self.root / LEDGER_DIR / LEDGER_FILE
