@@ -1,0 +1,48 @@
+"""Issue 28 item 10: the smaller defects at the edges, each with its test.
+
+- a query on a SQLite URL (``?mode=ro``) is refused, one line, instead of creating a file
+  literally named ``x.sqlite?mode=ro``;
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.errors import ConfigurationError
+
+REPO = Path(__file__).resolve().parents[1]
+SAGAGRAPH = Path(sys.executable).parent / "sagagraph"
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SAGAGRAPH_", "OPENAI_"))}
+    return env | {"PYTHONPATH": str(REPO)}
+
+
+@pytest.mark.parametrize("query", ["?mode=ro", "?cache=shared", "?", "#frag"])
+def test_a_query_on_a_sqlite_url_is_refused_and_creates_no_file(tmp_path: Path, query: str) -> None:
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}{query}"
+    with pytest.raises(ConfigurationError) as refused, open_checkpointer(url):
+        pass
+    message = str(refused.value)
+    assert "\n" not in message and "x.sqlite" in message, message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_refuses_a_sqlite_url_with_a_query(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.sqlite'}?mode=ro"
+    proc = subprocess.run(
+        [str(SAGAGRAPH), "run", str(REPO / "examples/papers/complete_paper.md"), "--db", url,
+         "--outputs", str(tmp_path / "outputs")],
+        cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("sagagraph: error:")]
+    assert len(errors) == 1 and "mode=ro" in errors[0], proc.stderr
+    assert not any(p.name.startswith("x.sqlite") for p in tmp_path.iterdir())
