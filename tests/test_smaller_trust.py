@@ -2,6 +2,8 @@
 
 - a query on a SQLite URL (``?mode=ro``) is refused, one line, instead of creating a file
   literally named ``x.sqlite?mode=ro``;
+- a checkpoint disk full before a saga's first checkpoint: ``run`` says nothing was stored
+  (run it again once there is space), not that ``recover`` finishes it;
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import ConfigurationError
+from tests.test_disk_full import Mount, fill, tmpfs  # noqa: F401 (the fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 SAGAGRAPH = Path(sys.executable).parent / "sagagraph"
@@ -46,3 +49,23 @@ def test_the_cli_refuses_a_sqlite_url_with_a_query(tmp_path: Path) -> None:
     errors = [line for line in proc.stderr.splitlines() if line.startswith("sagagraph: error:")]
     assert len(errors) == 1 and "mode=ro" in errors[0], proc.stderr
     assert not any(p.name.startswith("x.sqlite") for p in tmp_path.iterdir())
+
+
+def test_a_checkpoint_disk_full_before_the_first_checkpoint_says_nothing_was_stored(
+    tmp_path: Path, tmpfs: Mount
+) -> None:
+    disk = tmpfs("1m")
+    db = f"sqlite:///{disk / 'sagas.sqlite'}"
+    # Held open, so the database's WAL files exist: opening it needs no room, the saga's
+    # first checkpoint does.
+    with open_checkpointer(db):
+        fill(disk)
+        proc = subprocess.run(
+            [str(SAGAGRAPH), "run", str(REPO / "examples/papers/complete_paper.md"), "--db", db,
+             "--outputs", str(tmp_path / "outputs"), "--saga-id", "nospace"],
+            cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("sagagraph: error:")]
+    assert proc.returncode != 0 and len(errors) == 1, proc.stdout + proc.stderr
+    assert "disk is full" in errors[0] and "nothing was stored" in errors[0], errors[0]
+    assert "recover" not in errors[0], errors[0]
