@@ -52,7 +52,8 @@ def test_the_cli_refuses_a_sqlite_url_with_a_query(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_disk_full_before_the_first_checkpoint_says_nothing_was_stored(
-    tmp_path: Path, tmpfs: Mount
+    tmp_path: Path,
+    tmpfs: Mount,  # noqa: F811 (the fixture imported above)
 ) -> None:
     disk = tmpfs("1m")
     db = f"sqlite:///{disk / 'sagas.sqlite'}"

@@ -203,8 +203,7 @@ def raise_if_disk_full(error: BaseException, saga_id: str, app: SagaApp | None =
     where = f"saga {saga_id!r}: the checkpointer's disk is full ({describe_error(error)}); "
     if app is not None and not _stored(app, saga_id):
         raise StorageFullError(
-            where + "nothing was stored (the saga has no checkpoint): free space, then run it "
-            "again"
+            where + "nothing was stored (the saga has no checkpoint): free space, then run it again"
         ) from None
     raise StorageFullError(
         where + "the saga stopped at its last checkpoint: free space, then run `sagagraph recover`"
