@@ -70,3 +70,17 @@ def test_a_checkpoint_disk_full_before_the_first_checkpoint_says_nothing_was_sto
     assert proc.returncode != 0 and len(errors) == 1, proc.stdout + proc.stderr
     assert "disk is full" in errors[0] and "nothing was stored" in errors[0], errors[0]
     assert "recover" not in errors[0], errors[0]
+
+
+def test_postgres_connections_get_time_limits_the_url_can_override() -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    from sagagraph.checkpoints.pg_limits import CONNECTION_LIMITS, with_connection_limits
+
+    limited = conninfo_to_dict(with_connection_limits("postgresql://u:p@db.example:5433/sagas"))
+    assert limited["host"] == "db.example" and limited["dbname"] == "sagas"
+    assert {key: limited[key] for key in CONNECTION_LIMITS} == CONNECTION_LIMITS
+    own = conninfo_to_dict(with_connection_limits("postgresql://u@h/d?connect_timeout=30"))
+    assert own["connect_timeout"] == "30"
+    malformed = "postgresql://user:pw@[::1/db"
+    assert with_connection_limits(malformed) == malformed

@@ -216,6 +216,7 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     try:
         from psycopg import Error as PsycopgError
 
+        from sagagraph.checkpoints.pg_limits import with_connection_limits
         from sagagraph.checkpoints.postgres_savers import SagaPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
@@ -223,7 +224,9 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
         ) from None
     with ExitStack() as stack:
         try:
-            saver = stack.enter_context(SagaPostgresSaver.from_conn_string(url))
+            saver = stack.enter_context(
+                SagaPostgresSaver.from_conn_string(with_connection_limits(url))
+            )
             _setup_once(saver)
         except PsycopgError as error:
             cause = _redact_text(_first_line(error), url)

@@ -207,13 +207,17 @@ def _postgres_reader(url: str) -> Iterator[MetadataReader]:
     try:
         import psycopg
         from psycopg.rows import dict_row
+
+        from sagagraph.checkpoints.pg_limits import with_connection_limits
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
             "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
         ) from None
     try:
         # As LangGraph's PostgresSaver connects (autocommit, no prepared statements).
-        conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        conn = psycopg.connect(
+            with_connection_limits(url), autocommit=True, prepare_threshold=0, row_factory=dict_row
+        )
     except psycopg.Error as error:
         cause = _redact_text(_first_line(error), url)
         raise ConfigurationError(

@@ -34,6 +34,7 @@ from sagagraph.graph.runner import (
     already_exists,
     holds_saga,
     initial_state,
+    raise_if_connection_lost,
     raise_if_disk_full,
     saga_config,
     snapshot_view,
@@ -83,6 +84,7 @@ async def _drive(
             output.take(chunk)
     except Exception as error:
         raise_if_disk_full(error, saga_id)
+        raise_if_connection_lost(error, saga_id)
         raise
     return output.finished()
 

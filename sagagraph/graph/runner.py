@@ -24,10 +24,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from sagagraph.errors import (
+    CheckpointerLostError,
     ConfigurationError,
     InputError,
     SagaNotFoundError,
     StorageFullError,
+    is_connection_lost,
     is_disk_full,
 )
 from sagagraph.graph import recovery
@@ -186,6 +188,7 @@ def drive(
             output.take(chunk)
     except Exception as error:
         raise_if_disk_full(error, saga_id, app)
+        raise_if_connection_lost(error, saga_id)
         raise
     return output.finished()
 
@@ -208,6 +211,18 @@ def raise_if_disk_full(error: BaseException, saga_id: str, app: SagaApp | None =
     raise StorageFullError(
         where + "the saga stopped at its last checkpoint: free space, then run `sagagraph recover`"
     ) from None
+
+
+def raise_if_connection_lost(error: BaseException, saga_id: str) -> None:
+    """CheckpointerLostError (one line, with what finishes the saga) when ``error`` is the
+    checkpointer's database connection breaking: its writes are all-or-nothing, so the saga
+    is at its last checkpoint, and ``recover`` finishes it once the database answers."""
+    if is_connection_lost(error):
+        raise CheckpointerLostError(
+            f"saga {saga_id!r}: lost the connection to the checkpointer's database "
+            f"({describe_error(error)}); the saga stopped at its last checkpoint: "
+            "once the database answers, run `sagagraph recover` to finish it"
+        ) from None
 
 
 def _stored(app: SagaApp, saga_id: str) -> bool:
