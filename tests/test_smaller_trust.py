@@ -4,6 +4,11 @@
   literally named ``x.sqlite?mode=ro``;
 - a checkpoint disk full before a saga's first checkpoint: ``run`` says nothing was stored
   (run it again once there is space), not that ``recover`` finishes it;
+- PostgreSQL connections get time limits (``connect_timeout``, keepalives) the URL may
+  override (the stalled and cut connections are in ``test_postgres_edges.py``);
+- a read-only outputs folder is named, with its cause, not "unable to open database file".
+
+The worker's closing summary is in ``test_worker_tally.py``.
 """
 
 from __future__ import annotations
@@ -84,3 +89,22 @@ def test_postgres_connections_get_time_limits_the_url_can_override() -> None:
     assert own["connect_timeout"] == "30"
     malformed = "postgresql://user:pw@[::1/db"
     assert with_connection_limits(malformed) == malformed
+
+
+def test_a_read_only_outputs_folder_is_named_with_its_cause(tmp_path: Path, tmpfs: Mount) -> None:  # noqa: F811
+    from sagagraph.agents.store import OutputStore
+
+    disk = tmpfs("1m")
+    store = OutputStore(disk)
+    store.write("s1:validator", "validation.txt", "ok\n")  # the ledger exists
+    remounted = subprocess.run(
+        ["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True
+    )
+    if remounted.returncode != 0:
+        pytest.skip(f"cannot remount read-only: {remounted.stderr.strip()}")
+    with pytest.raises(ConfigurationError) as refused:
+        OutputStore(disk).write("s2:validator", "validation.txt", "ok\n")
+    message = str(refused.value)
+    assert "unable to open database file" not in message, message
+    assert str(disk) in message and "read-only" in message.lower(), message
+    assert "\n" not in message

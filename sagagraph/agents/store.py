@@ -91,18 +91,42 @@ class OutputStore:
 
     @contextlib.contextmanager
     def _ledger(self) -> Iterator[sqlite3.Connection]:
-        """A short-lived connection: one per call keeps threads and processes independent."""
-        if not self._ready:
-            self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.ledger_path), timeout=30, isolation_level=None)
+        """A short-lived connection: one per call keeps threads and processes independent.
+
+        A ledger that cannot be opened (a read-only folder) is a ConfigurationError naming the
+        outputs folder and the cause, not SQLite's "unable to open database file".
+        """
         try:
             if not self._ready:
-                enable_wal(conn)  # waits while another writer holds a new ledger
-                conn.executescript(_SCHEMA)
+                self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.ledger_path), timeout=30, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise self._unusable(error) from None
+        try:
+            if not self._ready:
+                try:
+                    enable_wal(conn)  # waits while another writer holds a new ledger
+                    conn.executescript(_SCHEMA)
+                except sqlite3.Error as error:
+                    raise self._unusable(error) from None
                 self._ready = True
             yield conn
         finally:
             conn.close()
+
+    def _unusable(self, error: OSError | sqlite3.Error) -> Exception:
+        """Why the ledger cannot be opened, naming the outputs folder: a full disk stays what
+        it is (the caller reports it); else the folder's own cause (read-only, permission)."""
+        if is_disk_full(error):
+            return error
+        from sagagraph.agents.outputs_root import _probe
+
+        folder = self.ledger_path.parent
+        cause = _probe(folder) if folder.is_dir() else None
+        cause = cause or (error.strerror if isinstance(error, OSError) else None) or str(error)
+        return ConfigurationError(
+            f"outputs folder {self.root}: cannot open its ledger {self.ledger_path} ({cause})"
+        )
 
     def is_compensated(self, key: str) -> bool:
         """True once ``key`` was compensated; a compensated key never writes again."""
