@@ -126,3 +126,26 @@ class IrreversibleToolError(ToolUndoError):
 
 class AgentRunError(StepError):
     """An agent run failed; its tool calls were undone (the message says the first failure)."""
+
+
+class CheckpointerLostError(SagaGraphError):
+    """The connection to the checkpointer's database broke while a saga ran: the saga stopped
+    at its last checkpoint; once the database answers, ``sagagraph recover`` finishes it."""
+
+    exit_code = 75  # try again later (EX_TEMPFAIL), as for a saga another process holds
+
+
+def is_connection_lost(error: BaseException) -> bool:
+    """True when ``error`` (or what caused it) is a database driver's operational error: a
+    connection closed, lost or timed out (psycopg's ``OperationalError``)."""
+    seen: BaseException | None = error
+    for _ in range(8):  # bounded: exception chains can loop
+        if seen is None:
+            return False
+        kind = type(seen)
+        if kind.__module__.startswith("psycopg") and any(
+            k.__name__ == "OperationalError" for k in kind.__mro__
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -21,6 +21,8 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 MASK = "***"
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "SAGAGRAPH_PDF_PASSWORD")
@@ -99,6 +101,28 @@ def redact(text: str) -> str:
     if "sk-" in text:
         text = _KEY_LIKE.sub(f"sk-{MASK}", text)
     return text
+
+
+def redact_value(value: Any) -> Any:
+    """``value`` with :func:`redact` applied to every string inside it, at any depth.
+
+    For what a step returns and writes (a model's structured answer may quote the key): mappings
+    (keys and values), lists, tuples and sets are rebuilt only when something inside changed, so
+    a clean value comes back as the same object and costs no copy.
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        items = [(redact_value(k), redact_value(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple | set | frozenset):
+        cleaned = [redact_value(v) for v in value]
+        if all(c is v for c, v in zip(cleaned, value, strict=True)):
+            return value
+        return type(value)(cleaned) if not isinstance(value, list) else cleaned
+    return value
 
 
 class RedactingFilter(logging.Filter):

@@ -24,6 +24,7 @@ from sagagraph.errors import (
     StorageFullError,
     is_disk_full,
 )
+from sagagraph.redaction import redact
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.storable_text import replace_surrogates
 
@@ -66,6 +67,11 @@ class OutputStore:
     def __repr__(self) -> str:
         return f"OutputStore({str(self.root)!r})"
 
+    def recorded_settings(self) -> dict[str, str]:
+        """What a saga records of this store when it starts: its folder, absolute (resolved
+        against the working folder now), so a resume or recover from anywhere writes there."""
+        return {"outputs": os.path.abspath(self.root)}
+
     @property
     def ledger_path(self) -> Path:
         return self.root / LEDGER_DIR / LEDGER_FILE
@@ -85,18 +91,42 @@ class OutputStore:
 
     @contextlib.contextmanager
     def _ledger(self) -> Iterator[sqlite3.Connection]:
-        """A short-lived connection: one per call keeps threads and processes independent."""
-        if not self._ready:
-            self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.ledger_path), timeout=30, isolation_level=None)
+        """A short-lived connection: one per call keeps threads and processes independent.
+
+        A ledger that cannot be opened (a read-only folder) is a ConfigurationError naming the
+        outputs folder and the cause, not SQLite's "unable to open database file".
+        """
         try:
             if not self._ready:
-                enable_wal(conn)  # waits while another writer holds a new ledger
-                conn.executescript(_SCHEMA)
+                self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.ledger_path), timeout=30, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            raise self._unusable(error) from None
+        try:
+            if not self._ready:
+                try:
+                    enable_wal(conn)  # waits while another writer holds a new ledger
+                    conn.executescript(_SCHEMA)
+                except sqlite3.Error as error:
+                    raise self._unusable(error) from None
                 self._ready = True
             yield conn
         finally:
             conn.close()
+
+    def _unusable(self, error: OSError | sqlite3.Error) -> Exception:
+        """Why the ledger cannot be opened, naming the outputs folder: a full disk stays what
+        it is (the caller reports it); else the folder's own cause (read-only, permission)."""
+        if is_disk_full(error):
+            return error
+        from sagagraph.agents.outputs_root import _probe
+
+        folder = self.ledger_path.parent
+        cause = _probe(folder) if folder.is_dir() else None
+        cause = cause or (error.strerror if isinstance(error, OSError) else None) or str(error)
+        return ConfigurationError(
+            f"outputs folder {self.root}: cannot open its ledger {self.ledger_path} ({cause})"
+        )
 
     def is_compensated(self, key: str) -> bool:
         """True once ``key`` was compensated; a compensated key never writes again."""
@@ -132,11 +162,12 @@ class OutputStore:
 
         Writing the same key again replaces the file (a re-run after a crash). Raises
         CompensatedKeyError, leaving nothing behind, when ``key`` was already compensated,
-        including when the compensation happened while this write was in flight.
+        including when the compensation happened while this write was in flight. Every known
+        secret in ``text`` is hidden first: a model may quote the key in its answer.
         """
         target = self.path_for(key, name)
         try:
-            return self._write(key, target, text)
+            return self._write(key, target, redact(text))
         except (OSError, sqlite3.Error) as error:
             if not is_disk_full(error):
                 raise

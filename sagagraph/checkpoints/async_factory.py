@@ -140,6 +140,7 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+        from sagagraph.checkpoints.pg_limits import with_connection_limits
         from sagagraph.checkpoints.postgres_savers import SagaAsyncPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
@@ -147,14 +148,15 @@ async def _open_postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[str]]:
         ) from None
     # The settings AsyncPostgresSaver.from_conn_string gives its own connection.
     kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    limited = with_connection_limits(url)  # the URL (its password) stays out of messages
     async with AsyncExitStack() as stack:
         try:
             # One plain connection first: a wrong URL fails at once (a pool would keep
             # retrying until its timeout), and it creates the tables.
-            async with await AsyncConnection.connect(url, **kwargs) as conn:
+            async with await AsyncConnection.connect(limited, **kwargs) as conn:
                 await _setup_once(conn, AsyncPostgresSaver(conn))
             pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-                url, min_size=1, max_size=POSTGRES_POOL_SIZE, kwargs=kwargs, open=False
+                limited, min_size=1, max_size=POSTGRES_POOL_SIZE, kwargs=kwargs, open=False
             )
             await pool.open(wait=True, timeout=30.0)
             stack.push_async_callback(pool.close)

@@ -112,8 +112,19 @@ def _first_line(error: BaseException) -> str:
 
 
 def sqlite_path(url: str) -> Path:
-    """The file a ``sqlite:///`` URL names (``sqlite:///rel.db`` or ``sqlite:////abs.db``)."""
+    """The file a ``sqlite:///`` URL names (``sqlite:///rel.db`` or ``sqlite:////abs.db``).
+
+    A query or fragment (``?mode=ro``, ``#...``) is refused: no parameter is supported, and
+    taken as part of the path it would create a file literally named ``x.sqlite?mode=ro``.
+    """
     path = url[len("sqlite:///") :]
+    extra = next((mark for mark in ("?", "#") if mark in path), None)
+    if extra is not None:
+        part = path[path.index(extra) :]
+        raise ConfigurationError(
+            f"checkpointer url {url!r}: parameters ({part!r}) are not supported on a SQLite "
+            f"url; give the file path only: sqlite:///{path[: path.index(extra)]}"
+        )
     if not path:
         raise ConfigurationError(f"checkpointer url {url!r}: no file path after sqlite:///")
     return Path(path)
@@ -205,6 +216,7 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
     try:
         from psycopg import Error as PsycopgError
 
+        from sagagraph.checkpoints.pg_limits import with_connection_limits
         from sagagraph.checkpoints.postgres_savers import SagaPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
         raise ConfigurationError(
@@ -212,7 +224,9 @@ def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
         ) from None
     with ExitStack() as stack:
         try:
-            saver = stack.enter_context(SagaPostgresSaver.from_conn_string(url))
+            saver = stack.enter_context(
+                SagaPostgresSaver.from_conn_string(with_connection_limits(url))
+            )
             _setup_once(saver)
         except PsycopgError as error:
             cause = _redact_text(_first_line(error), url)

@@ -20,6 +20,7 @@ from sagagraph.cli.apps import (
 )
 from sagagraph.cli.blackboard import blackboard_status, blackboard_unfinished
 from sagagraph.cli.events import recover_choreography, resume_choreography
+from sagagraph.cli.foreign import foreign_reason, refuse_foreign
 from sagagraph.cli.interrupt import interruptible
 from sagagraph.cli.listing import cmd_list
 from sagagraph.cli.output import (
@@ -92,6 +93,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if not in_checkpoints(args) and choreography_view_or_none(args) is not None:
         return resume_choreography(args)
     view = load_view(args, args.saga_id)
+    refuse_foreign(view, "resume")
     settings, router = recorded_settings(view, args)
     with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
         view = interruptible(
@@ -118,6 +120,12 @@ def cmd_recover(args: argparse.Namespace) -> int:
     for saga_id in pending:
         try:
             view = load_view(args, saga_id)
+            foreign = foreign_reason(view, "recover")
+            if foreign is not None:
+                # Its steps are not the paper saga's: recovering it here would corrupt it.
+                print(f"skipped {saga_id}: {foreign}", file=sys.stderr)
+                views.append({"saga_id": saga_id, "recover_skipped": foreign})
+                continue
             settings, router = recorded_settings(view, args)
             with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
                 print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
@@ -143,11 +151,10 @@ def cmd_recover(args: argparse.Namespace) -> int:
         show_recovered(final, args.json)
         views.append(final)
     for view in waiting:
-        print(
-            f"waiting for an operator: {view['saga_id']} "
-            f"(sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT)",
-            file=sys.stderr,
+        how = foreign_reason(view, "resolve") or (
+            f"sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         )
+        print(f"waiting for an operator: {view['saga_id']} ({how})", file=sys.stderr)
     if not pending and not waiting and not views:
         print("nothing to recover", file=sys.stderr)
     return recover_exit_code(views + waiting)
@@ -164,6 +171,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from sagagraph.graph.runner import resolve_saga
 
     view = load_view(args, args.saga_id)
+    refuse_foreign(view, "resolve")  # before anything is recorded: the saga stays as it is
     settings, router = recorded_settings(view, args)
     with paper_app(settings, router) as app:
         view = resolve_saga(

@@ -93,11 +93,17 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
     if usage.get("input_tokens") or usage.get("output_tokens"):
         print(f"  tokens: {usage['input_tokens']} in, {usage['output_tokens']} out", file=out)
     if view.get("waiting_for_operator"):
+        from sagagraph.cli.foreign import foreign_definition, python_call
+
         failure = view.get("compensation_failure") or {}
+        how = (
+            f"from Python (definition {foreign_definition(view)!r}): {python_call(view, 'resolve')}"
+            if foreign_definition(view)
+            else f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
+        )
         print(
             f"  needs an operator: compensation of {failure.get('step')} failed "
-            f"({failure.get('error')}); run: sagagraph resolve {view['saga_id']} --retry "
-            "| --skip --note TEXT",
+            f"({failure.get('error')}); {how}",
             file=out,
         )
 

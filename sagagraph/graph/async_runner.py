@@ -31,6 +31,7 @@ from sagagraph.graph.runner import (
     already_exists,
     holds_saga,
     initial_state,
+    raise_if_connection_lost,
     raise_if_disk_full,
     saga_config,
     snapshot_view,
@@ -76,6 +77,7 @@ async def astream_saga(
             output.take(chunk)
     except Exception as error:
         raise_if_disk_full(error, saga_id)
+        raise_if_connection_lost(error, saga_id)
         raise
     return output.finished()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -50,4 +51,30 @@ def saga_identity(
         stamp = {key: value for key, value in stamp.items() if state.get(key) != value}
         if "reason" not in state:
             stamp["reason"] = None  # so the view's every field is in the state from the start
+        recorded = recorded_input(definition, state.get("input") or {})
+        if recorded is not None:
+            stamp["input"] = recorded
     return saga_id, stamp
+
+
+def recorded_input(definition: SagaDefinition, input: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``input`` with what the definition's services record (``recorded_settings()``, e.g.
+    the paper store's absolute outputs folder) added under ``settings``; None when nothing is
+    missing.
+
+    So every saga, whatever started it (the CLI, Python, the Server, a worker), keeps where
+    its files go, and a resume or recover from another folder writes and deletes there.
+    Settings the input holds already (the CLI records its own) are kept as they are.
+    """
+    settings = input.get("settings")
+    settings = dict(settings) if isinstance(settings, Mapping) else {}
+    missing: dict[str, Any] = {}
+    for service in definition.services.values():
+        record = getattr(service, "recorded_settings", None)
+        if callable(record):
+            for key, value in dict(record()).items():
+                if key not in settings and key not in missing:
+                    missing[key] = value
+    if not missing:
+        return None
+    return {**input, "settings": {**settings, **missing}}

@@ -24,10 +24,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
 from sagagraph.errors import (
+    CheckpointerLostError,
     ConfigurationError,
     InputError,
     SagaNotFoundError,
     StorageFullError,
+    is_connection_lost,
     is_disk_full,
 )
 from sagagraph.graph import saga_threads
@@ -184,23 +186,50 @@ def stream_saga(
         for chunk in stream:
             output.take(chunk)
     except Exception as error:
-        raise_if_disk_full(error, saga_id)
+        raise_if_disk_full(error, saga_id, app)
+        raise_if_connection_lost(error, saga_id)
         raise
     return output.finished()
 
 
-def raise_if_disk_full(error: BaseException, saga_id: str) -> None:
+def raise_if_disk_full(error: BaseException, saga_id: str, app: SagaApp | None = None) -> None:
     """StorageFullError (one line: what is full, what to do) when ``error`` is a full disk.
 
     Steps turn their own errors (a full outputs disk) into failures and compensations; what
     escapes a run is the checkpointer's. Its writes are all-or-nothing, so the saga is at its
-    last checkpoint.
+    last checkpoint; when ``app`` shows it has none (the disk filled before its first), nothing
+    was stored, and ``recover`` would find nothing: the saga is to be run again.
     """
-    if is_disk_full(error):
+    if not is_disk_full(error):
+        return
+    where = f"saga {saga_id!r}: the checkpointer's disk is full ({describe_error(error)}); "
+    if app is not None and not _stored(app, saga_id):
         raise StorageFullError(
-            f"saga {saga_id!r}: the checkpointer's disk is full ({describe_error(error)}); "
-            "the saga stopped at its last checkpoint: free space, then run `sagagraph recover`"
+            where + "nothing was stored (the saga has no checkpoint): free space, then run it again"
         ) from None
+    raise StorageFullError(
+        where + "the saga stopped at its last checkpoint: free space, then run `sagagraph recover`"
+    ) from None
+
+
+def raise_if_connection_lost(error: BaseException, saga_id: str) -> None:
+    """CheckpointerLostError (one line, with what finishes the saga) when ``error`` is the
+    checkpointer's database connection breaking: its writes are all-or-nothing, so the saga
+    is at its last checkpoint, and ``recover`` finishes it once the database answers."""
+    if is_connection_lost(error):
+        raise CheckpointerLostError(
+            f"saga {saga_id!r}: lost the connection to the checkpointer's database "
+            f"({describe_error(error)}); the saga stopped at its last checkpoint: "
+            "once the database answers, run `sagagraph recover` to finish it"
+        ) from None
+
+
+def _stored(app: SagaApp, saga_id: str) -> bool:
+    """True unless the checkpointer answers that it holds no checkpoint of ``saga_id``."""
+    try:
+        return app.checkpointer.get_tuple(saga_config(saga_id)) is not None
+    except Exception:  # cannot tell: say what holds when something was stored
+        return True
 
 
 def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:

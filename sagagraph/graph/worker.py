@@ -67,6 +67,8 @@ class WorkerTally:
     """Deliveries returned to the queue unfinished (an error, or a forced stop)."""
     dead_letters: int = 0
     """Dead-lettered sagas recorded as needing an operator."""
+    refused: int = 0
+    """Deliveries this worker dead-lettered itself: not a saga job, or a saga not found."""
 
 
 def final_state(view: Mapping[str, Any]) -> str | None:
@@ -138,6 +140,7 @@ class _Worker:
         except InputError as error:
             self.say(f"worker: dead-lettering a message that is not a saga job: {error}")
             await message.reject(requeue=False)
+            self.tally.refused += 1
             return
         self.say(
             f"worker: took saga {saga_id} (delivery {delivery} of {self.address.max_deliveries})"
@@ -154,6 +157,7 @@ class _Worker:
         except SagaNotFoundError as error:
             self.say(f"worker: saga {saga_id}: {error}; dead-lettering its message")
             await message.reject(requeue=False)
+            self.tally.refused += 1
             return
         except Exception as error:
             self.say(f"worker: saga {saga_id} failed: {describe_error(error)}; back to the queue")
@@ -290,7 +294,8 @@ async def arun_worker(
         say(
             f"worker: stopped after {tally.taken} deliveries: "
             + (", ".join(f"{n} {s}" for s, n in sorted(tally.ended.items())) or "none finished")
-            + f"; {tally.handed_back} handed back; {tally.dead_letters} dead-lettered"
+            + f"; {tally.handed_back} handed back; {tally.dead_letters + tally.refused} "
+            + f"dead-lettered ({tally.refused} not a saga job or not found)"
         )
         return tally
 

@@ -11,13 +11,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
 from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutError
+from sagagraph.redaction import redact, redact_value
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.protocol import Step, StepContext, StepResult
 from sagagraph.saga.view import Event, describe_error, make_event
@@ -179,7 +180,11 @@ def injected_failure(step: Step) -> InjectedFailure:
 
 
 def checked_result(step: Step, result: object) -> StepResult:
-    """``result`` when it is a StepResult the step may return; else a step failure.
+    """``result``, redacted, when it is a StepResult the step may return; else a step failure.
+
+    Every coordination style records a step's result through here, so a secret a model quoted
+    in a successful answer (its data, output path or halt reason) never reaches the saga's
+    state, its events, its views or its checkpoints.
 
     TypeError for anything but a StepResult; ConfigurationError (never retried) for a halt
     from a step not declared ``Step(..., can_halt=True)``: ending a saga early is part of the
@@ -191,7 +196,18 @@ def checked_result(step: Step, result: object) -> StepResult:
         raise ConfigurationError(
             f"step {step.name!r} returned halt=True but is not declared Step(..., can_halt=True)"
         )
-    return result
+    return redacted_result(result)
+
+
+def redacted_result(result: StepResult) -> StepResult:
+    """``result`` with every known secret hidden in its data, output and reason; the same
+    object when it holds none."""
+    data = redact_value(result.data)
+    output = redact(result.output) if result.output else result.output
+    reason = redact(result.reason) if result.reason else result.reason
+    if data is result.data and output == result.output and reason == result.reason:
+        return result
+    return replace(result, data=data, output=output, reason=reason)
 
 
 def _tried_result(step: Step, tried: Tried) -> StepResult | Exception:

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_bad_input import text_pdf
-from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured, wants_schema
 from tests.support.secret_scan import SecretScan
 from tests.support.services import fresh_postgres_database
 
@@ -234,3 +234,61 @@ def test_no_secret_is_found_anywhere(runs: Runs) -> None:
     ):
         assert place in searched, f"the scan covered {place}"
     runs.scan.assert_clean()
+
+
+def echoing_responder(request: dict[str, Any]) -> Reply | str:
+    """A model (or a proxy) that quotes the key in every successful structured answer."""
+    quoted = f"Authorization header was {KEY}"
+    schema = (wants_schema(request) or "").lower()
+    if "validation" in schema:
+        found = [
+            {"part": "abstract", "heading": "Abstract", "page": 1},
+            {"part": "introduction", "heading": "1 Introduction", "page": 1},
+            {"part": "body", "heading": "2 Related Work", "page": 1},
+            {"part": "method", "heading": "3 Method", "page": 1},
+            {"part": "conclusion", "heading": "7 Conclusion", "page": 1},
+            {"part": "references", "heading": "References", "page": 1},
+        ]
+        reason = f"every required part is present ({quoted})"
+        return structured(
+            request, {"is_valid": True, "found": found, "missing": [], "reason": reason}
+        )
+    if "review" in schema:
+        points = [f"{quoted} (point)"]
+        return structured(
+            request, {"strengths": points, "weaknesses": points, "suggestions": points}
+        )
+    words = " ".join(["sagas undo partial pipelines"] * 40)
+    return structured(request, {"text": f"{words}. {quoted}."})
+
+
+def test_a_key_echoed_in_a_successful_answer_is_never_written(tmp_path: Path) -> None:
+    """Issue 28 item 4: outputs, the ``--json`` view and the checkpoint hold no quoted key."""
+    scan = SecretScan({"api key": KEY})
+    with ScriptedOpenAIServer(echoing_responder) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SAGAGRAPH_", "OPENAI_"))}
+        env |= {
+            "PYTHONPATH": str(REPO),
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": server.base_url,
+        }
+        sqlite = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+        run = subprocess.run(
+            [str(SAGAGRAPH), "run", str(PAPER), "--db", sqlite, "--llm", "openai",
+             "--outputs", str(tmp_path / "outputs"), "--json", "--saga-id", "echo"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        status = subprocess.run(
+            [str(SAGAGRAPH), "status", "echo", "--db", sqlite, "--json"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert server.requests, "the model was asked"
+    for name, proc in (("run", run), ("status", status)):
+        scan.text(f"{name} stdout", proc.stdout)
+        scan.text(f"{name} stderr", proc.stderr)
+    scan.tree(tmp_path)
+    view = json.loads(run.stdout)
+    assert view["status"] == "completed", run.stdout + run.stderr
+    assert (tmp_path / "outputs" / "echo" / "validation.txt").exists()
+    assert any("validation.txt" in place for place in scan.searched)
+    scan.assert_clean()
