@@ -108,8 +108,7 @@ def _files(outputs: Path, saga_id: str) -> set[str]:
     ("mode", "backend", "finish"),
     [
         ("orchestration", "sqlite", "forward"),
-        ("orchestration", "postgres", "forward"),
-        ("orchestration", "sqlite", "compensate"),
+        ("orchestration", "postgres", "compensate"),
         ("blackboard", "sqlite", "forward"),
         ("blackboard", "postgres", "compensate"),
     ],
