@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
 from sagagraph.checkpoints.commit_batches import wait_for_commits_in
+from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
@@ -130,6 +131,7 @@ async def arun_saga(
     """
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)  # type: ignore[arg-type]  # reads only app.nodes
+    check_new_input(app, input)  # unusable input: InputError, and no saga is started
     with saga_lease(app.checkpointer, saga_id):
         async with saga_turn():
             return await _run_leased(app, input, saga_id, fail_at, durability, on_event)

@@ -226,6 +226,10 @@ class SagaDefinition:
     """The steps, in the order they run."""
     services: Mapping[str, Any] = field(default_factory=dict)
     """Services handed to every step through its context (stores, chat model...)."""
+    check_input: Callable[[Mapping[str, Any]], None] | None = None
+    """Called with a new saga's input by ``run_saga`` and ``arun_saga`` before anything is
+    written; raises InputError (one line naming the field and the cause) for input the saga
+    cannot use, so that no saga is started only to be rolled back. None: any input."""
 
     def __post_init__(self) -> None:
         if not self.steps:
