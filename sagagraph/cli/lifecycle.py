@@ -12,6 +12,7 @@ from sagagraph.cli.apps import (
     checkpoints_may_exist,
     inspection_app,
     load_view,
+    only_compensates,
     paper_app,
     pdf_password,
     recorded_settings,
@@ -86,7 +87,7 @@ def in_checkpoints(args: argparse.Namespace) -> bool:
     settings = settings_from(args)
     if not checkpoints_may_exist(settings.db):
         return False
-    with paper_app(settings, "deterministic") as app:
+    with inspection_app(settings) as app:  # reads only: no model, no key
         return saga_status_or_none(app, args.saga_id) is not None
 
 
@@ -109,7 +110,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return resume_choreography(args)
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
+    back = only_compensates(view)  # a finished or compensating saga needs no model key
+    with paper_app(
+        settings, router, password=pdf_password(args), announce=True, compensating=back
+    ) as app:
         view = interruptible(
             lambda: resume_saga(app, args.saga_id, on_event=progress_printer()), args.saga_id
         )
@@ -135,7 +139,11 @@ def cmd_recover(args: argparse.Namespace) -> int:
         try:
             view = load_view(args, saga_id)
             settings, router = recorded_settings(view, args)
-            with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
+            # Rolling back needs no model key: only compensations run.
+            back = only_compensates(view, compensate=args.compensate)
+            with paper_app(
+                settings, router, password=pdf_password(args), announce=True, compensating=back
+            ) as app:
                 print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
                 recover_one = partial(
                     recover_saga,
@@ -181,7 +189,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
     view = load_view(args, args.saga_id)
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router) as app:
+    # Retrying or skipping a compensation runs no step forward: no model key needed.
+    with paper_app(settings, router, compensating=only_compensates(view)) as app:
         view = resolve_saga(
             app,
             args.saga_id,
