@@ -25,6 +25,8 @@ from tests.openai_server import Reply, ScriptedOpenAIServer, structured
 from tests.test_openai_engine import sample_responder
 from tests.test_paper_saga import visible_files
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "examples" / "papers" / "complete_paper.md"
 STEPS = ["validator", "reviewer", "summarizer"]
