@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_processes import default_signals
 from tests.choreo_buses import bus_url_for, cleaned_up
 from tests.test_alert_hook import REPO
 from tests.test_bad_input import without_progress
@@ -57,6 +58,7 @@ def agent_processes(
                 env=clean_env() | {"SAGAGRAPH_STATE": str(folder / "state")} | (env or {}),
                 stderr=subprocess.PIPE,
                 text=True,
+                preexec_fn=default_signals,  # SIGTERM stops it even if this run ignores it
             )
             procs.append(proc)
             assert proc.stderr is not None
@@ -66,7 +68,11 @@ def agent_processes(
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
         for proc in procs:
-            proc.communicate(timeout=60)  # the rest of its stderr; closes the pipe
+            try:
+                proc.communicate(timeout=60)  # the rest of its stderr; closes the pipe
+            except subprocess.TimeoutExpired:  # never left running after its test
+                proc.kill()
+                proc.communicate()
 
 
 @pytest.mark.parametrize("backend", BUSES)
