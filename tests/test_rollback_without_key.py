@@ -96,7 +96,8 @@ def test_recover_compensate_rolls_back_an_openai_saga_without_the_key(
             "OPENAI_BASE_URL": server.base_url,
         }
         saga_id = killed_after_validator(with_key, router, "nokey", outputs)
-    no_key = base_env(db, outputs)  # no key, no server: the model cannot be reached at all
+    # No key, no server: the model cannot be reached at all; the shell still says openai.
+    no_key = base_env(db, outputs) | {"SAGAGRAPH_LLM": "openai"}
 
     # The killed sagas, one each put, are all left running: roll every one back.
     recovered = cli(no_key, "recover", "--compensate", "--json")
