@@ -22,7 +22,7 @@ from sagagraph.errors import InputError
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import list_sagas, run_saga
-from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
+from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "examples" / "papers" / "complete_paper.md"
@@ -105,7 +105,7 @@ def test_any_definition_may_declare_its_input_check() -> None:
         if saga_input.get("amount", 0) <= 0:
             raise InputError(f"input.amount: must be positive, got {saga_input.get('amount')}")
 
-    definition = SagaDefinition("toy", (Step(Noop()),), check_input=check)
+    definition = SagaDefinition.of("toy", [Noop()], check_input=check)
     app = build_saga_graph(definition).compile(checkpointer=InMemorySaver())
     with pytest.raises(InputError, match=r"input\.amount: must be positive"):
         run_saga(app, {"amount": -1})

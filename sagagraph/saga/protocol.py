@@ -308,7 +308,9 @@ class SagaDefinition:
         name: str,
         participants: list[Participant | Step],
         services: Mapping[str, Any] | None = None,
+        *,
+        check_input: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> SagaDefinition:
         """Build a definition from participants (default policies) or configured steps."""
         steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
-        return cls(name, steps, dict(services or {}))
+        return cls(name, steps, dict(services or {}), check_input=check_input)
