@@ -18,6 +18,7 @@ waiting for every other saga's bookkeeping.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
+from functools import partial
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -40,6 +41,7 @@ from sagagraph.graph.runner import (
     snapshot_view,
 )
 from sagagraph.graph.state_view import finished_view
+from sagagraph.saga.async_execution import run_in_step_thread
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.loop_gate import saga_turn, waiting_for_io
 
@@ -131,7 +133,9 @@ async def arun_saga(
     """
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)  # type: ignore[arg-type]  # reads only app.nodes
-    check_new_input(app, input)  # unusable input: InputError, and no saga is started
+    # Unusable input: InputError, and no saga is started. On a thread: reading a long PDF
+    # must not stop the other sagas on this event loop.
+    await run_in_step_thread(partial(check_new_input, app, input))
     with saga_lease(app.checkpointer, saga_id):
         async with saga_turn():
             return await _run_leased(app, input, saga_id, fail_at, durability, on_event)
