@@ -112,3 +112,14 @@ def test_any_definition_may_declare_its_input_check() -> None:
     assert list_sagas(app) == []
     assert run_saga(app, {"amount": 3})["status"] == "completed"
     assert seen == [{"amount": -1}, {"amount": 3}]
+
+
+def test_a_choreographed_saga_is_refused_alike(tmp_path: Path) -> None:
+    from sagagraph.choreography.runner import run_choreographed_saga
+
+    definition = paper_saga_definition(outputs_dir=tmp_path / "outputs")
+    bus = f"sqlite:///{tmp_path / 'bus.sqlite'}"
+    with pytest.raises(InputError, match=r"^input\.paper: .*no such file"):
+        run_choreographed_saga(definition, {"paper": str(tmp_path / "missing")}, "bad", bus)
+    assert not (tmp_path / "bus.sqlite").exists()
+    assert not (tmp_path / "outputs").exists()
