@@ -73,10 +73,12 @@ async def run_in_step_thread(fn: Callable[[], T]) -> T:
         finally:
             finished.set()
 
+    submitted = step_pool().submit(run)
     try:
-        return await asyncio.get_running_loop().run_in_executor(step_pool(), run)
+        return await asyncio.wrap_future(submitted)
     except asyncio.CancelledError:
-        abandon(finished)
+        if not submitted.cancelled():  # it had started: it runs on, abandoned
+            abandon(finished)
         raise
 
 
