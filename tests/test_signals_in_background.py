@@ -21,6 +21,8 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+CTRL_C_TESTS = next(REPO.glob("tests/**/test_cli_interrupt.py"))
+"""The Ctrl-C tests, wherever the test tree keeps them."""
 
 
 def ignore_sigint() -> None:
@@ -30,15 +32,7 @@ def ignore_sigint() -> None:
 def test_the_ctrl_c_tests_pass_under_a_parent_that_ignores_sigint(tmp_path: Path) -> None:
     env = os.environ | {"PYTHONPATH": str(REPO)}
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_cli_interrupt.py",
-        ],
+        [*PYTEST, str(CTRL_C_TESTS)],
         cwd=REPO,
         env=env,
         preexec_fn=ignore_sigint,
