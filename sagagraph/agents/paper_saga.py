@@ -7,14 +7,22 @@ saga's state.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.store import OutputStore
-from sagagraph.errors import ConfigurationError, ModelCallError, StepTimeoutError
+from sagagraph.errors import (
+    ConfigurationError,
+    InputError,
+    ModelCallError,
+    PaperLoadError,
+    StepTimeoutError,
+)
 from sagagraph.saga.protocol import Retry, SagaDefinition, Step
 
 PAPER_SAGA = "paper_review"
@@ -57,9 +65,10 @@ def paper_saga_definition(
             if engine.name == "offline"
             else Retry(max_attempts=2, backoff=1.0, retry_on=(ModelCallError, StepTimeoutError))
         )
+    loader = loader if loader is not None else PaperLoader(password)
     services = {
         "engine": engine,
-        "loader": loader if loader is not None else PaperLoader(password),
+        "loader": loader,
         "store": OutputStore(outputs_dir),
     }
     steps = (
@@ -72,4 +81,24 @@ def paper_saga_definition(
             after=("validator",) if parallel else None,
         ),
     )
-    return SagaDefinition(PAPER_SAGA, steps, services)
+    return SagaDefinition(PAPER_SAGA, steps, services, check_input=paper_input_check(loader))
+
+
+def paper_input_check(loader: PaperLoader) -> Callable[[Mapping[str, Any]], None]:
+    """The paper saga's input check: ``input.paper`` names a paper ``loader`` can read.
+
+    ``run_saga`` calls it before a saga exists, as the CLI and the LangGraph Server check the
+    paper before they start one. The loader keeps the parsed paper: the steps do not read it
+    again.
+    """
+
+    def check(saga_input: Mapping[str, Any]) -> None:
+        paper = saga_input.get("paper")
+        if not isinstance(paper, str) or not paper.strip():
+            raise InputError('input.paper: missing (expected {"paper": PATH})')
+        try:
+            loader.load(paper)
+        except PaperLoadError as error:
+            raise PaperLoadError(f"input.paper: {error}") from None
+
+    return check

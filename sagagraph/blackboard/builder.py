@@ -39,6 +39,7 @@ from sagagraph.graph.compensation import (
 )
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.input_check import remember_definition
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.saga.async_execution import acompensate_step, aexecute_step
 from sagagraph.saga.execution import StepAttempts, compensate_step, execute_step
@@ -197,4 +198,5 @@ def build_blackboard_graph(
     graph.add_edge(START, CONTROLLER)
     retract = retraction_node(definition)
     add_compensation_nodes(graph, definition, on_escalation=on_escalation, compensate=retract)
+    remember_definition(graph, definition)  # run_saga checks a new saga's input with it
     return graph

@@ -162,6 +162,8 @@ def run_choreographed_saga(
     choreography = derive_choreography(definition, names)
     saga_id = saga_id or new_saga_id()
     _check_start(choreography, input, saga_id, fail_at)
+    if definition.check_input is not None:  # as run_saga: bad input starts no saga
+        definition.check_input(input)
     start = _start_message(choreography, input, saga_id, fail_at)
     with bus_for(bus_url, state_dir=state_dir) as bus:
         _refuse_existing(bus, saga_id)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, TypedDict, Unpack
@@ -40,13 +40,21 @@ def paper_definition(
     password: str | None = None,
     loader: Any = None,
     announce: bool = False,
+    compensating: bool = False,
 ) -> Any:
-    """The paper saga from settings; ``announce``: each step says on stderr when it starts."""
+    """The paper saga from settings; ``announce``: each step says on stderr when it starts;
+    ``compensating``: the model is built only if a step runs forward (see
+    :mod:`sagagraph.cli.deferred_engine`), so rolling back needs no key."""
     from sagagraph.agents.models import make_engine
     from sagagraph.agents.paper_saga import paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader
 
-    engine = make_engine(settings.llm, settings.model)
+    if compensating:
+        from sagagraph.cli.deferred_engine import DeferredEngine
+
+        engine: Any = DeferredEngine(settings.llm, settings.model)
+    else:
+        engine = make_engine(settings.llm, settings.model)
     definition = paper_saga_definition(
         engine=engine,
         outputs_dir=settings.outputs,
@@ -82,10 +90,13 @@ def paper_graph(
     loader: Any = None,
     args: argparse.Namespace | None = None,
     announce: bool = False,
+    compensating: bool = False,
 ) -> Any:
     from sagagraph.blackboard.board import MODE as BLACKBOARD
 
-    definition = paper_definition(settings, password=password, loader=loader, announce=announce)
+    definition = paper_definition(
+        settings, password=password, loader=loader, announce=announce, compensating=compensating
+    )
     build: Any
     if settings.mode == BLACKBOARD:
         from sagagraph.agents.paper_blackboard import paper_blackboard_graph as build
@@ -96,7 +107,8 @@ def paper_graph(
     from sagagraph.agents.models import make_chat_model
 
     try:
-        model = "inspection-only" if inspection else make_chat_model(settings.model)
+        # Compensating asks no router: a stand-in model, never called, needs no key.
+        model = "inspection-only" if inspection or compensating else make_chat_model(settings.model)
     except ConfigurationError:
         raise ConfigurationError(
             "--router llm needs a chat model: set OPENAI_API_KEY (any value for a local "
@@ -121,6 +133,9 @@ class GraphOptions(TypedDict, total=False):
     loader: Any
     args: argparse.Namespace | None
     announce: bool
+    compensating: bool
+    """The command only compensates or reads the saga (:func:`only_compensates`): no model
+    is built unless a step runs forward, so no key is needed to roll back."""
 
 
 @contextmanager
@@ -140,6 +155,21 @@ def inspection_app(settings: Settings, router: str = "deterministic") -> Iterato
     ran with: the deterministic graph has no ``supervisor`` node to resume an LLM-routed one."""
     with paper_app(replace(settings, llm="offline"), router, inspection=True) as app:
         yield app
+
+
+def only_compensates(view: Mapping[str, Any], *, compensate: bool = False) -> bool:
+    """True when driving this saga on runs no step forward, only compensations: it is told to
+    roll back (``recover --compensate``), it is on its way back or waiting for an operator
+    (``resolve`` retries or skips a compensation), or it has finished (nothing runs)."""
+    from sagagraph.saga.names import TERMINAL_STATUSES
+
+    status = view.get("status")
+    return (
+        compensate
+        or bool(view.get("waiting_for_operator"))
+        or status in TERMINAL_STATUSES
+        or status in ("compensating", "compensation_failed")
+    )
 
 
 def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[Settings, str]:

@@ -22,24 +22,24 @@ def blackboard_status(
     """``view`` (read through the orchestration graph), or, for a blackboard saga, its view
     read through the blackboard graph: board included, and the right ``next``."""
     from sagagraph.blackboard.board import MODE as BLACKBOARD
-    from sagagraph.cli.apps import paper_app
+    from sagagraph.cli.apps import inspection_app
     from sagagraph.graph.runner import saga_status
 
     if view is None or view.get("mode") != BLACKBOARD:
         return view
-    with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
+    with inspection_app(replace(settings, mode=BLACKBOARD)) as app:  # reads: no model key
         return saga_status(app, saga_id)
 
 
 def blackboard_unfinished(settings: Settings) -> list[str]:
     """Blackboard sagas left unfinished (what ``recover`` must resume)."""
     from sagagraph.blackboard.board import MODE as BLACKBOARD
-    from sagagraph.cli.apps import checkpoints_may_exist, paper_app
+    from sagagraph.cli.apps import checkpoints_may_exist, inspection_app
     from sagagraph.graph.recover import unfinished_sagas
 
     if not checkpoints_may_exist(settings.db):
         return []
-    with paper_app(replace(settings, mode=BLACKBOARD), "deterministic") as app:
+    with inspection_app(replace(settings, mode=BLACKBOARD)) as app:  # reads: no model key
         return unfinished_sagas(app, mode=BLACKBOARD)
 
 

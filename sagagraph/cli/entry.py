@@ -59,6 +59,34 @@ def closed_pipe() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (else ``sys.argv``); return its exit code.
+
+    Run as the command itself (no ``argv``), the process ends with that code as soon as the
+    command is done, even while a model call a step timed out on still hangs
+    (:func:`leave_abandoned_calls`).
+    """
+    code = run_command(argv)
+    if argv is None:
+        leave_abandoned_calls(code)
+    return code
+
+
+def leave_abandoned_calls(code: int) -> None:
+    """End the process now with ``code`` when calls abandoned by a step timeout still run.
+
+    A normal exit joins the threads that hold them (LangChain's thread pool), which waits
+    for the HTTP client's timeout (2 min) or for as long as a server holds the socket. The
+    saga is decided and its checkpoints are committed: nothing is left to wait for.
+    """
+    from sagagraph.saga.execution import abandoned_calls
+
+    if abandoned_calls():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.debug)

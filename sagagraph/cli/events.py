@@ -58,16 +58,21 @@ def recorded_outputs(saga_input: Mapping[str, Any]) -> str | None:
     return str(outputs) if outputs else None
 
 
-def definitions_for(settings: Settings, loader: Any = None) -> Callable[[Mapping[str, Any]], Any]:
+def definitions_for(
+    settings: Settings, loader: Any = None, *, compensating: bool = False
+) -> Callable[[Mapping[str, Any]], Any]:
     """The paper saga's definition for each saga's input: its files go where its ``run``
-    said (the recorded outputs folder), wherever this agent process was started."""
+    said (the recorded outputs folder), wherever this agent process was started.
+    ``compensating``: as :func:`~sagagraph.cli.apps.paper_definition`'s (no model key)."""
     cache: dict[str, Any] = {}
 
     def definition_for(saga_input: Mapping[str, Any]) -> Any:
         outputs = recorded_outputs(saga_input) or str(Path(settings.outputs).resolve())
         if outputs not in cache:
             cache[outputs] = paper_definition(
-                dataclasses.replace(settings, outputs=outputs), loader=loader
+                dataclasses.replace(settings, outputs=outputs),
+                loader=loader,
+                compensating=compensating,
             )
         return cache[outputs]
 
@@ -165,14 +170,17 @@ def recover_choreography(args: argparse.Namespace) -> list[dict[str, Any]]:
     with cli_bus(args, settings, runs_agents=False, create=False) as bus:
         # Agents run only when a saga is unfinished: then not on an open broker.
         insecure = not bus.authenticator.signs and not getattr(args, "insecure_bus", False)
-        if insecure and unfinished_choreographed(bus):
+        unfinished = unfinished_choreographed(bus)
+        if insecure and unfinished:
             refuse_insecure(bus)
+        # Nothing to run forward (nothing unfinished, or all rolled back): no model key needed.
+        back = args.compensate or not unfinished
         views = recover_choreographed(
-            paper_definition(settings),
+            paper_definition(settings, compensating=back),
             bus,
             compensate=args.compensate,
             agents=getattr(args, "agents", None),
-            definition_for=definitions_for(settings),
+            definition_for=definitions_for(settings, compensating=back),
             on_escalation=load_alert_hook(),
         )
     for view in views:

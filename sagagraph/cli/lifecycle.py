@@ -12,6 +12,7 @@ from sagagraph.cli.apps import (
     checkpoints_may_exist,
     inspection_app,
     load_view,
+    only_compensates,
     paper_app,
     pdf_password,
     recorded_settings,
@@ -71,7 +72,7 @@ def in_checkpoints(args: argparse.Namespace) -> bool:
     settings = settings_from(args)
     if not checkpoints_may_exist(settings.db):
         return False
-    with paper_app(settings, "deterministic") as app:
+    with inspection_app(settings) as app:  # reads only: no model, no key
         return saga_status_or_none(app, args.saga_id) is not None
 
 
@@ -95,7 +96,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     view = load_view(args, args.saga_id)
     refuse_foreign(view, "resume")
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
+    back = only_compensates(view)  # a finished or compensating saga needs no model key
+    with paper_app(
+        settings, router, password=pdf_password(args), announce=True, compensating=back
+    ) as app:
         view = interruptible(
             lambda: resume_saga(app, args.saga_id, on_event=progress_printer()), args.saga_id
         )
@@ -127,7 +131,11 @@ def cmd_recover(args: argparse.Namespace) -> int:
                 views.append({"saga_id": saga_id, "recover_skipped": foreign})
                 continue
             settings, router = recorded_settings(view, args)
-            with paper_app(settings, router, password=pdf_password(args), announce=True) as app:
+            # Rolling back needs no model key: only compensations run.
+            back = only_compensates(view, compensate=args.compensate)
+            with paper_app(
+                settings, router, password=pdf_password(args), announce=True, compensating=back
+            ) as app:
                 print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
                 recover_one = partial(
                     recover_saga,
@@ -173,7 +181,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     view = load_view(args, args.saga_id)
     refuse_foreign(view, "resolve")  # before anything is recorded: the saga stays as it is
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router) as app:
+    # Retrying or skipping a compensation runs no step forward: no model key needed.
+    with paper_app(settings, router, compensating=only_compensates(view)) as app:
         view = resolve_saga(
             app,
             args.saga_id,

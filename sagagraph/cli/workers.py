@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sagagraph.cli.apps import paper_app, paper_graph, recorded_settings, settings_from
+from sagagraph.cli.apps import (
+    inspection_app,
+    paper_app,
+    paper_graph,
+    recorded_settings,
+    settings_from,
+)
 from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.errors import ConfigurationError
@@ -132,7 +138,7 @@ def cmd_workers(args: argparse.Namespace) -> int:
 
     address = queue_address(args.queue)
     counts = asyncio.run(queue_counts(address))
-    with paper_app(settings_from(args), "deterministic") as app:
+    with inspection_app(settings_from(args)) as app:  # reads only: no model key
         views = list_sagas(app)
         for view in views:
             view["input"] = app.get_state(saga_config(view["saga_id"])).values.get("input")

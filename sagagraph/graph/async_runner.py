@@ -16,12 +16,14 @@ Steps run their participant's ``aexecute`` when it has one, else ``execute`` on 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
+from functools import partial
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Durability, StateSnapshot
 
+from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
@@ -37,6 +39,7 @@ from sagagraph.graph.runner import (
     snapshot_view,
 )
 from sagagraph.graph.state_view import finished_view
+from sagagraph.saga.async_execution import run_in_step_thread
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 
 
@@ -125,6 +128,9 @@ async def arun_saga(
     """
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)  # type: ignore[arg-type]  # reads only app.nodes
+    # Unusable input: InputError, and no saga is started. On a thread: reading a long PDF
+    # must not stop the other sagas on this event loop.
+    await run_in_step_thread(partial(check_new_input, app, input))
     with saga_lease(app.checkpointer, saga_id):
         return await _run_leased(app, input, saga_id, fail_at, durability, on_event)
 

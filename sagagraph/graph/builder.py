@@ -28,6 +28,7 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.context import context_for, saga_identity
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.input_check import remember_definition
 from sagagraph.graph.nodes import COMPLETE, ROUTES_ITSELF, SUPERVISOR
 from sagagraph.graph.state import SagaOutput, SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
@@ -300,4 +301,5 @@ def build_saga_graph(
             destinations=(*names, COMPENSATE, END),
         )
         graph.add_edge(START, SUPERVISOR)
+    remember_definition(graph, definition)  # run_saga checks a new saga's input with it
     return graph

@@ -33,6 +33,7 @@ from sagagraph.errors import (
     is_disk_full,
 )
 from sagagraph.graph import saga_threads
+from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.graph.state_view import finished_view, state_view
@@ -318,10 +319,15 @@ def run_saga(
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
 ) -> dict[str, Any]:
-    """Start a new saga and run it until it ends or waits for an operator; return its view."""
+    """Start a new saga and run it until it ends or waits for an operator; return its view.
+
+    Input the saga's definition refuses (its ``check_input``: the paper saga's checks that the
+    paper is readable) raises InputError before anything is written: no saga exists after it.
+    """
     # An explicit empty id is refused, not silently replaced by a fresh one.
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)
+    check_new_input(app, input)  # unusable input: InputError, and no saga is started
     with saga_lease(app.checkpointer, saga_id):
         if _exists(app, saga_id):
             raise already_exists(saga_id)

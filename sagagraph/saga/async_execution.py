@@ -28,6 +28,7 @@ from sagagraph.saga.execution import (
     StepAttempts,
     Tried,
     Wait,
+    abandon,
     collecting_events,
     compensate_attempts,
     execute_attempts,
@@ -57,10 +58,26 @@ async def run_in_step_thread(fn: Callable[[], T]) -> T:
     """Run ``fn`` on the step pool, in a copy of the caller's context.
 
     The copy carries LangGraph's context variables, so ``get_config()`` and ``interrupt()``
-    work inside a sync step run from an async saga.
+    work inside a sync step run from an async saga. A call whose awaiting is cancelled (its
+    step timed out) runs on, counted by :func:`~sagagraph.saga.execution.abandoned_calls`
+    until it ends: the pool's threads are joined when the interpreter exits.
     """
     context = contextvars.copy_context()
-    return await asyncio.get_running_loop().run_in_executor(step_pool(), context.run, fn)
+    finished = threading.Event()
+
+    def run() -> T:
+        try:
+            return context.run(fn)
+        finally:
+            finished.set()
+
+    submitted = step_pool().submit(run)
+    try:
+        return await asyncio.wrap_future(submitted)
+    except asyncio.CancelledError:
+        if not submitted.cancelled():  # it had started: it runs on, abandoned
+            abandon(finished)
+        raise
 
 
 async def await_with_timeout(

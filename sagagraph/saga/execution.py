@@ -50,11 +50,37 @@ class StepAttempts:
         return self.error is None
 
 
+_abandoned: set[threading.Event] = set()
+_abandoned_lock = threading.Lock()
+
+
+def abandon(finished: threading.Event) -> None:
+    """Count a call given up on (a step timed out) until ``finished`` is set."""
+    with _abandoned_lock:
+        for done in [d for d in _abandoned if d.is_set()]:
+            _abandoned.discard(done)
+        if not finished.is_set():
+            _abandoned.add(finished)
+
+
+def abandoned_calls() -> int:
+    """How many calls given up on by a step timeout are still running.
+
+    Such a call may hold a thread the interpreter joins at exit (LangChain runs model calls
+    on a thread pool), so a process that exits normally waits for it: up to the HTTP
+    client's own timeout, or for as long as a server holds the socket. A command that has
+    decided its saga ends at once instead when this is not 0 (``os._exit``, see the CLI).
+    """
+    with _abandoned_lock:
+        return sum(1 for done in _abandoned if not done.is_set())
+
+
 def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> T:
     """Run ``fn`` and fail with StepTimeoutError when it takes longer than ``timeout``.
 
     The call runs on a daemon thread that is abandoned on timeout: Python cannot kill a thread.
-    A late write it makes is refused by the step's store, which remembers compensated keys.
+    A late write it makes is refused by the step's store, which remembers compensated keys;
+    :func:`abandoned_calls` counts it until it ends.
     The thread runs in a copy of the caller's context, so LangGraph's ``get_config()`` and
     ``interrupt()`` still work inside a step that has a timeout.
     """
@@ -62,18 +88,22 @@ def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> 
         return fn()
     box: dict[str, object] = {}
     context = contextvars.copy_context()
+    finished = threading.Event()
 
     def target() -> None:
         try:
             box["value"] = context.run(fn)
         except BaseException as e:  # carried to the caller's thread
             box["error"] = e
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=target, name=f"sagagraph:{what}", daemon=True)
     worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    if not finished.wait(timeout):
+        abandon(finished)
         raise StepTimeoutError(f"{what} did not finish within {timeout:g}s")
+    worker.join()  # it has finished: only its last bookkeeping is left
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]

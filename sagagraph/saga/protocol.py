@@ -224,6 +224,10 @@ class SagaDefinition:
     """The steps, in the order they run."""
     services: Mapping[str, Any] = field(default_factory=dict)
     """Services handed to every step through its context (stores, chat model...)."""
+    check_input: Callable[[Mapping[str, Any]], None] | None = None
+    """Called with a new saga's input by ``run_saga`` and ``arun_saga`` before anything is
+    written; raises InputError (one line naming the field and the cause) for input the saga
+    cannot use, so that no saga is started only to be rolled back. None: any input."""
 
     def __post_init__(self) -> None:
         if not self.steps:
@@ -302,7 +306,9 @@ class SagaDefinition:
         name: str,
         participants: list[Participant | Step],
         services: Mapping[str, Any] | None = None,
+        *,
+        check_input: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> SagaDefinition:
         """Build a definition from participants (default policies) or configured steps."""
         steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
-        return cls(name, steps, dict(services or {}))
+        return cls(name, steps, dict(services or {}), check_input=check_input)

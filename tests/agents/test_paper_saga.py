@@ -21,7 +21,7 @@ from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.checkpoints.factory import open_checkpointer
-from sagagraph.errors import CompensatedKeyError, ConfigurationError
+from sagagraph.errors import CompensatedKeyError, ConfigurationError, PaperLoadError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import run_saga
 from sagagraph.saga.protocol import SagaDefinition, Usage
@@ -178,7 +178,7 @@ def test_scenario_3_failing_summarizer_compensates_in_reverse(
         ("empty_txt", "empty file"),
     ],
 )
-def test_unreadable_paper_rolls_back_with_a_one_line_reason(
+def test_unreadable_paper_is_refused_before_a_saga_exists_or_rolls_back_later(
     kind: str, cause: str, tmp_path: Path, corpus: Path
 ) -> None:
     inputs = tmp_path / "in"
@@ -186,7 +186,16 @@ def test_unreadable_paper_rolls_back_with_a_one_line_reason(
     path, _ = make_bad_file(kind, inputs, corpus)
     outputs = tmp_path / "outputs"
     engine = CountingEngine()
-    view = run("memory://", outputs, str(path), engine=engine)
+    with pytest.raises(PaperLoadError) as refused:  # the definition's input check
+        run("memory://", outputs, str(path), engine=engine)
+    assert str(refused.value).startswith("input.paper: ") and cause in str(refused.value)
+    assert "\n" not in str(refused.value) and path.name in str(refused.value)
+    assert not outputs.exists()
+
+    # A paper that becomes unreadable once its saga started: the validator rolls it back.
+    definition = paper_saga_definition(engine=engine, outputs_dir=outputs)
+    with paper_app("memory://", dataclasses.replace(definition, check_input=None)) as app:
+        view = run_saga(app, {"paper": str(path)})
     assert view["status"] == "rolled_back"
     assert "\n" not in view["reason"]
     assert "PaperLoadError" in view["reason"] and cause in view["reason"]

@@ -24,6 +24,7 @@ from tests.cli.test_recovery_cli import (
     sagagraph,
 )
 from tests.graph.test_alert_hook import REPO
+from tests.support.child_processes import default_signals
 from tests.support.choreo_buses import bus_url_for, cleaned_up
 
 BUSES = ["sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]
@@ -64,6 +65,7 @@ def agent_processes(
                 env=clean_env() | {"SAGAGRAPH_STATE": str(folder / "state")} | (env or {}),
                 stderr=subprocess.PIPE,
                 text=True,
+                preexec_fn=default_signals,  # SIGTERM stops it even if this run ignores it
             )
             procs.append(proc)
             assert proc.stderr is not None
@@ -73,7 +75,11 @@ def agent_processes(
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
         for proc in procs:
-            proc.communicate(timeout=60)  # the rest of its stderr; closes the pipe
+            try:
+                proc.communicate(timeout=60)  # the rest of its stderr; closes the pipe
+            except subprocess.TimeoutExpired:  # never left running after its test
+                proc.kill()
+                proc.communicate()
 
 
 @pytest.mark.parametrize("backend", BUSES)

@@ -16,6 +16,7 @@ import pytest
 
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.runner import start_choreographed_saga, wait_for_sagas
+from tests.support.child_processes import default_signals
 from tests.support.choreo_agent_proc import CRASH_AFTER_COMMIT_EXIT_CODE
 from tests.support.choreo_buses import bus_url_for, cleaned_up
 from tests.support.choreo_saga import CRASH_ENV, CRASH_EXIT_CODE, PAPER_STEPS, file_saga, log_lines
@@ -42,7 +43,12 @@ class Agents:
         inherited = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
         environment = inherited | {"PYTHONPATH": str(REPO)} | (env or {})
         self.procs[step] = subprocess.Popen(
-            command, cwd=REPO, env=environment, stdout=log, stderr=subprocess.STDOUT
+            command,
+            cwd=REPO,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=default_signals,  # SIGTERM stops it even if this run ignores it
         )
         log.close()
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_bad_input import text_pdf
+from tests.support.child_processes import default_signals, reap
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,6 +44,7 @@ class Cli:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=default_signals,  # Ctrl-C works even if this test run ignores SIGINT
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
@@ -54,6 +56,15 @@ class Cli:
             for line in self.proc.stderr:
                 self.lines.put(line.rstrip("\n"))
         self.lines.put("")  # end of stream
+
+    def __enter__(self) -> Cli:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Kill the process if the test ends (a failure, a timeout) while it still runs."""
+        reap(self.proc)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
     def wait_for(self, prefix: str) -> None:
         while True:
@@ -85,14 +96,13 @@ def test_ctrl_c_during_a_model_call_stops_at_once_then_resume_finishes(
     db = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
     common = ["--db", db, "--outputs", str(tmp_path / "outputs")]
     model = env(OPENAI_BASE_URL=hung_model.base_url, OPENAI_API_KEY="sk-test-ctrl-c")
-    cli = Cli(
-        tmp_path, ["run", str(PAPER), "--saga-id", "ctrl-1", "--llm", "openai", *common], model
-    )
-    cli.wait_for("  > validator    execute started")
-    arrived = threading.Event()
-    while not arrived.wait(0.05) and not hung_model.requests:
-        assert cli.proc.poll() is None, cli.seen  # the call is on its way: wait until it lands
-    code, stderr = cli.interrupt()
+    args = ["run", str(PAPER), "--saga-id", "ctrl-1", "--llm", "openai", *common]
+    with Cli(tmp_path, args, model) as cli:
+        cli.wait_for("  > validator    execute started")
+        arrived = threading.Event()
+        while not arrived.wait(0.05) and not hung_model.requests:
+            assert cli.proc.poll() is None, cli.seen  # the call is on its way: wait till it lands
+        code, stderr = cli.interrupt()
 
     assert code == 130, stderr
     assert "sagagraph: interrupted; saga ctrl-1 can be continued: sagagraph resume ctrl-1" in stderr
@@ -116,9 +126,9 @@ def test_ctrl_c_while_the_pdf_loads_says_nothing_was_started(tmp_path: Path) -> 
     pdf.write_bytes(text_pdf(6000, lambda i: f"Page {i} of a long report about nothing."))
     # Over the default page limit on purpose: a long load to interrupt (the limit is raised).
     limits = {"SAGAGRAPH_LLM": "offline", "SAGAGRAPH_MAX_PAGES": "10000"}
-    cli = Cli(tmp_path, ["run", str(pdf), "--saga-id", "early"], env(**limits))
-    cli.wait_for("loading big.pdf: page ")
-    code, stderr = cli.interrupt()
+    with Cli(tmp_path, ["run", str(pdf), "--saga-id", "early"], env(**limits)) as cli:
+        cli.wait_for("loading big.pdf: page ")
+        code, stderr = cli.interrupt()
 
     assert code == 130, stderr
     assert stderr.splitlines()[-1] == (

@@ -182,8 +182,8 @@ def test_output_digest_ignores_the_saga_id(tmp_path: Path) -> None:
 EXPECTED_STATUS = {
     "valid": "completed",
     "invalid": "rolled_back",
-    "unreadable": "rolled_back",
-    "encrypted": "rolled_back",
+    "unreadable": "error",  # refused before a saga exists (the definition's input check)
+    "encrypted": "error",
 }
 VIEW_KEYS = {"saga", "steps", "committed", "last", "rejected"}
 
@@ -224,10 +224,12 @@ def test_corpus_ends_the_same_way_under_both_routers(
         if label == "valid":
             assert set(llm["outputs"]) == set(STEPS)
             assert llm["router_calls"] == 4
-        else:
+        elif label == "invalid":
             assert llm["outputs"] == {}
             assert llm["route"] == ["validator", "compensate"]
             assert llm["router_calls"] == 1
+        else:  # no saga was started
+            assert llm["outputs"] == {} and llm["route"] == [] and llm["router_calls"] == 0
         for row in (det, llm):
             files = written_files(outputs, row["saga_id"])
             assert len(files) == (3 if row["status"] == "completed" else 0), (name, files)

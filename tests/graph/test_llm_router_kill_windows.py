@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.child_processes import reaped
 from tests.support.kill_saver import KILL_EXIT_CODE
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, request_text, structured
 from tests.support.services import saga_database
@@ -136,8 +137,8 @@ def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
     with saga_database(backend, tmp_path) as db, ScriptedOpenAIServer(router) as server:
         env = _env(db, outputs, server)
         counts_file = tmp_path / "counts.json"
-        whole = _worker(env, "count", str(counts_file), saga_id="whole", mode=mode)
-        assert whole.wait(timeout=300) == 0, "the whole run failed"
+        with reaped(_worker(env, "count", str(counts_file), saga_id="whole", mode=mode)) as whole:
+            assert whole.wait(timeout=300) == 0, "the whole run failed"
         counts: dict[str, int] = json.loads(counts_file.read_text())
         assert counts["put"] > DECISIONS and counts["put_writes"] > DECISIONS
 
@@ -147,7 +148,8 @@ def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
             router.victim = _worker(env, "count", os.devnull, saga_id=saga_id, mode=mode)
             router.kill_at_decision = decision
             router.killed.clear()
-            killed[saga_id] = router.victim.wait(timeout=300)
+            with reaped(router.victim):  # no process left behind if the test fails here
+                killed[saga_id] = router.victim.wait(timeout=300)
             assert router.killed.is_set(), f"{saga_id}: the router's call never came"
             router.victim = None
         for method in ("put", "put_writes"):
@@ -155,7 +157,8 @@ def test_recover_finishes_an_llm_routed_saga_killed_at_every_window(
                 for how in ("exit", "sigkill") if method == "put" else ("exit",):
                     saga_id = f"{method.replace('_', '-')}-{n}-{how}"
                     proc = _worker(env, "kill", method, str(n), how, saga_id=saga_id, mode=mode)
-                    killed[saga_id] = proc.wait(timeout=300)
+                    with reaped(proc):
+                        killed[saga_id] = proc.wait(timeout=300)
 
         # Every case died where it was told to: none finished on its own.
         for saga_id, code in killed.items():

@@ -32,6 +32,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
 from sagagraph import saga_view
+from tests.support.child_processes import default_signals
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "langgraph.json"
@@ -159,6 +160,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, so teardown reaches every child
+            preexec_fn=default_signals,  # SIGTERM stops it even if this run ignores it
         )
     try:
         url = _wait_until_ready(proc, log, port)

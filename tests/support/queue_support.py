@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.support.child_processes import default_signals, reap
 from tests.support.openai_server import (
     Reply,
     ScriptedOpenAIServer,
@@ -153,6 +154,7 @@ class WorkerProcess:
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             text=True,
+            preexec_fn=default_signals,  # SIGTERM stops it even if this run ignores it
         )
         self.lines: list[str] = []
         self.seen: list[float] = []
@@ -194,7 +196,11 @@ class WorkerProcess:
         return self.reap(timeout)
 
     def reap(self, timeout: float = 30) -> int:
-        code = self.proc.wait(timeout=timeout)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:  # the test fails, and leaves no worker behind
+            reap(self.proc)
+            raise
         self._reader.join(timeout=10)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
