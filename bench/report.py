@@ -68,6 +68,7 @@ def _concurrency_rows(rows: list[dict[str, Any]]) -> list[Row]:
         BASELINES,
         TARGET_IDEAL_AT_1S,
         TARGET_MEMORY_AT_50MS,
+        TARGET_PLAIN_AT_1S,
         TARGET_PLAIN_AT_50MS,
         TARGET_POSTGRES,
     )
@@ -92,6 +93,8 @@ def _concurrency_rows(rows: list[dict[str, Any]]) -> list[Row]:
                 target = TARGET_POSTGRES
             elif latency < 1:
                 target = TARGET_PLAIN_AT_50MS if engine == "plain-sqlite" else TARGET_MEMORY_AT_50MS
+            elif engine == "plain-sqlite":
+                target = TARGET_PLAIN_AT_1S
             baseline = f"{BASELINES[engine]} {show(b['wall_s'], unit='s')}"
             out.append((what, ours, baseline, f"{b['ratio']:.2f}×", *_target(b["ratio"], target)))
     return out
