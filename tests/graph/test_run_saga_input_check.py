@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from sagagraph.agents.paper_blackboard import paper_blackboard_graph
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.blackboard.builder import paper_blackboard_graph
 from sagagraph.errors import InputError
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.builder import build_saga_graph
