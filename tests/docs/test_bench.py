@@ -145,14 +145,14 @@ def test_an_item_that_fails_is_reported_missed_and_the_next_items_still_run(
 @pytest.mark.parametrize("driver", ["sync", "async"])
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 def test_overhead_measures_every_side(backend: str, driver: str, tmp_path: Path) -> None:
-    row = measure(backend, driver, "summarizer", "stepwise", rounds=2, per_round=1, tmp=tmp_path)
+    row = measure(backend, driver, "summarizer", rounds=2, per_round=1, tmp=tmp_path)
     sides = {"sagagraph_s", "plain_stock_s"} | ({"plain_own_s"} if backend == "sqlite" else set())
     assert sides <= set(row)
     assert all(row[side]["runs"] == 2 and row[side]["median"] > 0 for side in sides)
     rendered = table(
         {
             "overhead": [
-                row | {"backend": backend, "driver": driver, "path": "failure", "target": 1.1}
+                row | {"backend": backend, "driver": driver, "path": "failure", "target": 1.3}
             ]
         }
     )
@@ -186,7 +186,7 @@ def test_concurrency_targets() -> None:
         "yes",  # 1.0 / 2.5 <= 0.5
         "**no**",  # 1.0 / 0.8 > 1.2
         "**no**",  # 4.0 / 3.0 > 1.3
-        "",
+        "yes",  # 4.0 / 4.4 <= 1.02: plain LangGraph on the same saver at 1 s a step
         "",
         "**no**",  # 6.0 / 5.0 > 1.0 on PostgreSQL
     ]
