@@ -28,6 +28,7 @@ from langgraph.types import Command
 
 from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState, is_live
 from sagagraph.blackboard.refinement import Refinement
+from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.llm_router import Asking, deciding, router_node
@@ -128,8 +129,13 @@ def make_controller(
     """The ``controller`` node; with ``router="llm"`` it asks ``router_model`` behind the guard."""
     options = router_options if router_options is not None else RouterOptions()
     runnable: Runnable[Any, Any] | None = None
+    unusable: ConfigurationError | None = None
     if router == "llm":
-        runnable = bind_router_model(router_model, options)
+        # A stand-in (a graph built only to read or to roll back a saga) fails when asked.
+        try:
+            runnable = bind_router_model(router_model, options)
+        except ConfigurationError as error:
+            unusable = error
     system = render_prompt("router", finish=FINISH)
 
     def by_rule(state: BoardState, update: dict[str, Any]) -> Command[Any]:
@@ -146,6 +152,8 @@ def make_controller(
         if update:
             update |= {"mode": MODE, "board": []}
         if runnable is None or abandoned(state) is not None:
+            if unusable is not None and abandoned(state) is None:
+                raise unusable
             return by_rule(state, update)
         routed, done = router_view(definition, refinements, state)
         return runnable, saga_id, update, deciding(system, routed, done, options)
