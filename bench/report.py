@@ -253,11 +253,10 @@ NOTES = {
     "the same database (what a LangGraph user runs), and the same plain graph on sagagraph's "
     'own saver is shown beside it; `durability="sync"` everywhere, fresh databases per row; '
     "the ratio is taken per round (median [range] over the rounds). On the failure path "
-    "sagagraph by default checkpoints each compensation on its own, so a crash re-runs at "
-    'most one of them; `compensation="batch"` undoes everything in one superstep, as the '
-    "plain graph's one node does.",
-    "concurrency": "2: `arun_saga` on `open_async_checkpointer` (SQLite with group commit, or "
-    "PostgreSQL) against `ainvoke` with async nodes and edges on LangGraph's "
+    "sagagraph checkpoints each compensation on its own (a crash re-runs at most one of "
+    "them), where the plain graph's one compensation node undoes everything in one superstep.",
+    "concurrency": "2: `arun_saga` on `open_async_checkpointer` (LangGraph's async SQLite or "
+    "PostgreSQL saver, adding the saga summary) against `ainvoke` with async nodes and edges on LangGraph's "
     "`AsyncSqliteSaver`, `AsyncPostgresSaver`, or `InMemorySaver` (not durable: LangGraph's "
     "own floor); a fresh process and database per run, the engines alternating; ratios of "
     "the medians.",
