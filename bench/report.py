@@ -256,10 +256,10 @@ NOTES = {
     "sagagraph checkpoints each compensation on its own (a crash re-runs at most one of "
     "them), where the plain graph's one compensation node undoes everything in one superstep.",
     "concurrency": "2: `arun_saga` on `open_async_checkpointer` (LangGraph's async SQLite or "
-    "PostgreSQL saver, adding the saga summary) against `ainvoke` with async nodes and edges on LangGraph's "
-    "`AsyncSqliteSaver`, `AsyncPostgresSaver`, or `InMemorySaver` (not durable: LangGraph's "
-    "own floor); a fresh process and database per run, the engines alternating; ratios of "
-    "the medians.",
+    "PostgreSQL saver, adding the saga summary) against `ainvoke` with async nodes and "
+    "edges on LangGraph's `AsyncSqliteSaver`, `AsyncPostgresSaver`, or `InMemorySaver` "
+    "(not durable: LangGraph's own floor); a fresh process and database per run, the "
+    "engines alternating; ratios of the medians.",
     "footprint": "3: the paper saga with the offline engine; the plain graph keeps the "
     "paper's text in its state, as LangGraph tutorials do. Memory: peak resident set of a "
     "fresh process per run, 2 s per step so that every saga is in flight at once.",
