@@ -81,7 +81,15 @@ def paper_saga_definition(
             after=("validator",) if parallel else None,
         ),
     )
-    return SagaDefinition(PAPER_SAGA, steps, services, check_input=paper_input_check(loader))
+    return SagaDefinition(
+        PAPER_SAGA, steps, services, check_input=paper_input_check(loader), label=paper_label
+    )
+
+
+def paper_label(saga_input: Mapping[str, Any]) -> str | None:
+    """A paper saga's label: its paper's path, as ``list`` shows it."""
+    paper = saga_input.get("paper")
+    return paper if isinstance(paper, str) else None
 
 
 def paper_input_check(loader: PaperLoader) -> Callable[[Mapping[str, Any]], None]:

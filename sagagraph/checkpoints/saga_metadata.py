@@ -40,13 +40,13 @@ VERSION = "v"
 STATUS = "status"
 NAME = "name"
 MODE = "mode"
-PAPER = "paper"
+LABEL = "label"
 UPDATED = "updated"
 COMPLETED = "completed"
 COMPENSATED = "compensated"
 REASON = "reason"
 TS = "ts"
-SUMMARY_KEYS = (VERSION, STATUS, NAME, MODE, PAPER, UPDATED, COMPLETED, COMPENSATED, REASON, TS)
+SUMMARY_KEYS = (VERSION, STATUS, NAME, MODE, LABEL, UPDATED, COMPLETED, COMPENSATED, REASON, TS)
 """Every key of a summary (:class:`~sagagraph.checkpoints.saga_index.SagaSummary`)."""
 TERMINAL_STATUSES = frozenset({"completed", "rolled_back", "resolved_by_operator"})
 """The kernel's ``saga.names.TERMINAL_STATUSES``, mirrored (a test holds the two equal)."""
@@ -84,8 +84,7 @@ def summary_of(fields: Mapping[str, Any], ts: object) -> dict[str, Any]:
     """:func:`summarize` of a saga's fields and its checkpoint's time."""
     get = fields.get
     events = get("events") or []
-    saga_input = get("input")
-    paper = saga_input.get("paper") if _is_mapping(saga_input) else None
+    label = get("label")
     status, name, mode, reason = get("status"), get("saga"), get("mode"), get("reason")
     last = events[-1] if events else None
     updated = last.get("ts") if _is_mapping(last) else None
@@ -94,7 +93,7 @@ def summary_of(fields: Mapping[str, Any], ts: object) -> dict[str, Any]:
         STATUS: status if isinstance(status, str) else None,
         NAME: name if isinstance(name, str) else None,
         MODE: mode if isinstance(mode, str) else None,
-        PAPER: paper if isinstance(paper, str) else None,
+        LABEL: label if isinstance(label, str) else None,
         UPDATED: updated if isinstance(updated, str) else None,
         COMPLETED: committed_steps(events, get("results") or {}),
         COMPENSATED: [str(s) for s in get("compensated") or []],

@@ -67,7 +67,7 @@ def stamped_row(summary: Any) -> dict[str, Any]:
         "status": s[m.STATUS],
         "orphaned": False,
         "mode": s.get(m.MODE) or "orchestration",
-        "paper": s.get(m.PAPER),
+        "paper": s.get(m.LABEL),
         "updated": s.get(m.UPDATED),
         "completed": list(s.get(m.COMPLETED) or []),
         "compensated": list(s.get(m.COMPENSATED) or []),
@@ -107,7 +107,7 @@ def full_rows(settings: Settings, saga_ids: list[str] | None) -> list[dict[str, 
             except InputError:
                 continue  # not a saga (an invalid id), or no state at all
             values = app.get_state(saga_config(view["saga_id"])).values
-            paper = (values.get("input") or {}).get("paper")
+            paper = values.get("label")
             orphaned = (
                 view["status"] in UNFINISHED
                 and not view["waiting_for_operator"]

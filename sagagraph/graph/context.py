@@ -51,6 +51,9 @@ def saga_identity(
         stamp = {key: value for key, value in stamp.items() if state.get(key) != value}
         if "reason" not in state:
             stamp["reason"] = None  # so the view's every field is in the state from the start
+        if definition.label is not None and "label" not in state:
+            label = definition.label(state.get("input") or {})
+            stamp["label"] = label if isinstance(label, str) else None
         recorded = recorded_input(definition, state.get("input") or {})
         if recorded is not None:
             stamp["input"] = recorded

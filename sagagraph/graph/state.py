@@ -159,6 +159,8 @@ class SagaState(TypedDict, total=False):
     """The saga's id; also the LangGraph thread id."""
     saga: str
     """Name of the saga definition."""
+    label: str | None
+    """The saga's label, from its input by the definition's ``label`` (``list`` shows it)."""
     input: dict[str, Any]
     """The saga's input (small: paths and parameters, never a paper's full text)."""
     mode: str

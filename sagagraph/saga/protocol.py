@@ -228,6 +228,9 @@ class SagaDefinition:
     """Called with a new saga's input by ``run_saga`` and ``arun_saga`` before anything is
     written; raises InputError (one line naming the field and the cause) for input the saga
     cannot use, so that no saga is started only to be rolled back. None: any input."""
+    label: Callable[[Mapping[str, Any]], str | None] | None = None
+    """A short label for a saga, from its input (the paper app: the paper's path): recorded in
+    the saga's state and its checkpoint summary, so ``list`` can show it. None: no label."""
 
     def __post_init__(self) -> None:
         if not self.steps:
@@ -308,7 +311,8 @@ class SagaDefinition:
         services: Mapping[str, Any] | None = None,
         *,
         check_input: Callable[[Mapping[str, Any]], None] | None = None,
+        label: Callable[[Mapping[str, Any]], str | None] | None = None,
     ) -> SagaDefinition:
         """Build a definition from participants (default policies) or configured steps."""
         steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
-        return cls(name, steps, dict(services or {}), check_input=check_input)
+        return cls(name, steps, dict(services or {}), check_input=check_input, label=label)

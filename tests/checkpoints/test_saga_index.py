@@ -110,8 +110,8 @@ def test_a_finished_sagas_row_from_its_summary_is_the_row_from_its_state(
         assert len(finished) == 3
         for summary in finished:
             view = saga_status(app, summary.saga_id)
-            paper = app.get_state(saga_config(summary.saga_id)).values["input"]["paper"]
-            assert stamped_row(summary) == row(view, paper, orphaned=False)
+            label = app.get_state(saga_config(summary.saga_id)).values.get("label")
+            assert stamped_row(summary) == row(view, label, orphaned=False)
 
 
 def test_the_summary_mirrors_the_kernels_committed_order() -> None:
