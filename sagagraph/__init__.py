@@ -21,6 +21,8 @@ from sagagraph.saga.view import add_view_section
 
 __version__ = "0.1.0"
 
+from sagagraph.saga.lazy import lazy_exports
+
 if TYPE_CHECKING:
     from sagagraph.blackboard.builder import build_blackboard_graph
     from sagagraph.checkpoints.async_factory import open_async_checkpointer
@@ -116,20 +118,7 @@ _EXPORTS = {
 }
 """Each module that defines public names, and those names (the TYPE_CHECKING imports above)."""
 
-_LAZY = {name: module for module, names in _EXPORTS.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sagagraph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next look-up is an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 # A library logs; the application decides where it goes (the CLI configures handlers).

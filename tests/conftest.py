@@ -58,3 +58,13 @@ def corpus_labels(corpus: Path) -> dict[str, str]:
     labels: dict[str, str] = json.loads((corpus / "labels.json").read_text())
     labels.pop("_about", None)
     return labels
+
+
+@pytest.fixture
+def offline_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The CLI as a new user runs it: offline engine, no database, bus or key in the
+    environment, in an empty working folder."""
+    for name in ("SAGAGRAPH_DB", "SAGAGRAPH_BUS", "SAGAGRAPH_AMQP_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
+    monkeypatch.chdir(tmp_path)

@@ -10,8 +10,9 @@ rules, or a chat model through ``openai_engine``), the output store, and PDF loa
 Each name is imported on first use (PEP 562), as in :mod:`sagagraph`.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.agents.engine import PaperEngine
@@ -45,20 +46,7 @@ _EXPORTS = {
 }
 """Each module that defines public names, and those names (the TYPE_CHECKING imports above)."""
 
-_LAZY = {name: module for module, names in _EXPORTS.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sagagraph.agents' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next look-up is an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

@@ -26,6 +26,17 @@ from sagagraph.errors import (
 from sagagraph.saga.protocol import Retry, SagaDefinition, Step
 
 PAPER_SAGA = "paper_review"
+
+PAPER_EVENT_NAMES = {
+    "saga_started": "paper_submitted",
+    "validator_done": "validated",
+    "reviewer_done": "reviewed",
+    "summarizer_done": "summarized",
+    "validator_compensated": "validation_compensated",
+    "reviewer_compensated": "review_compensated",
+    "summarizer_compensated": "summary_compensated",
+}
+"""The paper saga's choreography vocabulary, as in DESIGN.md's subscription table."""
 """Name of the saga definition."""
 PAPER_STEPS = ("validator", "reviewer", "summarizer")
 """Its steps, in order."""
@@ -82,7 +93,12 @@ def paper_saga_definition(
         ),
     )
     return SagaDefinition(
-        PAPER_SAGA, steps, services, check_input=paper_input_check(loader), label=paper_label
+        PAPER_SAGA,
+        steps,
+        services,
+        check_input=paper_input_check(loader),
+        label=paper_label,
+        event_names=PAPER_EVENT_NAMES,
     )
 
 

@@ -1,11 +1,12 @@
 """Choreography: the same participants coordinated by events on a bus.
 
 Each name is imported on first use (PEP 562): a module of this package, say the bus
-opener ``sagagraph list`` reads the event log with, loads without the agents and LangGraph.
+opener ``sagagraph list`` reads the event log with, loads without the step services and LangGraph.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.choreography.bus import Consumer, DeadLetter, EventBus
@@ -13,12 +14,12 @@ if TYPE_CHECKING:
     from sagagraph.choreography.messages import SagaMessage
     from sagagraph.choreography.projection import choreography_view
     from sagagraph.choreography.runner import (
-        agents_in_threads,
         choreographed_sagas,
         choreography_status,
-        run_agent,
         run_choreographed_saga,
+        run_step_service,
         saga_events,
+        services_in_threads,
         start_choreographed_saga,
         wait_for_sagas,
     )
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
         Choreography,
         EventNames,
         derive_choreography,
-        register_event_names,
     )
 
 _EXPORTS = {
@@ -37,29 +37,14 @@ _EXPORTS = {
     "sagagraph.choreography.projection": "choreography_view",
     "sagagraph.choreography.signing": "BusKey load_bus_key",
     "sagagraph.choreography.runner": (
-        "agents_in_threads choreographed_sagas choreography_status run_agent "
+        "services_in_threads choreographed_sagas choreography_status run_step_service "
         "run_choreographed_saga saga_events start_choreographed_saga wait_for_sagas"
     ),
-    "sagagraph.choreography.topology": (
-        "Choreography EventNames derive_choreography register_event_names"
-    ),
+    "sagagraph.choreography.topology": ("Choreography EventNames derive_choreography"),
 }
 """Each module that defines public names, and those names."""
 
-_LAZY = {name: module for module, names in _EXPORTS.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next look-up is an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [
@@ -70,17 +55,16 @@ __all__ = [
     "EventBus",
     "EventNames",
     "SagaMessage",
-    "agents_in_threads",
     "choreographed_sagas",
     "choreography_status",
     "choreography_view",
     "derive_choreography",
     "load_bus_key",
     "open_bus",
-    "register_event_names",
-    "run_agent",
     "run_choreographed_saga",
+    "run_step_service",
     "saga_events",
+    "services_in_threads",
     "start_choreographed_saga",
     "wait_for_sagas",
 ]

@@ -1,6 +1,6 @@
-"""Which events an agent obeys: only those the saga's own history allows.
+"""Which events a step service obeys: only those the saga's own history allows.
 
-A bus is a dumb pipe: anyone who can publish can put any event on it. Before an agent acts on
+A bus is a dumb pipe: anyone who can publish can put any event on it. Before a step service acts on
 an event it reads the saga's history (its events on the bus log) and applies the rule the LLM
 router's guard applies to a proposed step (:func:`~sagagraph.saga.guard.allowed_now`): a
 forward step runs only when it is the step due now, never after the saga started to
@@ -10,7 +10,7 @@ has a cause: the next step's compensation came first (the cascade), or the event
 step's own failure or halt, or the step was rolled back without running (``recover
 --compensate``); so a compensation of a step whose execute is still in flight and has not
 failed is refused. Never after the saga ended. Everything else is refused with a reason,
-recorded by the agent, and changes nothing: not the saga, not its files, and nobody is paged.
+recorded by the step service, and changes nothing: not the saga, not its files, and nobody is paged.
 
 The history holds authenticated events only (the bus drops unsigned and badly signed ones
 when it has a key: :mod:`.signing`). It is folded in log order: the first admissible event of
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from sagagraph.choreography.messages import SagaMessage
-from sagagraph.choreography.topology import AgentRole, Choreography
+from sagagraph.choreography.topology import Choreography, StepRole
 from sagagraph.errors import InputError
 from sagagraph.saga.guard import allowed_now
 from sagagraph.saga.ids import validate_saga_id
@@ -31,22 +31,22 @@ from sagagraph.saga.ids import validate_saga_id
 
 def refusal(
     choreography: Choreography,
-    role: AgentRole,
+    role: StepRole,
     message: SagaMessage,
     history: Iterable[SagaMessage],
 ) -> str | None:
-    """Why ``role``'s agent must not act on ``message`` (None: the history allows it)."""
+    """Why ``role``'s step service must not act on ``message`` (None: the history allows it)."""
     return judge(choreography, role, message, history)[0]
 
 
 def judge(
     choreography: Choreography,
-    role: AgentRole,
+    role: StepRole,
     message: SagaMessage,
     history: Iterable[SagaMessage],
 ) -> tuple[str | None, dict[str, SagaMessage]]:
-    """Why ``role``'s agent must not act on ``message`` (None: allowed), and the saga's
-    admitted events by type, which the agent then works from."""
+    """Why ``role``'s step service must not act on ``message`` (None: allowed), and the saga's
+    admitted events by type, which the step service then works from."""
     try:
         validate_saga_id(message["saga_id"])
     except InputError as error:
@@ -57,7 +57,7 @@ def judge(
 
 def _refusal_in(
     choreography: Choreography,
-    role: AgentRole,
+    role: StepRole,
     message: SagaMessage,
     accepted: dict[str, SagaMessage],
     refused: dict[str, str],
@@ -137,7 +137,7 @@ def _inadmissible(
     return None
 
 
-def _has_cause(role: AgentRole, event: SagaMessage, accepted: dict[str, SagaMessage]) -> bool:
+def _has_cause(role: StepRole, event: SagaMessage, accepted: dict[str, SagaMessage]) -> bool:
     """Whether ``role``'s compensation event follows from the saga: the cascade from the next
     step, its own failure or halt, or a roll-back that did not run it (``recover
     --compensate``: nothing ran, so nothing in flight is undone behind its back)."""
@@ -151,7 +151,7 @@ def _has_cause(role: AgentRole, event: SagaMessage, accepted: dict[str, SagaMess
     return not event["ran_compensation"] and failure is None and halted is None
 
 
-def _emitter(choreography: Choreography, event_type: str) -> tuple[AgentRole, str] | None:
+def _emitter(choreography: Choreography, event_type: str) -> tuple[StepRole, str] | None:
     for role in choreography.roles:
         if event_type == role.success_event:
             return role, "done"

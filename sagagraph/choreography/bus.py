@@ -4,15 +4,15 @@ Three backends share one protocol, chosen by URL with :func:`open_bus`:
 
 - ``memory://``: one process, nothing kept (tests);
 - ``sqlite:///path``: a durable append-only event log in one SQLite file, with a cursor per
-  agent (the embedded default; agents may be separate processes on one machine);
-- ``amqp://user:pass@host:5672/vhost``: RabbitMQ, agents anywhere (needs ``sagagraph[rabbitmq]``).
+  step service (the embedded default; step services may be separate processes on one machine);
+- ``amqp://user:pass@host:5672/vhost``: RabbitMQ, services anywhere (needs ``sagagraph[rabbitmq]``).
 
 With a deployment key (:mod:`.signing`) a bus signs every event it publishes, and its log
 (:meth:`EventBus.read_log`, :meth:`EventBus.wait_log`) holds the authentic events only; it
-still delivers every event to the agents, which refuse and record the unauthentic ones.
+still delivers every event to the step services, which refuse and record the unauthentic ones.
 
-A bus never decides anything: agents do. It delivers each event to every agent subscribed to
-its type, acknowledges it only after the agent's handler returned and the handler's own events
+A bus never decides anything: services do. It delivers each event to every service subscribed to
+its type, acknowledges it only after the service's handler returned and the handler's own events
 are published, and sets aside (dead-letters) an event whose handler keeps failing.
 """
 
@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, TypedDict
 
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.topology import Choreography
@@ -43,7 +43,7 @@ DEFAULT_MAX_DELIVERIES = 5
 
 @dataclass(frozen=True)
 class Consumer:
-    """One agent as the bus sees it: a durable subscription and a handler."""
+    """One step service as the bus sees it: a durable subscription and a handler."""
 
     name: str
     """Durable identity (``<saga>.<step>``): the queue name or the log cursor."""
@@ -52,7 +52,7 @@ class Consumer:
     topics: tuple[str, ...]
     """Event types it subscribes to."""
     handle: Handler
-    """Runs the agent on one event."""
+    """Runs the step service on one event."""
     max_deliveries: int = DEFAULT_MAX_DELIVERIES
     """After this many failed deliveries of one event, the event is dead-lettered. (RabbitMQ
     counts them itself: its queues are created with ``DEFAULT_MAX_DELIVERIES``.)"""
@@ -68,7 +68,7 @@ class DeadLetter(TypedDict):
 
 
 class EventBus(Protocol):
-    """What agents and runners need from a bus."""
+    """What step services and runners need from a bus."""
 
     url: str
     """The bus URL with any password hidden."""
@@ -90,7 +90,7 @@ class EventBus(Protocol):
         ...
 
     def listeners(self, consumer: str) -> int:
-        """How many agent processes (``sagagraph agent``) consume as ``consumer`` right now."""
+        """How many processes (``sagagraph agent``) consume as ``consumer`` right now."""
         ...
 
     def presence(self, consumer: str) -> AbstractContextManager[None]:
@@ -98,7 +98,7 @@ class EventBus(Protocol):
         cannot count its consumers itself: the log backends)."""
         ...
 
-    def ledger(self, consumer: str) -> AbstractContextManager[AgentLedger]:
+    def ledger(self, consumer: str) -> AbstractContextManager[StepLedger]:
         """The durable inbox of ``consumer`` (processed ids, emitted events, saga states)."""
         ...
 

@@ -19,7 +19,7 @@ def open_bus(
 ) -> EventBus:
     """The bus a URL names.
 
-    ``state_dir`` is where RabbitMQ agents keep their inbox files (default
+    ``state_dir`` is where RabbitMQ step services keep their inbox files (default
     ``./sagagraph-agents``); log backends keep them in the log itself. With ``create=False``
     a missing SQLite file is not created (reads then find nothing). ``key`` signs and checks
     its events (:mod:`.signing`): by default the environment's deployment key, if one is set;

@@ -1,6 +1,6 @@
-"""Hosting agents: one agent as a process of its own, or a saga's agents in threads.
+"""Hosting step services: one as a process of its own, or a saga's in threads.
 
-Each agent hears its events through the bus, judges each by the saga's history on the bus log
+Each step service hears its events through the bus, judges each by the saga's history on the bus log
 (:mod:`.admission`), and records what it decided in its ledger before anything is published.
 """
 
@@ -14,12 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from sagagraph.choreography.agent import ChoreographyAgent
 from sagagraph.choreography.bus import Consumer, EventBus, Handler
 from sagagraph.choreography.buses import open_bus
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.step_reactions import DefinitionFor
+from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.config import Settings
 from sagagraph.errors import BusError, SagaGraphError
@@ -57,25 +57,25 @@ def bus_for(
         bus.close()
 
 
-def agent_consumer(
+def service_consumer(
     choreography: Choreography,
     step: str,
-    ledger: AgentLedger,
+    ledger: StepLedger,
     *,
     bus: EventBus | None = None,
     on_committed: CommitHook | None = None,
     definition_for: DefinitionFor | None = None,
     on_escalation: AlertHook | None = None,
 ) -> Consumer:
-    """The bus-facing side of one agent.
+    """The bus-facing side of one step service.
 
-    With ``bus``, the agent judges each event by the saga's history on that bus's log, and
+    With ``bus``, the step service judges each event by the saga's history on that bus's log, and
     checks and signs events with that bus's key.
-    ``on_committed(event, emitted)`` runs after the agent recorded its decision and before
+    ``on_committed(event, emitted)`` runs after the step service recorded its decision and before
     the emitted events are published (metrics; crash tests kill the process there).
     """
     history = (lambda saga_id: bus.read_log([saga_id])) if bus is not None else None
-    agent = ChoreographyAgent(
+    service = StepService(
         choreography,
         step,
         ledger,
@@ -84,12 +84,12 @@ def agent_consumer(
         on_escalation=on_escalation,
         authenticator=bus.authenticator if bus is not None else None,
     )
-    handle: Handler = agent.handle
+    handle: Handler = service.handle
     if on_committed is not None:
         hook = on_committed
 
         def handle_then_hook(message: SagaMessage) -> list[SagaMessage]:
-            emitted = agent.handle(message)
+            emitted = service.handle(message)
             hook(message, emitted)
             return emitted
 
@@ -97,20 +97,20 @@ def agent_consumer(
     return Consumer(
         name=f"{choreography.saga}.{step}",
         saga=choreography.saga,
-        topics=agent.role.subscriptions,
+        topics=service.role.subscriptions,
         handle=handle,
     )
 
 
 @contextmanager
 def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGINT/SIGTERM set ``stop``: the agent finishes the event in hand, then exits.
+    """SIGINT/SIGTERM set ``stop``: the step service finishes the event in hand, then exits.
 
     Main thread only (Python runs signal handlers there).
     """
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
-        log.warning("agent: stopping after the event in hand (signal %d)", signum)
+        log.warning("step service: stopping after the event in hand (signal %d)", signum)
         stop.set()
 
     previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -121,7 +121,7 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def run_agent(
+def run_step_service(
     definition: SagaDefinition,
     step_name: str,
     bus_url: BusRef = None,
@@ -135,24 +135,24 @@ def run_agent(
     on_escalation: AlertHook | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Run one agent until ``stop_event`` is set (or, without one, until SIGINT/SIGTERM).
+    """Run one step service until ``stop_event`` is set (or, without one, until SIGINT/SIGTERM).
 
-    The agent resumes where its durable subscription stands (queue or log cursor); events it
+    The step service resumes where its durable subscription stands (queue or log cursor); events it
     handled before a crash are recognised by its ledger and not handled twice.
     ``definition_for`` picks the definition per saga from its input (its outputs folder);
     ``on_escalation`` is called when a compensation gives up; ``announce`` receives one line
-    (agent, bus with any password hidden, queue or cursor) once the agent is connected.
+    (service, bus with any password hidden, queue or cursor) once the service is connected.
     """
     choreography = derive_choreography(definition, names)
     choreography.role(step_name)
     stop = stop_event if stop_event is not None else threading.Event()
     with bus_for(bus_url, state_dir=state_dir) as bus:
-        # Every agent declares the whole saga's queues, so no event it emits is routed nowhere
-        # because the agent that should hear it has not started yet.
+        # Every service declares the whole saga's queues, so no event it emits is routed nowhere
+        # because the step service that should hear it has not started yet.
         bus.prepare(choreography)
         consumer_name = f"{choreography.saga}.{step_name}"
         with bus.ledger(consumer_name) as ledger:
-            consumer = agent_consumer(
+            consumer = service_consumer(
                 choreography,
                 step_name,
                 ledger,
@@ -198,8 +198,8 @@ def _serve_beside_main_thread(
         raise errors[0]
 
 
-class AgentFailures:
-    """Errors raised by agent threads; ``signal`` is set at the first one."""
+class ServiceFailures:
+    """Errors raised by step service threads; ``signal`` is set at the first one."""
 
     signal: threading.Event
     errors: list[BaseException]
@@ -217,32 +217,32 @@ class AgentFailures:
             error = self.errors[0]
             if isinstance(error, SagaGraphError):
                 raise error
-            raise BusError(f"an agent stopped: {describe_error(error)}") from error
+            raise BusError(f"a step service stopped: {describe_error(error)}") from error
 
 
 @contextmanager
-def agents_in_threads(
+def services_in_threads(
     bus: EventBus,
     choreography: Choreography,
     steps: Collection[str] | None = None,
     *,
     definition_for: DefinitionFor | None = None,
     on_escalation: AlertHook | None = None,
-) -> Iterator[AgentFailures]:
-    """Run the agents of ``steps`` (default: all), each in its own thread, while the block runs.
+) -> Iterator[ServiceFailures]:
+    """Run the services of ``steps`` (default: all), each in its own thread, while the block runs.
 
-    Yields once all agents listen. When the block ends, each agent finishes the event in
-    hand and stops. An agent that dies records its error in the yielded object.
+    Yields once all services listen. When the block ends, each service finishes the event in
+    hand and stops. A step service that dies records its error in the yielded object.
     """
     stop = threading.Event()
-    failures = AgentFailures()
+    failures = ServiceFailures()
     threads: list[threading.Thread] = []
     readies: list[threading.Event] = []
 
     def run(step: str, ready: threading.Event) -> None:
         try:
             with bus.ledger(f"{choreography.saga}.{step}") as ledger:
-                consumer = agent_consumer(
+                consumer = service_consumer(
                     choreography,
                     step,
                     ledger,
@@ -265,7 +265,7 @@ def agents_in_threads(
             readies.append(ready)
         for ready in readies:
             if not ready.wait(AGENT_START_TIMEOUT):
-                raise BusError(f"agents did not start within {AGENT_START_TIMEOUT:g}s")
+                raise BusError(f"step services did not start within {AGENT_START_TIMEOUT:g}s")
         failures.raise_if_any()
         yield failures
     finally:
@@ -275,8 +275,8 @@ def agents_in_threads(
 
 
 def listening_line(bus: EventBus, consumer: Consumer) -> str:
-    """The agent's start line: its step, the bus (password hidden) and its queue or cursor."""
+    """The service's start line: its step, the bus (password hidden) and its queue or cursor."""
     queue_name = getattr(bus, "queue_name", None)
     where = f"queue {queue_name(consumer.name)}" if queue_name else f"cursor {consumer.name}"
     step = consumer.name.rsplit(".", 1)[-1]
-    return f"agent {step}: listening on {bus.url} ({where}; events: {', '.join(consumer.topics)})"
+    return f"step {step}: listening on {bus.url} ({where}; events: {', '.join(consumer.topics)})"

@@ -1,13 +1,13 @@
-"""An agent's own durable memory: which events it handled, what it emitted, where each saga is.
+"""A service's own durable memory: which events it handled, what it emitted, where each saga is.
 
 Every handled event is recorded in one SQLite transaction together with the messages it
 produced (an outbox) and the saga's new local state. So:
 
-- a redelivered event is recognised by its id, and the agent publishes the recorded messages
+- a redelivered event is recognised by its id, and the step service publishes the recorded messages
   again instead of running the step again (readers drop the duplicates by id);
 - a compensation that arrived before its forward event leaves the saga ``blocked`` here, and
   the late forward event is refused for good;
-- an agent that crashed after its commit but before the broker heard its ack does not redo
+- a step service that crashed after its commit but before the broker heard its ack does not redo
   the work when the event comes back.
 """
 
@@ -27,11 +27,11 @@ from sagagraph.saga.protocol import StepRecord
 from sagagraph.saga.view import now
 
 LocalState = Literal["committed", "halted", "compensated", "blocked", "compensation_failed"]
-"""Where a saga stands for one agent: its step committed, halted the saga, was undone, was
+"""Where a saga stands for one step service: its step committed, halted the saga, was undone, was
 refused because its compensation came first, or could not be undone."""
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS agent_inbox (
+CREATE TABLE IF NOT EXISTS step_inbox (
     consumer TEXT NOT NULL,
     event_id TEXT NOT NULL,
     saga_id TEXT NOT NULL,
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS agent_inbox (
     outgoing TEXT NOT NULL,
     PRIMARY KEY (consumer, event_id)
 );
-CREATE TABLE IF NOT EXISTS agent_sagas (
+CREATE TABLE IF NOT EXISTS step_sagas (
     consumer TEXT NOT NULL,
     saga_id TEXT NOT NULL,
     state TEXT NOT NULL,
@@ -47,14 +47,14 @@ CREATE TABLE IF NOT EXISTS agent_sagas (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (consumer, saga_id)
 );
-CREATE TABLE IF NOT EXISTS agent_deliveries (
+CREATE TABLE IF NOT EXISTS step_deliveries (
     consumer TEXT NOT NULL,
     event_id TEXT NOT NULL,
     deliveries INTEGER NOT NULL,
     last_error TEXT,
     PRIMARY KEY (consumer, event_id)
 );
-CREATE TABLE IF NOT EXISTS agent_refusals (
+CREATE TABLE IF NOT EXISTS step_refusals (
     consumer TEXT NOT NULL,
     event_id TEXT NOT NULL,
     saga_id TEXT NOT NULL,
@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS agent_refusals (
 
 
 class Refusal(TypedDict):
-    """An event an agent did not obey: not authentic, or the saga's history does not allow it."""
+    """An event a service did not obey: not authentic, or the saga's history does not allow it."""
 
     consumer: str
     event_id: str
@@ -116,14 +116,14 @@ def create_schema(conn: sqlite3.Connection, schema: str) -> None:
                 conn.execute(statement)
 
 
-class AgentLedger:
-    """The inbox, outbox and per-saga state of one agent (``consumer``), in SQLite."""
+class StepLedger:
+    """The inbox, outbox and per-saga state of one step service (``consumer``), in SQLite."""
 
     def __init__(self, path: str | Path, consumer: str) -> None:
         self.path = str(path)
         self.consumer = consumer
         self._conn = connect_sqlite(path)
-        # One connection shared by the agent's threads; the lock keeps its use serial.
+        # One connection shared by the step service's threads; the lock keeps its use serial.
         self._lock = threading.Lock()
         with self._lock:
             create_schema(self._conn, SCHEMA)
@@ -132,17 +132,17 @@ class AgentLedger:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> AgentLedger:
+    def __enter__(self) -> StepLedger:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def handled(self, event_id: str) -> list[SagaMessage] | None:
-        """The messages recorded for ``event_id`` if this agent already handled it, else None."""
+        """The messages recorded for ``event_id`` if this service already handled it, else None."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT outgoing FROM agent_inbox WHERE consumer = ? AND event_id = ?",
+                "SELECT outgoing FROM step_inbox WHERE consumer = ? AND event_id = ?",
                 (self.consumer, event_id),
             ).fetchone()
         if row is None:
@@ -150,10 +150,10 @@ class AgentLedger:
         return cast(list[SagaMessage], json.loads(row[0]))
 
     def state(self, saga_id: str) -> tuple[LocalState | None, StepRecord | None]:
-        """This agent's state for a saga, and its committed result if any."""
+        """This step service's state for a saga, and its committed result if any."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT state, record FROM agent_sagas WHERE consumer = ? AND saga_id = ?",
+                "SELECT state, record FROM step_sagas WHERE consumer = ? AND saga_id = ?",
                 (self.consumer, saga_id),
             ).fetchone()
         if row is None:
@@ -172,14 +172,14 @@ class AgentLedger:
     ) -> None:
         """Mark ``event`` handled, keep what it emitted, and move the saga to ``state``.
 
-        All in one transaction: either the agent remembers the event with its effects, or it
+        All in one transaction: either the step service remembers the event with its effects, or it
         remembers nothing and handles the event again. ``refusal`` records why the event was
         not obeyed.
         """
         stamp = now()
         with self._lock, write_transaction(self._conn) as conn:
             conn.execute(
-                "INSERT INTO agent_inbox (consumer, event_id, saga_id, handled_at, outgoing) "
+                "INSERT INTO step_inbox (consumer, event_id, saga_id, handled_at, outgoing) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (self.consumer, event["id"], event["saga_id"], stamp, json.dumps(outgoing)),
             )
@@ -187,7 +187,7 @@ class AgentLedger:
                 self._insert_refusal(conn, event, refusal, stamp)
             if state is not None:
                 conn.execute(
-                    "INSERT INTO agent_sagas (consumer, saga_id, state, record, updated_at) "
+                    "INSERT INTO step_sagas (consumer, saga_id, state, record, updated_at) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (consumer, saga_id) DO UPDATE SET "
                     "state = excluded.state, record = excluded.record, "
                     "updated_at = excluded.updated_at",
@@ -210,26 +210,26 @@ class AgentLedger:
         self, conn: sqlite3.Connection, event: SagaMessage, reason: str, stamp: str
     ) -> None:
         conn.execute(
-            "INSERT OR IGNORE INTO agent_refusals (consumer, event_id, saga_id, type, reason, "
+            "INSERT OR IGNORE INTO step_refusals (consumer, event_id, saga_id, type, reason, "
             "refused_at) VALUES (?, ?, ?, ?, ?, ?)",
             (self.consumer, event["id"], event["saga_id"], event["type"], reason, stamp),
         )
 
     def emitted_for(self, saga_id: str) -> list[SagaMessage]:
-        """Everything this agent emitted for a saga, in the order it handled the events."""
+        """Everything this step service emitted for a saga, in the order it handled the events."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT outgoing FROM agent_inbox WHERE consumer = ? AND saga_id = ? "
+                "SELECT outgoing FROM step_inbox WHERE consumer = ? AND saga_id = ? "
                 "ORDER BY handled_at, rowid",
                 (self.consumer, saga_id),
             ).fetchall()
         return [m for (outgoing,) in rows for m in cast(list[SagaMessage], json.loads(outgoing))]
 
     def handled_count(self) -> int:
-        """How many events this agent has handled (for tests and diagnostics)."""
+        """How many events this step service has handled (for tests and diagnostics)."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT COUNT(*) FROM agent_inbox WHERE consumer = ?", (self.consumer,)
+                "SELECT COUNT(*) FROM step_inbox WHERE consumer = ?", (self.consumer,)
             ).fetchone()
         return int(row[0])
 
@@ -238,12 +238,12 @@ class AgentLedger:
         process killed while handling it counts too); the total and the last error noted."""
         with self._lock, write_transaction(self._conn) as conn:
             conn.execute(
-                "INSERT INTO agent_deliveries (consumer, event_id, deliveries) VALUES (?, ?, 1) "
+                "INSERT INTO step_deliveries (consumer, event_id, deliveries) VALUES (?, ?, 1) "
                 "ON CONFLICT (consumer, event_id) DO UPDATE SET deliveries = deliveries + 1",
                 (self.consumer, event_id),
             )
             row = conn.execute(
-                "SELECT deliveries, last_error FROM agent_deliveries "
+                "SELECT deliveries, last_error FROM step_deliveries "
                 "WHERE consumer = ? AND event_id = ?",
                 (self.consumer, event_id),
             ).fetchone()
@@ -253,15 +253,15 @@ class AgentLedger:
         """Remember why handling ``event_id`` failed, for the record made when giving up."""
         with self._lock, write_transaction(self._conn) as conn:
             conn.execute(
-                "UPDATE agent_deliveries SET last_error = ? WHERE consumer = ? AND event_id = ?",
+                "UPDATE step_deliveries SET last_error = ? WHERE consumer = ? AND event_id = ?",
                 (error, self.consumer, event_id),
             )
 
     def refusals(self) -> list[Refusal]:
-        """Events this agent refused, oldest first."""
+        """Events this step service refused, oldest first."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT event_id, saga_id, type, reason FROM agent_refusals WHERE consumer = ? "
+                "SELECT event_id, saga_id, type, reason FROM step_refusals WHERE consumer = ? "
                 "ORDER BY refused_at, rowid",
                 (self.consumer,),
             ).fetchall()

@@ -1,9 +1,9 @@
-"""What the memory and SQLite backends share: an append-only log read through per-agent cursors.
+"""What the memory and SQLite backends share: an append-only log read through per-service cursors.
 
-An agent's cursor is the position of the last event it finished with. Its loop reads the
+A step service's cursor is the position of the last event it finished with. Its loop reads the
 events after the cursor that it subscribes to, hands each to the handler, publishes what the
 handler returned, and only then moves the cursor: a crash in between delivers the event again
-(at-least-once), and the agent's ledger makes the second delivery harmless.
+(at-least-once), and the step service's ledger makes the second delivery harmless.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from sagagraph.saga.view import describe_error
 log = logging.getLogger("sagagraph")
 
 PRESENCE_BEAT = 1.0
-"""Seconds between two presence beats of an agent process."""
+"""Seconds between two presence beats of a step service process."""
 PRESENCE_TIMEOUT = 10.0
-"""An agent that has not beaten for this long no longer counts as listening."""
+"""A step service that has not beaten for this long no longer counts as listening."""
 
 Entry = tuple[int, bytes]
 """A log position and the event's encoded body."""
@@ -40,7 +40,7 @@ class LogBus(ABC):
     url: str
     authenticator: Authenticator = Authenticator(None)
     poll_interval: float = 0.05
-    """Seconds an idle agent waits before it looks at the log again."""
+    """Seconds an idle step service waits before it looks at the log again."""
     retry_delay: float = 0.2
     """Seconds before a failed delivery is tried again."""
 
@@ -87,7 +87,7 @@ class LogBus(ABC):
     # --- the bus ------------------------------------------------------------------------
 
     def prepare(self, choreography: Choreography) -> None:
-        """Nothing to create: every agent reads the one log."""
+        """Nothing to create: every step service reads the one log."""
         return None
 
     def publish(self, messages: Sequence[SagaMessage]) -> None:
@@ -96,9 +96,9 @@ class LogBus(ABC):
             self._append([(m, encode(m)) for m in sealed])
 
     def listeners(self, consumer: str) -> int:
-        """Agent processes that announced themselves (:meth:`presence`) and beat recently.
+        """Step service processes that announced themselves (:meth:`presence`) and beat recently.
 
-        A log does not know who reads it, so agents say so themselves; one killed without
+        A log does not know who reads it, so step services say so themselves; one killed without
         cleanup stops counting ``PRESENCE_TIMEOUT`` seconds after its last beat.
         """
         return self._present(consumer, time.time() - PRESENCE_TIMEOUT)
@@ -113,8 +113,8 @@ class LogBus(ABC):
             while not stop.wait(PRESENCE_BEAT):
                 try:
                     self._beat(consumer, token, True)
-                except Exception as error:  # a missed beat is not worth stopping the agent
-                    log.warning("agent %s: presence not recorded: %s", consumer, error)
+                except Exception as error:  # a missed beat is not worth stopping the step service
+                    log.warning("step service %s: presence not recorded: %s", consumer, error)
 
         beater = threading.Thread(target=beat, name=f"sagagraph:presence:{consumer}", daemon=True)
         beater.start()
@@ -157,7 +157,7 @@ class LogBus(ABC):
         except Exception as error:
             failures = self._count_failure(consumer.name, position)
             log.warning(
-                "agent %s: event %s failed (delivery %d of %d): %s",
+                "step service %s: event %s failed (delivery %d of %d): %s",
                 consumer.name,
                 message["id"],
                 failures,
@@ -175,7 +175,7 @@ class LogBus(ABC):
     def _give_up(
         self, consumer: Consumer, position: int, event_id: str | None, body: bytes, error: str
     ) -> None:
-        log.error("agent %s: event %s dead-lettered: %s", consumer.name, event_id, error)
+        log.error("step service %s: event %s dead-lettered: %s", consumer.name, event_id, error)
         self._dead_letter(
             {
                 "consumer": consumer.name,

@@ -12,16 +12,18 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 
 from sagagraph.choreography.bus import Consumer, DeadLetter
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.log_bus import Entry, LogBus
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.signing import Authenticator
 
 
 class MemoryBus(LogBus):
-    """An in-memory event log; agents in threads of this process share it."""
+    """An in-memory event log; step services in threads of this process share it."""
 
-    poll_interval = 0.05  # publishers wake agents at once; the interval bounds how long stop takes
+    poll_interval = (
+        0.05  # publishers wake step services at once; the interval bounds how long stop takes
+    )
 
     def __init__(self, authenticator: Authenticator | None = None) -> None:
         self.url = "memory://"
@@ -32,7 +34,7 @@ class MemoryBus(LogBus):
         self._cursors: dict[str, int] = {}
         self._failures: dict[tuple[str, int], int] = {}
         self._dead: list[DeadLetter] = []
-        self._ledgers: dict[str, AgentLedger] = {}
+        self._ledgers: dict[str, StepLedger] = {}
         self._beats: dict[str, tuple[str, float]] = {}
 
     def _append(self, messages: Sequence[tuple[SagaMessage, bytes]]) -> None:
@@ -95,11 +97,11 @@ class MemoryBus(LogBus):
                 self._changed.wait(timeout)
 
     @contextmanager
-    def ledger(self, consumer: str) -> Iterator[AgentLedger]:
-        # Kept for the life of the bus, so an agent restarted in this process remembers.
+    def ledger(self, consumer: str) -> Iterator[StepLedger]:
+        # Kept for the life of the bus, so a step service restarted in this process remembers.
         with self._changed:
             if consumer not in self._ledgers:
-                self._ledgers[consumer] = AgentLedger(":memory:", consumer)
+                self._ledgers[consumer] = StepLedger(":memory:", consumer)
             ledger = self._ledgers[consumer]
         yield ledger
 

@@ -1,12 +1,12 @@
-"""The messages agents exchange on the bus: plain JSON, one per event.
+"""The messages step services exchange on the bus: plain JSON, one per event.
 
 A message carries what the audit trail needs (the events its handler recorded, token usage)
 and the emitter's own result; the copies of the saga input and of earlier results it carries
-are for readers of the log, never trusted by an agent (which reads them from the saga's
+are for readers of the log, never trusted by a step service (which reads them from the saga's
 history: :mod:`.saga_facts`). Its id is unique per publication (``<saga_id>:<type>:<random>``):
 a second event of the same type, forged or not, never shares the genuine one's id, and a
 redelivery or a replay of one publication keeps its id, so every reader drops the duplicate.
-An agent that runs a handler again after a crash re-emits what its ledger recorded, ids
+A step service that runs a handler again after a crash re-emits what its ledger recorded, ids
 included.
 """
 

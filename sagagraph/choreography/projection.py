@@ -49,7 +49,7 @@ def project(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str, Any]:
     if not seen:
         raise SagaNotFoundError(f"saga {saga_id!r}: no events on this bus")
     if not started:
-        # Events for a saga nobody started (forged, or from another log): the agents refused
+        # Events for a saga nobody started (forged, or from another log): the step services refused
         # them, and there is no saga to show.
         raise SagaNotFoundError(f"saga {saga_id!r}: never started on this bus (no start event)")
     return state

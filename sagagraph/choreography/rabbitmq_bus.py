@@ -4,18 +4,18 @@ Topology, for namespace ``N`` (``?namespace=N`` in the URL; default ``sagagraph`
 type ``S``:
 
 - ``N.S``: a durable topic exchange; routing key = event name (``validated``);
-- ``N.S.<step>``: one durable quorum queue per agent, bound to its subscriptions, with a
+- ``N.S.<step>``: one durable quorum queue per step service, bound to its subscriptions, with a
   delivery limit: an event whose handler keeps failing goes to the dead-letter exchange;
 - ``N.dead``: the dead-letter exchange (fanout) and queue;
 - ``N.log``: a durable stream bound to every saga exchange with ``#``: the event log that
   ``status`` and ``events`` read, from any machine, without consuming anything.
 
-Messages are persistent and published with confirms; an agent acknowledges a delivery only
-after its ledger committed and its own events were confirmed. Each agent keeps its ledger (a
+Messages are persistent and published with confirms; a step service acknowledges a delivery only
+after its ledger committed and its own events were confirmed. Each step service keeps its ledger (a
 SQLite file) under ``state_dir``. aio-pika is used because it is maintained, typed, and keeps
 the connection's heartbeats going while a slow step (a model call) runs in a worker thread.
 
-The names and declarations live in :mod:`.rabbitmq_topology`, an agent's consuming loop in
+The names and declarations live in :mod:`.rabbitmq_topology`, a step service's consuming loop in
 :mod:`.rabbitmq_consumer`; this module holds the connection handling and the bus protocol.
 """
 
@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from sagagraph.checkpoints.factory import redact_url
 from sagagraph.choreography.bus import Consumer, DeadLetter, StopEvent, Until
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.topology import Choreography
@@ -122,7 +122,7 @@ class RabbitBus:
         self, what: str, make: Callable[[float], Awaitable[T]], timeout: float, interrupt: StopEvent
     ) -> T:
         """``make(seconds left)`` until it succeeds, reconnecting after a lost or refused
-        connection (as the agents' robust connections do) until ``timeout`` runs out."""
+        connection (as the step services' robust connections do) until ``timeout`` runs out."""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -189,7 +189,8 @@ class RabbitBus:
         self, consumer: Consumer, stop: threading.Event, ready: threading.Event | None = None
     ) -> None:
         self._sync(
-            f"agent {consumer.name} lost the broker", lambda: self._serve(consumer, stop, ready)
+            f"step service {consumer.name} lost the broker",
+            lambda: self._serve(consumer, stop, ready),
         )
 
     async def _serve(
@@ -210,22 +211,22 @@ class RabbitBus:
             result = queue.declaration_result
             return int(result.consumer_count or 0) if result is not None else 0
 
-        return self._on_connection("cannot inspect the agent queues", count)
+        return self._on_connection("cannot inspect the step service queues", count)
 
     def presence(self, consumer: str) -> AbstractContextManager[None]:
         """Nothing to do: the broker counts each queue's consumers itself."""
         return nullcontext()
 
     @contextmanager
-    def ledger(self, consumer: str) -> Iterator[AgentLedger]:
+    def ledger(self, consumer: str) -> Iterator[StepLedger]:
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ConfigurationError(
-                f"agent state folder {self.state_dir}: cannot create it ({error.strerror})"
+                f"step service state folder {self.state_dir}: cannot create it ({error.strerror})"
             ) from None
         path = self.state_dir / f"{self.namespace}.{consumer}.sqlite"
-        with AgentLedger(path, consumer) as ledger:
+        with StepLedger(path, consumer) as ledger:
             yield ledger
 
     def read_log(

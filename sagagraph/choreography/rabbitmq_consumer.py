@@ -1,4 +1,4 @@
-"""One agent consuming its queue on RabbitMQ: each event handled in a worker thread, its own
+"""One step service consuming its queue on RabbitMQ: each event handled in a worker thread, its own
 events published with confirms, and the delivery acknowledged only after both."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ async def _deliver(
     try:
         message = decode(incoming.body)
     except BusError as error:
-        log.error("agent %s: unreadable event dead-lettered: %s", consumer.name, error)
+        log.error("step service %s: unreadable event dead-lettered: %s", consumer.name, error)
         await incoming.reject(requeue=False)
         return
     try:
@@ -80,7 +80,10 @@ async def _deliver(
         await topology.publish_on(channel, exchanges, outgoing)
     except Exception as error:
         log.warning(
-            "agent %s: event %s failed: %s", consumer.name, message["id"], describe_error(error)
+            "step service %s: event %s failed: %s",
+            consumer.name,
+            message["id"],
+            describe_error(error),
         )
         await asyncio.sleep(retry_delay)
         await _settle(incoming, ack=False)

@@ -1,12 +1,12 @@
 """The lifecycle of choreographed sagas after a crash: ``recover`` and ``resume`` find them.
 
-A choreographed saga lives in the bus log and in the agents' durable subscriptions (log
-cursors, queues) and ledgers. A process that died (a ``run`` with its agents in threads, or an
-agent process) left its events where they were: running the saga's agents again, from their
-cursors, finishes it, since each agent recognises what it handled before. So recovering is
-driving the agents until every unfinished saga ended. ``compensate=True`` first rolls each
+A choreographed saga lives in the bus log and in the step services' durable subscriptions (log
+cursors, queues) and ledgers. A process that died (a ``run`` with its services in threads, or an
+service process) left its events where they were: running the saga's services again, from their
+cursors, finishes it, since each step service recognises what it handled before. So recovering is
+driving the step services until every unfinished saga ended. ``compensate=True`` first rolls each
 running saga back from the step due next: that step's compensation event is published
-without running it, and the agents' history rule refuses that step's forward event from then on.
+without running it, and the services' history rule refuses that step's forward event from then on.
 """
 
 from __future__ import annotations
@@ -17,22 +17,22 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from sagagraph.choreography.admission import fold_history
-from sagagraph.choreography.agent import ChoreographyAgent
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import bus_for
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.projection import choreography_view
 from sagagraph.choreography.runner import (
     DEFAULT_TIMEOUT,
-    AgentPlacement,
     BusRef,
+    ServicePlacement,
     choreographed_sagas,
-    drive,
-    place_agents,
+    place_services,
+    serve_until_ended,
 )
 from sagagraph.choreography.saga_facts import facts_from_history
 from sagagraph.choreography.step_reactions import DefinitionFor
+from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import SagaNotFoundError
 from sagagraph.saga.escalation import AlertHook
@@ -48,17 +48,17 @@ def unfinished_choreographed(bus_url: BusRef = None) -> list[dict[str, Any]]:
     return [v for v in choreographed_sagas(bus_url) if v["status"] in UNFINISHED]
 
 
-class AgentRunOptions(TypedDict, total=False):
-    """How :func:`recover_choreographed` and :func:`resume_choreographed` run the agents."""
+class ServiceOptions(TypedDict, total=False):
+    """How :func:`recover_choreographed` and :func:`resume_choreographed` run the step services."""
 
     timeout: float
     """Seconds each saga may take to end (default ``DEFAULT_TIMEOUT``); BusError after."""
-    agents: AgentPlacement | bool | None
-    """Which agents run here, as :func:`place_agents` reads it."""
+    agents: ServicePlacement | bool | None
+    """Which step services run here, as :func:`place_services` reads it."""
     names: EventNames | None
     """The saga's event names, when not derived from its steps."""
     state_dir: str | Path | None
-    """Where the agents' ledgers are."""
+    """Where the step services' ledgers are."""
     definition_for: DefinitionFor | None
     """The definition a saga recorded it was started with (its settings)."""
     on_escalation: AlertHook | None
@@ -70,12 +70,12 @@ def recover_choreographed(
     bus_url: BusRef = None,
     *,
     compensate: bool = False,
-    **options: Unpack[AgentRunOptions],
+    **options: Unpack[ServiceOptions],
 ) -> list[dict[str, Any]]:
     """Finish every unfinished saga of ``definition``'s type on the bus; their final views.
 
     Forward by default; ``compensate=True`` rolls running sagas back instead (a saga already
-    compensating goes on compensating). Agents run where :func:`place_agents` says. Nothing
+    compensating goes on compensating). Step services run where :func:`place_services` says. Nothing
     is created when the bus log does not exist. BusError when a saga has not ended within
     ``timeout`` seconds.
     """
@@ -91,7 +91,7 @@ def resume_choreographed(
     definition: SagaDefinition,
     saga_id: str,
     bus_url: BusRef = None,
-    **options: Unpack[AgentRunOptions],
+    **options: Unpack[ServiceOptions],
 ) -> dict[str, Any]:
     """Continue one choreographed saga until it ends; its view (at once when it had ended).
 
@@ -112,7 +112,7 @@ def resume_choreographed(
 
 @contextmanager
 def _opened(
-    definition: SagaDefinition, bus_url: BusRef, options: AgentRunOptions
+    definition: SagaDefinition, bus_url: BusRef, options: ServiceOptions
 ) -> Iterator[tuple[EventBus, Choreography]]:
     """The bus (never created here) and the saga's choreography."""
     choreography = derive_choreography(definition, options.get("names"))
@@ -124,17 +124,17 @@ def _finish(
     bus: EventBus,
     choreography: Choreography,
     saga_ids: list[str],
-    options: AgentRunOptions,
+    options: ServiceOptions,
     *,
     compensate: bool,
 ) -> list[dict[str, Any]]:
     bus.prepare(choreography)
-    steps = place_agents(bus, choreography, options.get("agents"))
+    steps = place_services(bus, choreography, options.get("agents"))
     if compensate:
         _flush_outboxes(bus, choreography, saga_ids, steps)
         aborts = [_abort(bus, choreography, bus.read_log([saga_id])) for saga_id in saga_ids]
         bus.publish([m for m in aborts if m is not None])
-    messages = drive(
+    messages = serve_until_ended(
         bus,
         choreography,
         saga_ids,
@@ -152,7 +152,7 @@ def _finish(
 def _flush_outboxes(
     bus: EventBus, choreography: Choreography, saga_ids: list[str], steps: list[str]
 ) -> None:
-    """Publish what the agents run here recorded but may have died before publishing, so
+    """Publish what the step services run here recorded but may have died before publishing, so
     the log shows every commit before the step to roll back from is chosen."""
     for step in steps:
         with bus.ledger(f"{choreography.saga}.{step}") as ledger:
@@ -171,9 +171,9 @@ def _abort(
         if role.success_event not in accepted:
             cause = accepted[role.forward_trigger]
             facts = facts_from_history(choreography, accepted)
-            with AgentLedger(":memory:", f"{choreography.saga}.{role.name}") as scratch:
-                agent = ChoreographyAgent(
+            with StepLedger(":memory:", f"{choreography.saga}.{role.name}") as scratch:
+                service = StepService(
                     choreography, role.name, scratch, authenticator=bus.authenticator
                 )
-                return agent.abort(cause, facts, ABORT_REASON)
+                return service.abort(cause, facts, ABORT_REASON)
     return None

@@ -1,11 +1,11 @@
-"""Run choreographed sagas: start one, run its agents (in this process or one per process),
+"""Run choreographed sagas: start one, run its step services (in this process or one per process),
 and read what happened from the event log.
 
 These are the functions the CLI wires:
 
-- :func:`run_choreographed_saga`: start a saga, run every agent in this process, return its view;
-- :func:`run_agent`: run ONE agent until stopped (``sagagraph agent NAME --bus amqp://...``);
-- :func:`start_choreographed_saga` / :func:`wait_for_sagas`: start sagas for agents that run
+- :func:`run_choreographed_saga`: start a saga, run every service in this process, return its view;
+- :func:`run_step_service`: run ONE service until stopped (``sagagraph agent NAME --bus amqp://...``);
+- :func:`start_choreographed_saga` / :func:`wait_for_sagas`: start sagas for step services that run
   elsewhere, and wait for them to end;
 - :func:`saga_events`: a saga's event log; :func:`choreography_status`: its JSON view;
   :func:`choreographed_sagas`: the views of every saga on the bus.
@@ -25,14 +25,14 @@ from sagagraph.choreography.admission import with_refusals
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import (
     AGENT_START_TIMEOUT,
-    AgentFailures,
     BusRef,
     CommitHook,
-    agent_consumer,
-    agents_in_threads,
+    ServiceFailures,
     bus_for,
     default_bus_url,
-    run_agent,
+    run_step_service,
+    service_consumer,
+    services_in_threads,
 )
 from sagagraph.choreography.messages import SagaMessage, encode, new_message
 from sagagraph.choreography.projection import choreography_view
@@ -46,19 +46,19 @@ from sagagraph.saga.protocol import SagaDefinition
 __all__ = [
     "AGENT_START_TIMEOUT",
     "DEFAULT_TIMEOUT",
-    "AgentFailures",
-    "AgentPlacement",
     "BusRef",
     "CommitHook",
-    "agent_consumer",
-    "agents_in_threads",
+    "ServiceFailures",
+    "ServicePlacement",
     "choreographed_sagas",
     "choreography_status",
     "default_bus_url",
-    "place_agents",
-    "run_agent",
+    "place_services",
     "run_choreographed_saga",
+    "run_step_service",
     "saga_events",
+    "service_consumer",
+    "services_in_threads",
     "start_choreographed_saga",
     "wait_for_sagas",
 ]
@@ -68,9 +68,9 @@ log = logging.getLogger("sagagraph")
 DEFAULT_TIMEOUT = 600.0
 """Seconds :func:`run_choreographed_saga` waits for a saga to end."""
 
-AgentPlacement = Literal["auto", "in-process", "external"]
-"""Where a run's agents run: ``in-process`` (threads of the run), ``external`` (each its own
-``sagagraph agent`` process, already serving), ``auto`` (external when every agent serves,
+ServicePlacement = Literal["auto", "in-process", "external"]
+"""Where a run's step services run: ``in-process`` (threads of the run), ``external`` (each its own
+``sagagraph agent`` process, already serving), ``auto`` (external when every step service serves,
 in-process when none does; a mix is refused)."""
 
 
@@ -114,7 +114,7 @@ def start_choreographed_saga(
     fail_at: str | None = None,
     names: EventNames | None = None,
 ) -> str:
-    """Publish a saga's start event for agents running elsewhere; return its id.
+    """Publish a saga's start event for step services running elsewhere; return its id.
 
     InputError when the id is already on the bus.
     """
@@ -145,19 +145,19 @@ def run_choreographed_saga(
     timeout: float = DEFAULT_TIMEOUT,
     names: EventNames | None = None,
     state_dir: str | Path | None = None,
-    agents: AgentPlacement | bool | None = None,
+    agents: ServicePlacement | bool | None = None,
     definition_for: DefinitionFor | None = None,
     on_escalation: AlertHook | None = None,
 ) -> dict[str, Any]:
-    """Start a saga, let its agents run it until it ends, and return its view.
+    """Start a saga, let its step services run it until it ends, and return its view.
 
     The view has the same keys as orchestration's ``status`` (``mode`` is ``choreography``).
-    ``agents`` says where the agents run (:data:`AgentPlacement`; None is ``auto``, True
-    ``in-process``, False ``external``): never a mix, because an agent started here beside a
-    copy serving elsewhere would split its events between two ledgers, and an agent missing
+    ``agents`` says where the step services run (:data:`ServicePlacement`; None is ``auto``, True
+    ``in-process``, False ``external``): never a mix, because a step service started here beside a
+    copy serving elsewhere would split its events between two ledgers, and a step service missing
     from a set of processes must not be run here silently. ConfigurationError when the
-    agents serving on the bus do not fit; BusError when the saga has not ended within
-    ``timeout`` seconds or an agent lost the bus.
+    step services serving on the bus do not fit; BusError when the saga has not ended within
+    ``timeout`` seconds or a step service lost the bus.
     """
     choreography = derive_choreography(definition, names)
     saga_id = saga_id or new_saga_id()
@@ -168,8 +168,8 @@ def run_choreographed_saga(
     with bus_for(bus_url, state_dir=state_dir) as bus:
         _refuse_existing(bus, saga_id)
         bus.prepare(choreography)
-        steps = place_agents(bus, choreography, agents)
-        messages = drive(
+        steps = place_services(bus, choreography, agents)
+        messages = serve_until_ended(
             bus,
             choreography,
             [saga_id],
@@ -182,11 +182,11 @@ def run_choreographed_saga(
         return choreography_view(saga_id, messages)
 
 
-def place_agents(
-    bus: EventBus, choreography: Choreography, agents: AgentPlacement | bool | None
+def place_services(
+    bus: EventBus, choreography: Choreography, agents: ServicePlacement | bool | None
 ) -> list[str]:
-    """The steps whose agents run in this process; ConfigurationError when that is unsafe."""
-    placement: AgentPlacement = (
+    """The steps whose step services run in this process; ConfigurationError when that is unsafe."""
+    placement: ServicePlacement = (
         "auto" if agents is None else "in-process" if agents is True else "external"
     )
     if isinstance(agents, str):
@@ -197,7 +197,7 @@ def place_agents(
     start_them = "start them with: sagagraph agent NAME --bus URL"
     if placement == "external" and missing:
         raise ConfigurationError(
-            f"--agents external: no agent serves {', '.join(missing)} on {bus.url}; {start_them}"
+            f"--agents external: no service serves {', '.join(missing)} on {bus.url}; {start_them}"
         )
     if placement == "in-process" and live:
         raise ConfigurationError(
@@ -206,13 +206,13 @@ def place_agents(
         )
     if placement == "auto" and live and missing:
         raise ConfigurationError(
-            f"agents {', '.join(live)} serve on {bus.url} but {', '.join(missing)} do not: "
-            f"{start_them} (or stop the others to run all agents in this process)"
+            f"step services {', '.join(live)} serve on {bus.url} but {', '.join(missing)} do not: "
+            f"{start_them} (or stop the others to run all step services in this process)"
         )
     return [] if placement == "external" or (placement == "auto" and live) else missing
 
 
-def drive(
+def serve_until_ended(
     bus: EventBus,
     choreography: Choreography,
     saga_ids: Collection[str],
@@ -223,17 +223,17 @@ def drive(
     definition_for: DefinitionFor | None = None,
     on_escalation: AlertHook | None = None,
 ) -> list[SagaMessage]:
-    """Run the agents of ``steps`` here until every saga of ``saga_ids`` ended; their events.
+    """Run the step services of ``steps`` here until every saga of ``saga_ids`` ended; their events.
 
-    ``before`` runs once the agents listen (it publishes a start event). BusError when a saga
-    has not ended within ``timeout`` seconds or an agent lost the bus.
+    ``before`` runs once the step services listen (it publishes a start event). BusError when a saga
+    has not ended within ``timeout`` seconds or a step service lost the bus.
     """
     ids = set(saga_ids)
 
     def all_finished(messages: list[SagaMessage]) -> bool:
         return {m["saga_id"] for m in messages if m["terminal"] is not None} >= ids
 
-    with agents_in_threads(
+    with services_in_threads(
         bus, choreography, steps, definition_for=definition_for, on_escalation=on_escalation
     ) as failed:
         if before is not None:
@@ -279,7 +279,7 @@ def saga_events(
     """A saga's events as the bus logged them, in order, each once ([] when none).
 
     Every event on the log is listed, the refused ones too: each of those carries
-    ``refused``, why the agents do not obey it (unsigned or badly signed, when the bus has a
+    ``refused``, why the step services do not obey it (unsigned or badly signed, when the bus has a
     key; with ``definition``, also an event the saga's history does not allow).
     """
     validate_saga_id(saga_id)
@@ -313,5 +313,5 @@ def choreographed_sagas(bus_url: BusRef = None) -> list[dict[str, Any]]:
         try:
             views.append(choreography_view(saga_id, events))
         except SagaNotFoundError:
-            continue  # only events nobody started a saga for: refused by the agents
+            continue  # only events nobody started a saga for: refused by the step services
     return views

@@ -1,4 +1,4 @@
-"""What an agent works from: the saga's input and earlier results, read from its own history.
+"""What a step service works from: the saga's input and earlier results, read from its own history.
 
 An event is a claim by the participant that emitted it, about its own step. So the saga's
 input comes from its start event, each step's result from that step's own success event, and
@@ -21,7 +21,7 @@ from sagagraph.saga.protocol import StepRecord
 
 @dataclass(frozen=True)
 class SagaFacts:
-    """A saga as its history tells it, at the moment an agent handles one of its events."""
+    """A saga as its history tells it, at the moment a step service handles one of its events."""
 
     input: Mapping[str, Any] = field(default_factory=dict)
     """The input its start event carried."""
@@ -58,7 +58,7 @@ def facts_from_history(
 
 
 def facts_from_message(message: SagaMessage) -> SagaFacts:
-    """The facts as one message tells them: only for an agent handed events without a bus
+    """The facts as one message tells them: only for a step service handed events without a bus
     log to judge them by (unit tests), which trusts what it is handed."""
     return SagaFacts(
         input=dict(message["input"]),

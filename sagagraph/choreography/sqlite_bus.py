@@ -1,6 +1,6 @@
 """``sqlite:///path``: a durable append-only event log in one SQLite file (the default bus).
 
-The same file holds the log, each agent's cursor and inbox, and the dead letters, so agents
+The same file holds the log, each service's cursor and inbox, and the dead letters, so services
 may run as separate processes on one machine and any process can read a saga's history.
 Writes are WAL transactions with ``synchronous=FULL``: an event is on disk when ``publish``
 returns.
@@ -18,7 +18,7 @@ from pathlib import Path
 from sagagraph.checkpoints.factory import sqlite_path
 from sagagraph.choreography.bus import Consumer, DeadLetter
 from sagagraph.choreography.ledger import (
-    AgentLedger,
+    StepLedger,
     connect_sqlite,
     create_schema,
     write_transaction,
@@ -217,9 +217,9 @@ class SqliteBus(LogBus):
         stop.wait(timeout)
 
     @contextmanager
-    def ledger(self, consumer: str) -> Iterator[AgentLedger]:
+    def ledger(self, consumer: str) -> Iterator[StepLedger]:
         self._db()
-        with AgentLedger(self.path, consumer) as ledger:
+        with StepLedger(self.path, consumer) as ledger:
             yield ledger
 
     def close(self) -> None:

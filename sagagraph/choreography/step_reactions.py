@@ -1,10 +1,10 @@
-"""What one agent's step does with an event it accepted: run, compensate, give up or escalate.
+"""What one service's step does with an event it accepted: run, compensate, give up or escalate.
 
 Each reaction is a :data:`Decision`: the messages to emit, the saga's new local state and the
-committed result, which :class:`~sagagraph.choreography.agent.ChoreographyAgent` records in its
+committed result, which :class:`~sagagraph.choreography.step_service.StepService` records in its
 ledger in one transaction. Reactions read nothing but the event, the saga's facts from its
 history (:class:`~sagagraph.choreography.saga_facts.SagaFacts`: input, earlier results,
-compensations so far) and the local state they are handed, so the agent's delivery
+compensations so far) and the local state they are handed, so the step service's delivery
 bookkeeping (dedup, authentication, refusal, delivery counts) stays apart. What the event
 carries besides its own step's outcome (its copy of the input and of others' results) is
 never used.
@@ -21,7 +21,7 @@ from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
 from sagagraph.choreography.ledger import LocalState
 from sagagraph.choreography.messages import SagaMessage, new_message
 from sagagraph.choreography.saga_facts import SagaFacts
-from sagagraph.choreography.topology import AgentRole, Choreography
+from sagagraph.choreography.topology import Choreography, StepRole
 from sagagraph.saga.escalation import AlertHook, alert_operator
 from sagagraph.saga.execution import compensate_step, execute_step
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
@@ -58,7 +58,7 @@ class StepReactions:
         max_deliveries: int = DEFAULT_MAX_DELIVERIES,
     ) -> None:
         self.choreography = choreography
-        self.role: AgentRole = choreography.role(step)
+        self.role: StepRole = choreography.role(step)
         self._sleep = sleep
         self._definition_for = definition_for
         self._on_escalation = on_escalation
@@ -77,15 +77,15 @@ class StepReactions:
         state: LocalState | None,
         record: StepRecord | None,
     ) -> Decision:
-        """The event kept failing (or killing the agent): fail the step so the saga moves on.
+        """The event kept failing (or killing the step service): fail the step so the saga moves on.
 
         A forward event: the step cleans up and compensates, as when it fails. A compensation
         event, or a forward event whose give-up already failed once: an operator decides.
-        ``state`` and ``record`` are this agent's local state for the saga, as in its ledger.
+        ``state`` and ``record`` are this step service's local state for the saga, as in its ledger.
         """
-        why = last_error or "the agent stopped while handling it"
+        why = last_error or "the step service stopped while handling it"
         error = f"event {message['id']} set aside after {deliveries} deliveries: {why}"
-        log.error("agent %s: %s", self.name, error)
+        log.error("step service %s: %s", self.name, error)
         forward = message["type"] == self.role.forward_trigger
         phase: Phase = "execute" if forward else "compensate"
         failure = failure_record(self.name, phase, error, deliveries)
@@ -112,7 +112,10 @@ class StepReactions:
             # Already committed (a copy of the event under another id), or its compensation
             # came first: a forward step never runs after its compensation.
             log.info(
-                "agent %s: saga %s is %s here; forward event ignored", self.name, saga_id, state
+                "step service %s: saga %s is %s here; forward event ignored",
+                self.name,
+                saga_id,
+                state,
             )
             return [], None, None
         step = self._step(facts)
@@ -169,7 +172,7 @@ class StepReactions:
         if state is None:
             # The compensation overtook the forward event: undo whatever a half-run left
             # (nothing, usually), and remember the saga so the forward event is refused later.
-            log.info("agent %s: saga %s compensated before it ran here", self.name, saga_id)
+            log.info("step service %s: saga %s compensated before it ran here", self.name, saga_id)
         elif state != "committed":
             return [], None, None
         return self._undo(

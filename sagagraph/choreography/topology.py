@@ -7,15 +7,14 @@ or undid its work. The saga is completed when the last step's success event is s
 back when the first step's compensation event is seen.
 
 Event names come from :class:`EventNames`: a generic default (``saga_started``,
-``<step>_done``, ``<step>_compensated``) that a saga type may override. The paper pipeline's
-vocabulary (``paper_submitted``, ``validated``, ``validation_compensated``...) is registered
-here under its saga name, so its map reads exactly as the design's table.
+``<step>_done``, ``<step>_compensated``) that a saga definition may rename
+(:attr:`~sagagraph.saga.protocol.SagaDefinition.event_names`; the paper app's map then reads
+exactly as the design's table).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -48,42 +47,33 @@ class EventNames:
         return f"{step}_compensation_failed"
 
 
-PAPER_SAGA_NAME = "paper_review"
-"""Name of the paper pipeline's saga definition."""
-
-PAPER_EVENT_NAMES = EventNames(
-    start="paper_submitted",
-    done={"validator": "validated", "reviewer": "reviewed", "summarizer": "summarized"},
-    compensated={
-        "validator": "validation_compensated",
-        "reviewer": "review_compensated",
-        "summarizer": "summary_compensated",
-    },
-)
-"""The paper pipeline's vocabulary, as in DESIGN.md's subscription table."""
-
-_registry: dict[str, EventNames] = {PAPER_SAGA_NAME: PAPER_EVENT_NAMES}
-_registry_lock = threading.Lock()
-
-
-def register_event_names(saga: str, names: EventNames) -> None:
-    """Give saga type ``saga`` its own event names (replaces any earlier registration)."""
-    with _registry_lock:
-        _registry[saga] = names
-
-
 def event_names_for(definition: SagaDefinition) -> EventNames:
-    """The names registered for this saga type, else the generic defaults."""
-    with _registry_lock:
-        return _registry.get(definition.name, EventNames())
+    """The event names ``definition`` carries (:attr:`SagaDefinition.event_names`), else the
+    generic defaults."""
+    renamed = definition.event_names
+    steps = definition.step_names
+    generic = {"saga_started", *(f"{s}_{kind}" for s in steps for kind in ("done", "compensated"))}
+    unknown = sorted(set(renamed) - generic)
+    if unknown:
+        raise ConfigurationError(
+            f"saga {definition.name!r}: event_names renames unknown events {unknown} "
+            f"(known: {', '.join(sorted(generic))})"
+        )
+    return EventNames(
+        start=renamed.get("saga_started", "saga_started"),
+        done={s: renamed[f"{s}_done"] for s in steps if f"{s}_done" in renamed},
+        compensated={
+            s: renamed[f"{s}_compensated"] for s in steps if f"{s}_compensated" in renamed
+        },
+    )
 
 
 @dataclass(frozen=True)
-class AgentRole:
+class StepRole:
     """One step's place in the choreography: what it hears and what it says."""
 
     step: Step
-    """The step this agent runs."""
+    """The step this service runs."""
     index: int
     """Position of the step in the saga (0 for the first)."""
     forward_trigger: str
@@ -107,7 +97,7 @@ class AgentRole:
 
     @property
     def subscriptions(self) -> tuple[str, ...]:
-        """Routing keys this agent's queue is bound to."""
+        """Routing keys this step service's queue is bound to."""
         if self.compensation_trigger is None:
             return (self.forward_trigger,)
         return (self.forward_trigger, self.compensation_trigger)
@@ -129,7 +119,7 @@ class Choreography:
     """The saga the map was derived from."""
     names: EventNames
     """The event names in use."""
-    roles: tuple[AgentRole, ...]
+    roles: tuple[StepRole, ...]
     """One role per step, in step order."""
 
     @property
@@ -150,12 +140,12 @@ class Choreography:
         """Seeing this event means the saga rolled back."""
         return self.roles[0].compensation_event
 
-    def role(self, step: str) -> AgentRole:
+    def role(self, step: str) -> StepRole:
         for r in self.roles:
             if r.name == step:
                 return r
         raise ConfigurationError(
-            f"saga {self.saga!r} has no agent {step!r} (agents: {', '.join(self.step_names)})"
+            f"saga {self.saga!r} has no step {step!r} (steps: {', '.join(self.step_names)})"
         )
 
     @property
@@ -171,7 +161,7 @@ class Choreography:
         return tuple(types)
 
     def table(self) -> list[dict[str, object]]:
-        """The map as rows: agent, subscribes to, emits on success, emits on failure."""
+        """The map as rows (DESIGN.md's table): agent, subscribes to, emits on success, emits on failure."""
         return [
             {
                 "agent": r.name,
@@ -194,12 +184,12 @@ def derive_choreography(
         )
     names = names if names is not None else event_names_for(definition)
     steps = definition.steps
-    roles: list[AgentRole] = []
+    roles: list[StepRole] = []
     for i, step in enumerate(steps):
         previous = steps[i - 1].name if i > 0 else None
         following = steps[i + 1].name if i + 1 < len(steps) else None
         roles.append(
-            AgentRole(
+            StepRole(
                 step=step,
                 index=i,
                 forward_trigger=names.done_of(previous) if previous else names.start,

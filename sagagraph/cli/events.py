@@ -86,13 +86,13 @@ def choreographed_input(paper: str, settings: Settings) -> dict[str, Any]:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from sagagraph.choreography.runner import run_agent
+    from sagagraph.choreography.runner import run_step_service
 
     settings = settings_from(args)
     if args.name not in PAPER_STEPS:
         raise ConfigurationError(f"agent: unknown agent {args.name!r} ({', '.join(PAPER_STEPS)})")
     with cli_bus(args, settings, runs_agents=True) as bus:
-        run_agent(
+        run_step_service(
             paper_definition(settings),
             args.name,
             bus,

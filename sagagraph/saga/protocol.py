@@ -231,6 +231,10 @@ class SagaDefinition:
     label: Callable[[Mapping[str, Any]], str | None] | None = None
     """A short label for a saga, from its input (the paper app: the paper's path): recorded in
     the saga's state and its checkpoint summary, so ``list`` can show it. None: no label."""
+    event_names: Mapping[str, str] = field(default_factory=dict)
+    """The saga's own names for its choreography events, by generic name (``saga_started``,
+    ``<step>_done``, ``<step>_compensated``); a name not given keeps its generic one. They
+    travel with the definition, so every process that runs the saga uses the same ones."""
 
     def __post_init__(self) -> None:
         if not self.steps:
@@ -312,7 +316,15 @@ class SagaDefinition:
         *,
         check_input: Callable[[Mapping[str, Any]], None] | None = None,
         label: Callable[[Mapping[str, Any]], str | None] | None = None,
+        event_names: Mapping[str, str] | None = None,
     ) -> SagaDefinition:
         """Build a definition from participants (default policies) or configured steps."""
         steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
-        return cls(name, steps, dict(services or {}), check_input=check_input, label=label)
+        return cls(
+            name,
+            steps,
+            dict(services or {}),
+            check_input=check_input,
+            label=label,
+            event_names=dict(event_names or {}),
+        )

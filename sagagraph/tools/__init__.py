@@ -9,8 +9,9 @@ Each name is imported on first use (PEP 562), as in :mod:`sagagraph`: the tool c
 the saga's view (:mod:`sagagraph.tools.calls`) loads without LangChain.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.tools.agent_step import AgentParticipant, agent_step
@@ -43,16 +44,7 @@ _EXPORTS = {
     "sagagraph.tools.records": "ToolCall merge_tool_calls",
     "sagagraph.tools.undo": "UndoReport undo_calls",
 }
-_LAZY = {name: module for module, names in _EXPORTS.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

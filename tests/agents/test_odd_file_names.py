@@ -29,12 +29,7 @@ COMPLETE = Path(__file__).resolve().parents[2] / "examples" / "papers" / "comple
 ODD = os.fsdecode(b"caf\xe9 paper.md")
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("SAGAGRAPH_DB", "SAGAGRAPH_BUS", "SAGAGRAPH_AMQP_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("offline_cli")
 
 
 def test_a_name_a_checkpoint_cannot_keep_is_refused_at_once_and_nothing_is_written(

@@ -103,7 +103,7 @@ def test_agent_processes_write_where_run_says(tmp_path: Path, backend: str) -> N
         assert Path(view["outputs"][step]) == here / "out" / "c1" / name
         assert (here / "out" / "c1" / name).is_file()
     assert not (elsewhere / "outputs").exists() and not (elsewhere / "out").exists()
-    assert [line.split(":", 2)[1].strip() for line in lines] == [f"agent {s}" for s in PAPER_FILES]
+    assert [line.split(":", 2)[1].strip() for line in lines] == [f"step {s}" for s in PAPER_FILES]
     for line in lines:
         assert "listening on" in line and ("queue" in line or "cursor" in line)
         assert "guest:guest@" not in line  # the broker password is hidden

@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from sagagraph import SagaDefinition, Step, StepContext, StepResult, participant
-from sagagraph.choreography.agent import ChoreographyAgent
+from sagagraph.agents.paper_saga import PAPER_EVENT_NAMES
 from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES, Consumer, EventBus
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage, new_message
 from sagagraph.choreography.projection import choreography_view, is_finished
-from sagagraph.choreography.runner import agents_in_threads, run_choreographed_saga
+from sagagraph.choreography.runner import run_choreographed_saga, services_in_threads
+from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import derive_choreography
 from tests.support.choreo_buses import BACKENDS, fresh_bus
 from tests.support.choreo_saga import file_saga, log_lines, outputs_of
@@ -111,7 +112,7 @@ def test_replaying_the_whole_log_under_new_ids_changes_nothing(
             with bus.ledger(f"paper_review.{step}") as ledger:
                 return ledger.handled_count()
 
-        with agents_in_threads(bus, choreography):
+        with services_in_threads(bus, choreography):
             bus.publish(copies)
             for step, count in expected_handled.items():
                 eventually(functools.partial(lambda s, n: handled(s) == n, step, count))
@@ -141,7 +142,7 @@ def test_a_compensation_published_before_its_saga_started_is_refused(
         bus.prepare(choreography)
         # Queued before any agent runs: the reviewer hears the compensation before `validated`.
         bus.publish([overtaking, start])
-        with agents_in_threads(bus, choreography):
+        with services_in_threads(bus, choreography):
             bus.wait_log(["early"], is_finished, 30)
         with bus.ledger("paper_review.reviewer") as ledger:
             refusals = ledger.refusals()
@@ -178,7 +179,9 @@ class Counting:
 def three_counting() -> tuple[SagaDefinition, Counting]:
     reviewer = Counting("reviewer")
     definition = SagaDefinition.of(
-        "paper_review", [Counting("validator"), reviewer, Counting("summarizer")]
+        "paper_review",
+        [Counting("validator"), reviewer, Counting("summarizer")],
+        event_names=PAPER_EVENT_NAMES,
     )
     return definition, reviewer
 
@@ -196,8 +199,8 @@ def test_a_redelivered_event_returns_what_was_emitted_without_running_again(
     tmp_path: Path,
 ) -> None:
     definition, reviewer = three_counting()
-    with AgentLedger(tmp_path / "ledger.sqlite", "paper_review.reviewer") as ledger:
-        agent = ChoreographyAgent(derive_choreography(definition), "reviewer", ledger)
+    with StepLedger(tmp_path / "ledger.sqlite", "paper_review.reviewer") as ledger:
+        agent = StepService(derive_choreography(definition), "reviewer", ledger)
         forward = event("validated", "done", "validator", results=VALIDATED)
         first = agent.handle(forward)
         again = agent.handle(forward)
@@ -211,22 +214,18 @@ def test_a_redelivered_event_returns_what_was_emitted_without_running_again(
 def test_the_ledger_survives_a_restart(tmp_path: Path) -> None:
     definition, reviewer = three_counting()
     forward = event("validated", "done", "validator", results=VALIDATED)
-    with AgentLedger(tmp_path / "ledger.sqlite", "paper_review.reviewer") as ledger:
-        first = ChoreographyAgent(derive_choreography(definition), "reviewer", ledger).handle(
-            forward
-        )
-    with AgentLedger(tmp_path / "ledger.sqlite", "paper_review.reviewer") as ledger:
-        again = ChoreographyAgent(derive_choreography(definition), "reviewer", ledger).handle(
-            forward
-        )
+    with StepLedger(tmp_path / "ledger.sqlite", "paper_review.reviewer") as ledger:
+        first = StepService(derive_choreography(definition), "reviewer", ledger).handle(forward)
+    with StepLedger(tmp_path / "ledger.sqlite", "paper_review.reviewer") as ledger:
+        again = StepService(derive_choreography(definition), "reviewer", ledger).handle(forward)
         assert ledger.state("s") == ("committed", {"data": {"n": 1}, "output": "s/reviewer"})
     assert again == first and reviewer.executed == 1
 
 
 def test_compensation_before_forward_at_one_agent(tmp_path: Path) -> None:
     definition, reviewer = three_counting()
-    with AgentLedger(":memory:", "paper_review.reviewer") as ledger:
-        agent = ChoreographyAgent(derive_choreography(definition), "reviewer", ledger)
+    with StepLedger(":memory:", "paper_review.reviewer") as ledger:
+        agent = StepService(derive_choreography(definition), "reviewer", ledger)
         backward = agent.handle(
             event(
                 "summary_compensated",
@@ -250,8 +249,8 @@ def test_compensation_before_forward_at_one_agent(tmp_path: Path) -> None:
 
 def test_a_duplicate_compensation_does_not_undo_twice(tmp_path: Path) -> None:
     definition, reviewer = three_counting()
-    with AgentLedger(":memory:", "paper_review.reviewer") as ledger:
-        agent = ChoreographyAgent(derive_choreography(definition), "reviewer", ledger)
+    with StepLedger(":memory:", "paper_review.reviewer") as ledger:
+        agent = StepService(derive_choreography(definition), "reviewer", ledger)
         agent.handle(event("validated", "done", "validator", results=VALIDATED))
         reviewed = {**VALIDATED, "reviewer": {"data": {"n": 1}, "output": "s/reviewer"}}
         backward = event("summary_compensated", "compensated", "summarizer", results=reviewed)
@@ -293,7 +292,7 @@ def test_an_event_whose_handler_keeps_failing_is_set_aside_and_the_saga_compensa
     with fresh_bus(backend, tmp_path) as bus:
         bus.retry_delay = 0.01  # type: ignore[attr-defined]
         bus.prepare(choreography)
-        with agents_in_threads(bus, choreography):
+        with services_in_threads(bus, choreography):
             bus.publish([start])
             messages = bus.wait_log(["p"], is_finished, 60)
         view = choreography_view("p", messages)
@@ -348,7 +347,7 @@ def test_serve_reports_unreadable_entries_as_dead_letters(tmp_path: Path) -> Non
                 "VALUES ('junk', 'paper_review', 's', 'paper_submitted', x'7b7b', 'now')"
             )
         choreography = derive_choreography(file_saga(tmp_path))
-        with agents_in_threads(bus, choreography):
+        with services_in_threads(bus, choreography):
             eventually(lambda: bool(bus.dead_letters()))
         (letter,) = bus.dead_letters()
     assert letter["consumer"] == "paper_review.validator"

@@ -12,10 +12,10 @@ from sagagraph import SagaNotFoundError
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.messages import new_message
 from sagagraph.choreography.runner import (
-    agents_in_threads,
     choreographed_sagas,
     choreography_status,
     run_choreographed_saga,
+    services_in_threads,
 )
 from sagagraph.choreography.topology import derive_choreography
 from tests.choreography.test_choreography_delivery import eventually
@@ -44,7 +44,7 @@ def test_a_compensation_forged_after_completion_changes_nothing(
     with fresh_bus(backend, tmp_path) as bus:
         done = run_choreographed_saga(definition, {}, "done-1", bus, timeout=60)
         assert done["status"] == "completed"
-        with agents_in_threads(bus, derive_choreography(definition)):
+        with services_in_threads(bus, derive_choreography(definition)):
             bus.publish(
                 [forged("summary_compensated", "compensated", "summarizer", "done-1", reason="x")]
             )
@@ -69,7 +69,7 @@ def test_a_forward_event_for_a_saga_that_never_started_writes_nothing(
     definition = file_saga(tmp_path)
     results = {"validator": {"data": {}, "output": None}, "reviewer": {"data": {}, "output": None}}
     with fresh_bus(backend, tmp_path) as bus:
-        with agents_in_threads(bus, derive_choreography(definition)):
+        with services_in_threads(bus, derive_choreography(definition)):
             bus.publish([forged("reviewed", "done", "reviewer", "ghost", results=results)])
             eventually(lambda: bool(refusals(bus, "summarizer")))
         (refused,) = refusals(bus, "summarizer")
@@ -87,7 +87,7 @@ def test_a_saga_id_that_is_a_path_is_refused_quietly(
 ) -> None:
     definition = file_saga(tmp_path / "out")
     with fresh_bus(backend, tmp_path) as bus:
-        with agents_in_threads(bus, derive_choreography(definition)):
+        with services_in_threads(bus, derive_choreography(definition)):
             bus.publish([forged("paper_submitted", "start", None, "../../x")])
             eventually(lambda: bool(refusals(bus, "validator")))
         (refused,) = refusals(bus, "validator")

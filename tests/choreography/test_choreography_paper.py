@@ -88,10 +88,8 @@ def test_reference_scenario_matches_orchestration(
 
 
 def test_paper_saga_uses_the_design_vocabulary() -> None:
-    from sagagraph.agents.paper_saga import PAPER_SAGA
-    from sagagraph.choreography.topology import PAPER_SAGA_NAME, derive_choreography
+    from sagagraph.choreography.topology import derive_choreography
 
-    assert PAPER_SAGA == PAPER_SAGA_NAME
     choreography = derive_choreography(paper_saga_definition())
     assert [
         (r.name, r.subscriptions, r.success_event, r.compensation_event) for r in choreography.roles

@@ -167,11 +167,11 @@ def test_unknown_bus_url_is_a_configuration_error(tmp_path: Path) -> None:
 
 
 def test_agents_run_by_run_agent_serve_sagas_started_elsewhere(tmp_path: Path) -> None:
-    """The functions the CLI wires: one run_agent per step, sagas started and awaited apart."""
+    """The functions the CLI wires: one run_step_service a step, sagas started and awaited apart."""
     import threading
 
     from sagagraph.choreography.runner import (
-        run_agent,
+        run_step_service,
         start_choreographed_saga,
         wait_for_sagas,
     )
@@ -181,7 +181,9 @@ def test_agents_run_by_run_agent_serve_sagas_started_elsewhere(tmp_path: Path) -
     stop = threading.Event()
     readies = {step: threading.Event() for step in definition.step_names}
     threads = [
-        threading.Thread(target=run_agent, args=(definition, step, url, stop), kwargs={"ready": r})
+        threading.Thread(
+            target=run_step_service, args=(definition, step, url, stop), kwargs={"ready": r}
+        )
         for step, r in readies.items()
     ]
     for thread in threads:
@@ -227,14 +229,14 @@ def agents_outside(
     definition: Any, url: str, state_dir: Path, steps: tuple[str, ...]
 ) -> Iterator[None]:
     """``steps``' agents serving on ``url`` as another process would (threads, own ledgers)."""
-    from sagagraph.choreography.runner import run_agent
+    from sagagraph.choreography.runner import run_step_service
 
     stop = threading.Event()
     threads = []
     for step in steps:
         ready = threading.Event()
         thread = threading.Thread(
-            target=run_agent,
+            target=run_step_service,
             args=(definition, step, url, stop),
             kwargs={"state_dir": state_dir, "ready": ready},
         )
@@ -261,7 +263,7 @@ def test_run_uses_the_agents_serving_elsewhere_when_all_of_them_serve(
     tmp_path: Path, backend: str
 ) -> None:
     """No agent is doubled in-process: the run only publishes and waits."""
-    from sagagraph.choreography.ledger import AgentLedger
+    from sagagraph.choreography.ledger import StepLedger
 
     definition = file_saga(tmp_path)
     url = bus_url_for(backend, tmp_path)
@@ -280,7 +282,7 @@ def test_run_uses_the_agents_serving_elsewhere_when_all_of_them_serve(
     if backend == "amqp":
         namespace = bus.url.rsplit("namespace=", 1)[1]
         ledger_file = tmp_path / "outside" / f"{namespace}.paper_review.validator.sqlite"
-        with AgentLedger(ledger_file, "paper_review.validator") as ledger:
+        with StepLedger(ledger_file, "paper_review.validator") as ledger:
             assert ledger.handled(started) is not None
         assert not (tmp_path / "agents" / f"{namespace}.paper_review.validator.sqlite").exists()
     else:
@@ -320,6 +322,6 @@ def test_external_agents_must_all_serve(tmp_path: Path, backend: str) -> None:
     url = bus_url_for(backend, tmp_path)
     with (
         cleaned_up(url, tmp_path) as bus,
-        pytest.raises(ConfigurationError, match="no agent serves validator, reviewer, summ"),
+        pytest.raises(ConfigurationError, match="no service serves validator, reviewer, summ"),
     ):
         run_choreographed_saga(file_saga(tmp_path), {}, "x", bus, agents="external")

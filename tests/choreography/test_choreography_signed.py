@@ -22,9 +22,9 @@ from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.buses import open_bus
 from sagagraph.choreography.messages import SagaMessage, new_message
 from sagagraph.choreography.runner import (
-    agents_in_threads,
     choreographed_sagas,
     saga_events,
+    services_in_threads,
     start_choreographed_saga,
     wait_for_sagas,
 )
@@ -172,7 +172,7 @@ def test_an_unsigned_start_is_refused_when_a_key_is_set(
 ) -> None:
     definition = file_saga(tmp_path / "work")
     with fresh_bus("sqlite", tmp_path) as bus:
-        with agents_in_threads(bus, derive_choreography(definition)):
+        with services_in_threads(bus, derive_choreography(definition)):
             start = new_message(
                 type="paper_submitted",
                 kind="start",
@@ -198,7 +198,7 @@ def test_a_badly_signed_event_is_refused(
 ) -> None:
     definition = file_saga(tmp_path / "work")
     with fresh_bus("sqlite", tmp_path) as bus:
-        with agents_in_threads(bus, derive_choreography(definition)):
+        with services_in_threads(bus, derive_choreography(definition)):
             start = new_message(
                 type="paper_submitted",
                 kind="start",
@@ -258,7 +258,7 @@ def test_agents_take_the_input_and_results_from_the_sagas_history(tmp_path: Path
     choreography = derive_choreography(definition)
     with fresh_bus("memory", tmp_path) as bus:
         bus.prepare(choreography)
-        with agents_in_threads(
+        with services_in_threads(
             bus, choreography, ["reviewer"], definition_for=file_saga_for(chosen)
         ):
             start = new_message(
@@ -331,7 +331,7 @@ def test_without_a_key_a_compensation_without_a_cause_is_still_refused(
     root = tmp_path / "work"
     definition = file_saga(root)
     with fresh_bus(backend, tmp_path) as bus:
-        with agents_in_threads(bus, derive_choreography(definition)):
+        with services_in_threads(bus, derive_choreography(definition)):
             start_choreographed_saga(definition, {"hold_at": "reviewer"}, "nokey-1", bus)
             eventually(holding_marker(root, "nokey-1", "reviewer").exists)
             bus.publish([forged_review_compensated(genuine(bus, "nokey-1", "validated"))])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,6 @@ from sagagraph.choreography.topology import (
     EventNames,
     derive_choreography,
     event_names_for,
-    register_event_names,
 )
 from tests.support.choreo_saga import file_saga
 
@@ -66,14 +66,25 @@ def test_a_single_step_saga_has_no_compensation_trigger(tmp_path: Path) -> None:
     assert role.is_first and role.is_last
 
 
-def test_names_can_be_registered_per_saga_type(tmp_path: Path) -> None:
-    definition = file_saga(tmp_path, name="trip_test_names", steps=("flight", "hotel"))
-    names = EventNames(start="trip_requested", done={"flight": "flight_booked"})
-    register_event_names("trip_test_names", names)
-    assert event_names_for(definition) is names
+def test_a_definition_carries_its_event_names(tmp_path: Path) -> None:
+    plain = file_saga(tmp_path, name="trip_test_names", steps=("flight", "hotel"))
+    definition = replace(
+        plain, event_names={"saga_started": "trip_requested", "flight_done": "flight_booked"}
+    )
+    assert event_names_for(definition) == EventNames(
+        start="trip_requested", done={"flight": "flight_booked"}
+    )
+    assert event_names_for(plain) == EventNames()
     choreography = derive_choreography(definition)
     assert choreography.role("hotel").subscriptions == ("flight_booked",)
     assert choreography.role("flight").subscriptions == ("trip_requested", "hotel_compensated")
+
+
+def test_a_rename_of_an_unknown_event_is_refused(tmp_path: Path) -> None:
+    plain = file_saga(tmp_path, name="trip_test_names", steps=("flight", "hotel"))
+    definition = replace(plain, event_names={"hotle_done": "hotel_booked"})
+    with pytest.raises(ConfigurationError, match="unknown events \\['hotle_done'\\]"):
+        derive_choreography(definition)
 
 
 @pytest.mark.parametrize(
@@ -93,5 +104,5 @@ def test_ambiguous_or_unsafe_names_are_refused(
 
 
 def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match=r"no agent .critic.*validator, reviewer"):
+    with pytest.raises(ConfigurationError, match=r"no step .critic.*validator, reviewer"):
         derive_choreography(file_saga(tmp_path)).role("critic")

@@ -19,12 +19,7 @@ PAPERS = REPO / "examples" / "papers"
 COMPLETE = PAPERS / "complete_paper.md"
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("SAGAGRAPH_DB", "SAGAGRAPH_BUS", "SAGAGRAPH_AMQP_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("offline_cli")
 
 
 def listed(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:

@@ -11,16 +11,17 @@ client, the PDF reader or the plotting stack.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
-import sagagraph
 from sagagraph.cli import main
 from sagagraph.cli.parser import Handler, build_parser
 
@@ -127,28 +128,42 @@ def test_import_sagagraph_alone_loads_nothing_heavy(tmp_path: Path) -> None:
         assert not imported(modules, package), package
 
 
-def test_every_public_name_resolves_from_the_module_that_defines_it() -> None:
-    names = set(sagagraph.__all__) - {"__version__"}
-    assert set(sagagraph._LAZY) == names
-    for name in sorted(names):
-        value = getattr(sagagraph, name)
-        assert value is getattr(sys.modules[sagagraph._LAZY[name]], name), name
-    assert set(sagagraph.__all__) <= set(dir(sagagraph))
+PACKAGES = ["sagagraph", "sagagraph.agents", "sagagraph.tools", "sagagraph.choreography"]
+
+
+def lazy_table(package: ModuleType) -> dict[str, str]:
+    """Each public name of ``package`` and the module that defines it (its ``_EXPORTS``)."""
+    exports: dict[str, str] = package._EXPORTS
+    return {name: module for module, names in exports.items() for name in names.split()}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_public_name_resolves_from_the_module_that_defines_it(name: str) -> None:
+    package = importlib.import_module(name)
+    table = lazy_table(package)
+    names = set(package.__all__) - {"__version__"}
+    assert set(table) == names
+    for public in sorted(names):
+        value = getattr(package, public)
+        assert value is getattr(sys.modules[table[public]], public), public
+    assert set(package.__all__) <= set(dir(package))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        sagagraph.nope  # noqa: B018
+        package.nope  # noqa: B018
 
 
-def test_the_type_checking_imports_name_the_same_modules_as_the_lazy_table() -> None:
+@pytest.mark.parametrize("name", PACKAGES)
+def test_the_type_checking_imports_name_the_same_modules_as_the_lazy_table(name: str) -> None:
     """What mypy sees (``if TYPE_CHECKING:`` imports) is what runs (``_EXPORTS``)."""
-    tree = ast.parse(Path(sagagraph.__file__).read_text())
+    package = importlib.import_module(name)
+    tree = ast.parse(Path(str(package.__file__)).read_text())
     block = next(n for n in tree.body if isinstance(n, ast.If))
     typed = {
         alias.name: node.module
-        for node in block.body
+        for node in ast.walk(block)
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    assert typed == sagagraph._LAZY
+    assert typed == lazy_table(package)
 
 
 def test_every_verb_names_a_handler_that_exists() -> None:

@@ -12,12 +12,7 @@ from sagagraph.cli import main
 PAPER = Path(__file__).resolve().parents[2] / "examples" / "papers" / "complete_paper.md"
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("SAGAGRAPH_DB", "SAGAGRAPH_BUS", "SAGAGRAPH_AMQP_URL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("offline_cli")
 
 
 def test_status_of_a_choreographed_saga_creates_no_checkpoint_database(

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from sagagraph.choreography.messages import SagaMessage
-from sagagraph.choreography.runner import CommitHook, run_agent
+from sagagraph.choreography.runner import CommitHook, run_step_service
 from tests.support.choreo_saga import file_saga, file_saga_for
 
 CRASH_AFTER_COMMIT_EXIT_CODE = 87
@@ -43,7 +43,7 @@ def main() -> None:
     hook = None
     if args.crash_after_commit:
         hook = crash_after_commit(args.root, args.step, args.crash_after_commit)
-    run_agent(
+    run_step_service(
         file_saga(args.root),
         args.step,
         args.bus,

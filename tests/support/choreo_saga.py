@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from sagagraph import Retry, SagaDefinition, Step, StepContext, StepResult
+from sagagraph.agents.paper_saga import PAPER_EVENT_NAMES, PAPER_SAGA
 
 CRASH_ENV = "SAGAGRAPH_TEST_CRASH"
 CRASH_EXIT_CODE = 86
@@ -108,8 +109,10 @@ def file_saga(
     steps: tuple[str, ...] = PAPER_STEPS,
     retries: int = 3,
 ) -> SagaDefinition:
-    """A saga of FileSteps; named ``paper_review`` by default, so it uses the paper's events."""
+    """A saga of FileSteps; named ``paper_review`` by default, and then it uses the paper's
+    events."""
     root.mkdir(parents=True, exist_ok=True)
+    paper = name == PAPER_SAGA and steps == PAPER_STEPS
     return SagaDefinition.of(
         name,
         [
@@ -121,6 +124,7 @@ def file_saga(
             )
             for s in steps
         ],
+        event_names=PAPER_EVENT_NAMES if paper else None,
     )
 
 

@@ -1,12 +1,12 @@
-"""One agent of a choreographed saga: it reacts to its two events and emits its own.
+"""One step service of a choreographed saga: it reacts to its two events and emits its own.
 
-The agent runs its step through :func:`~sagagraph.saga.execution.execute_step` and
+The step service runs its step through :func:`~sagagraph.saga.execution.execute_step` and
 :func:`~sagagraph.saga.execution.compensate_step` (in :mod:`.step_reactions`), so retries,
 timeouts, injected failures and audit events behave exactly as under orchestration. It obeys
 an event only when the event is authentic (signed with the deployment key, when the bus has
 one: :mod:`.signing`) and the saga's history allows it (:mod:`.admission`), and it works from
 that history (:mod:`.saga_facts`), never from the copies the event carries. What it
-decides is recorded in its :class:`~sagagraph.choreography.ledger.AgentLedger` in the same
+decides is recorded in its :class:`~sagagraph.choreography.ledger.StepLedger` in the same
 transaction as the messages it will emit, which makes every handler safe to run again on a
 redelivered event.
 """
@@ -20,12 +20,12 @@ from collections.abc import Callable
 
 from sagagraph.choreography.admission import judge
 from sagagraph.choreography.bus import DEFAULT_MAX_DELIVERIES
-from sagagraph.choreography.ledger import AgentLedger
+from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage, encode
 from sagagraph.choreography.saga_facts import SagaFacts, facts_from_history, facts_from_message
 from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.step_reactions import DefinitionFor, StepReactions
-from sagagraph.choreography.topology import AgentRole, Choreography
+from sagagraph.choreography.topology import Choreography, StepRole
 from sagagraph.saga.escalation import AlertHook
 from sagagraph.saga.view import describe_error
 
@@ -35,14 +35,14 @@ History = Callable[[str], list[SagaMessage]]
 """A saga's events on the bus log, by saga id (what :mod:`.admission` judges an event by)."""
 
 
-class ChoreographyAgent:
+class StepService:
     """Handles the events of one step; :meth:`handle` returns the messages to publish."""
 
     def __init__(
         self,
         choreography: Choreography,
         step: str,
-        ledger: AgentLedger,
+        ledger: StepLedger,
         *,
         sleep: Callable[[float], None] = time.sleep,
         history: History | None = None,
@@ -51,14 +51,14 @@ class ChoreographyAgent:
         max_deliveries: int = DEFAULT_MAX_DELIVERIES,
         authenticator: Authenticator | None = None,
     ) -> None:
-        """``history`` reads the saga's (authenticated) bus log; without it (an agent handed
+        """``history`` reads the saga's (authenticated) bus log; without it (a step service handed
         events directly, in unit tests) every event is taken as allowed, with the facts it
-        carries. ``authenticator`` checks each event's signature and signs what the agent
+        carries. ``authenticator`` checks each event's signature and signs what the step service
         emits (default: no key, nothing signed or checked). ``definition_for`` picks the definition
         per saga (default: ``choreography.definition``). The ``max_deliveries``-th delivery of
         an event that never got handled gives up on it: the step fails and compensates."""
         self.choreography = choreography
-        # What the step does with an event; the agent keeps the delivery bookkeeping.
+        # What the step does with an event; the step service keeps the delivery bookkeeping.
         self._reactions = StepReactions(
             choreography,
             step,
@@ -67,7 +67,7 @@ class ChoreographyAgent:
             on_escalation=on_escalation,
             max_deliveries=max_deliveries,
         )
-        self.role: AgentRole = self._reactions.role
+        self.role: StepRole = self._reactions.role
         self.ledger = ledger
         self._history = history
         self._auth = authenticator if authenticator is not None else Authenticator(None)
@@ -99,17 +99,19 @@ class ChoreographyAgent:
         if forged is not None:
             # Not recorded as handled: the id of an unauthenticated event proves nothing, and
             # must not shadow the genuine publication that carries it.
-            log.warning("agent %s: event %s refused: %s", self.name, message["id"], forged)
+            log.warning("step service %s: event %s refused: %s", self.name, message["id"], forged)
             self.ledger.note_refusal(message, forged)
             return []
         emitted = self.ledger.handled(message["id"])
         if emitted is not None:
-            log.debug("agent %s: event %s seen before; re-emitting", self.name, message["id"])
+            log.debug(
+                "step service %s: event %s seen before; re-emitting", self.name, message["id"]
+            )
             return emitted
         refused, facts = self._judge(message)
         if refused is not None:
             # Quietly: a forged or stale event is not an incident; the ledger keeps the reason.
-            log.warning("agent %s: event %s refused: %s", self.name, message["id"], refused)
+            log.warning("step service %s: event %s refused: %s", self.name, message["id"], refused)
             self.ledger.record(message, [], refusal=refused)
             return []
         deliveries, last_error = self.ledger.count_delivery(message["id"])
@@ -129,7 +131,7 @@ class ChoreographyAgent:
         return outgoing
 
     def _judge(self, message: SagaMessage) -> tuple[str | None, SagaFacts]:
-        """Why the agent must not act on ``message`` (None: it may), and the saga's facts."""
+        """Why the step service must not act on ``message`` (None: it may), and the saga's facts."""
         if message["saga"] != self.choreography.saga or message["type"] not in (
             self.role.subscriptions
         ):
