@@ -161,7 +161,7 @@ class Choreography:
         return tuple(types)
 
     def table(self) -> list[dict[str, object]]:
-        """The map as rows (DESIGN.md's table): agent, subscribes to, emits on success, emits on failure."""
+        """The map as DESIGN.md's rows: agent, subscribes to, emits on success, on failure."""
         return [
             {
                 "agent": r.name,
