@@ -42,6 +42,7 @@ from sagagraph.graph.runner import (
 from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.async_execution import run_in_step_thread
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.tracing import saga_outcome, saga_span
 
 
 class AsyncSagaApp(Protocol):
@@ -70,20 +71,27 @@ async def astream_saga(
     durability: Durability,
     on_event: EventCallback | None,
     config: RunnableConfig | None = None,
+    *,
+    operation: str = "run",
 ) -> dict[str, Any] | None:
     """:func:`~sagagraph.graph.runner.stream_saga` on ``astream``: the final values when the saga
-    ended, None when it paused or stopped unfinished."""
+    ended, None when it paused or stopped unfinished; the run is one span, as there."""
     output = RunOutput(on_event)
-    try:
-        stream = app.astream(
-            payload, run_config(saga_id, config), durability=durability, stream_mode=output.modes
-        )
-        async for chunk in stream:
-            output.take(chunk)
-    except Exception as error:
-        raise_if_disk_full(error, saga_id)
-        raise_if_connection_lost(error, saga_id)
-        raise
+    with saga_span(saga_id, operation) as span:
+        try:
+            stream = app.astream(
+                payload,
+                run_config(saga_id, config),
+                durability=durability,
+                stream_mode=output.modes,
+            )
+            async for chunk in stream:
+                output.take(chunk)
+        except Exception as error:
+            raise_if_disk_full(error, saga_id)
+            raise_if_connection_lost(error, saga_id)
+            raise
+        saga_outcome(span, output.values if not output.interrupted else None)
     return output.finished()
 
 
@@ -173,5 +181,7 @@ async def aresume_saga(
         view = await asaga_status(app, saga_id)
         if view["waiting_for_operator"] or not view["next"]:
             return view
-        finished = await astream_saga(app, None, saga_id, durability, on_event, config)
+        finished = await astream_saga(
+            app, None, saga_id, durability, on_event, config, operation="resume"
+        )
         return await _view_after(app, saga_id, finished)

@@ -118,7 +118,7 @@ def _rollback_leased(
 ) -> dict[str, Any]:
     _settle(app, saga_id)
     saga_threads.force_compensation(app, saga_id, reason=reason)
-    stream_saga(app, None, saga_id, durability, on_event)
+    stream_saga(app, None, saga_id, durability, on_event, operation="rollback")
     return saga_status(app, saga_id)
 
 

@@ -40,6 +40,7 @@ from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.graph.state_view import finished_view, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
+from sagagraph.saga.tracing import saga_outcome, saga_span
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
 
@@ -206,24 +207,32 @@ def stream_saga(
     durability: Durability,
     on_event: EventCallback | None,
     config: RunnableConfig | None = None,
+    *,
+    operation: str = "run",
 ) -> dict[str, Any] | None:
     """Run the saga's graph until it ends or pauses; the caller holds the saga's lease.
 
-    ``config`` is the caller's LangChain config (:func:`run_config`). Returns the final state
-    values when the saga ended, None when it paused or stopped unfinished (read a snapshot
-    then).
+    ``config`` is the caller's LangChain config (:func:`run_config`). The run is one
+    OpenTelemetry span, ``saga <operation>`` (:mod:`sagagraph.saga.tracing`). Returns the
+    final state values when the saga ended, None when it paused or stopped unfinished (read a
+    snapshot then).
     """
     output = RunOutput(on_event)
-    try:
-        stream = app.stream(
-            payload, run_config(saga_id, config), durability=durability, stream_mode=output.modes
-        )
-        for chunk in stream:
-            output.take(chunk)
-    except Exception as error:
-        raise_if_disk_full(error, saga_id, app)
-        raise_if_connection_lost(error, saga_id)
-        raise
+    with saga_span(saga_id, operation) as span:
+        try:
+            stream = app.stream(
+                payload,
+                run_config(saga_id, config),
+                durability=durability,
+                stream_mode=output.modes,
+            )
+            for chunk in stream:
+                output.take(chunk)
+        except Exception as error:
+            raise_if_disk_full(error, saga_id, app)
+            raise_if_connection_lost(error, saga_id)
+            raise
+        saga_outcome(span, output.values if not output.interrupted else None)
     return output.finished()
 
 
@@ -401,7 +410,7 @@ def resume_leased(
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    finished = stream_saga(app, None, saga_id, durability, on_event, config)
+    finished = stream_saga(app, None, saga_id, durability, on_event, config, operation="resume")
     return _view_after(app, saga_id, finished)
 
 
@@ -433,7 +442,9 @@ def resolve_saga(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
         resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        finished = stream_saga(app, resume, saga_id, durability, on_event, config)
+        finished = stream_saga(
+            app, resume, saga_id, durability, on_event, config, operation="resolve"
+        )
         return _view_after(app, saga_id, finished)
 
 
