@@ -3,11 +3,11 @@ compensation and each route decision, with the saga id, the step and the outcome
 
 Only ``opentelemetry-api`` is needed: until an application installs an SDK tracer provider
 (the ``otel`` extra; the CLI does it from ``SAGAGRAPH_OTLP_ENDPOINT`` or
-``OTEL_EXPORTER_OTLP_ENDPOINT``, see :mod:`sagagraph.telemetry`), every span here is
-OpenTelemetry's no-op one. The spans nest through OpenTelemetry's context, which lives in
-context variables: LangGraph runs each node in a copy of the caller's context, so attempts
-sit under their saga's run span, and a step's own instrumented calls (a model client's)
-under its attempt.
+``OTEL_EXPORTER_OTLP_ENDPOINT``, see :mod:`sagagraph.telemetry`), no span is made at all.
+
+The spans nest through OpenTelemetry's context, which lives in context variables: LangGraph
+runs each node in a copy of the caller's context, so attempts sit under their saga's run
+span, and a step's own instrumented calls (a model client's) under its attempt.
 
 Across processes the context travels as a carrier (a ``dict`` of W3C ``traceparent`` and
 ``tracestate``): :func:`trace_carrier` writes the current one, :func:`continued_from` makes
@@ -23,7 +23,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
 from sagagraph.saga.view import Event
 
@@ -62,12 +62,28 @@ _FAILED = frozenset({"error", "timeout", "rejected", "dead_letter"})
 """Outcomes that mark a span's status as an error."""
 
 
-def tracer() -> trace.Tracer:
-    """sagagraph's tracer, from the tracer provider installed now (or a no-op one)."""
-    return trace.get_tracer(TRACER_NAME)
+_tracer: tuple[object, trace.Tracer] | None = None
+"""The tracer of the provider installed last, with that provider."""
+
+
+def tracer() -> trace.Tracer | None:
+    """sagagraph's tracer from the SDK tracer provider installed now, None while none is.
+
+    Without one, every span would be a no-op that still costs its context switches (tens of
+    microseconds an attempt): the spans are then not made at all.
+    """
+    global _tracer
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return None
+    if _tracer is None or _tracer[0] is not provider:
+        _tracer = (provider, provider.get_tracer(TRACER_NAME))
+    return _tracer[1]
 
 
 def _ended_with(span: Span, outcome: str) -> None:
+    if not span.is_recording():
+        return
     span.set_attribute(OUTCOME, outcome)
     if outcome in _FAILED:
         span.set_status(Status(StatusCode.ERROR, outcome))
@@ -79,7 +95,11 @@ def saga_span(saga_id: str, operation: str) -> Iterator[Span]:
 
     The caller sets the outcome with :func:`saga_outcome` once it knows how the run ended.
     """
-    with tracer().start_as_current_span(
+    active = tracer()
+    if active is None:
+        yield INVALID_SPAN
+        return
+    with active.start_as_current_span(
         f"{SAGA_SPAN} {operation}",
         attributes={SAGA_ID: saga_id, OPERATION: operation},
         record_exception=True,
@@ -109,18 +129,25 @@ class AttemptSpan:
         self, saga_id: str, step: str, action: str, attempt: int, events: Sequence[Event]
     ) -> None:
         self._events = events
-        self._manager = tracer().start_as_current_span(
-            ATTEMPT_SPANS.get(action, f"saga.step.{action}"),
-            attributes={SAGA_ID: saga_id, STEP: step, ACTION: action, ATTEMPT: attempt},
-            record_exception=False,
-            set_status_on_exception=False,
+        active = tracer()
+        self._manager = (
+            None
+            if active is None
+            else active.start_as_current_span(
+                ATTEMPT_SPANS.get(action, f"saga.step.{action}"),
+                attributes={SAGA_ID: saga_id, STEP: step, ACTION: action, ATTEMPT: attempt},
+                record_exception=False,
+                set_status_on_exception=False,
+            )
         )
 
     def __enter__(self) -> Span:
-        self._span = self._manager.__enter__()
+        self._span = INVALID_SPAN if self._manager is None else self._manager.__enter__()
         return self._span
 
     def __exit__(self, *exc: Any) -> None:
+        if self._manager is None:
+            return
         if exc[0] is None and self._events:
             _ended_with(self._span, str(self._events[-1]["outcome"]))
         self._manager.__exit__(*exc)
@@ -140,6 +167,8 @@ def route_decided(
     A decision that took time (an LLM router asking its model) is wrapped in
     :func:`route_span` instead, so the model's own spans sit under it.
     """
+    if tracer() is None:
+        return
     with route_span(saga_id, router, decided_by) as span:
         route_outcome(span, events, goto=goto)
 
@@ -148,7 +177,11 @@ def route_decided(
 def route_span(saga_id: str, router: str, decided_by: str) -> Iterator[Span]:
     """The span of one route decision, current while it is decided; end it with
     :func:`route_outcome`."""
-    with tracer().start_as_current_span(
+    active = tracer()
+    if active is None:
+        yield INVALID_SPAN
+        return
+    with active.start_as_current_span(
         ROUTE_SPAN,
         attributes={SAGA_ID: saga_id, ROUTER: router, DECIDED_BY: decided_by, ACTION: "route"},
     ) as span:
@@ -161,6 +194,8 @@ def route_outcome(span: Span, events: Sequence[Event], *, goto: str | None = Non
     The last ``route`` event says what was decided (a rejected proposal followed by an
     accepted one is ``ok``); without one, the decision is ``ok`` toward ``goto``.
     """
+    if not span.is_recording():
+        return
     routes = [e for e in events if e["action"] == "route"]
     chosen = goto if goto is not None else routes[-1]["step"] if routes else None
     if chosen is not None:
