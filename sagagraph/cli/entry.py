@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -13,6 +14,7 @@ from sagagraph.cli.parser import build_parser
 from sagagraph.errors import SagaGraphError
 from sagagraph.redaction import install_log_redaction, redact
 from sagagraph.saga.view import describe_error
+from sagagraph.telemetry import check_langsmith, configure_tracing, flush_tracing
 
 
 def configure_logging(debug: bool) -> None:
@@ -86,10 +88,26 @@ def leave_abandoned_calls(code: int) -> None:
         os._exit(code)
 
 
+def notice(line: str) -> None:
+    """One line on stderr about the set-up (tracing), never a secret."""
+    print(f"sagagraph: {redact(line)}", file=sys.stderr, flush=True)
+
+
 def run_command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.debug)
+    # Before any command loads LangChain, which reads the LangSmith variables once.
+    check_langsmith(notice)
+    tracing = configure_tracing(notice)
+    try:
+        return run_handler(args)
+    finally:
+        flush_tracing(tracing)
+
+
+def run_handler(args: argparse.Namespace) -> int:
+    """Run the parsed command; map its errors to one line and an exit code."""
     try:
         code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below

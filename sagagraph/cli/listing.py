@@ -33,6 +33,7 @@ def row(view: dict[str, Any], paper: str | None, orphaned: bool) -> dict[str, An
         "saga_id": view["saga_id"],
         "status": view["status"],
         "orphaned": orphaned,
+        "dead_lettered": bool(view.get("dead_letter")),
         "mode": view.get("mode") or "orchestration",
         "paper": paper,
         "updated": events[-1]["ts"] if events else None,
@@ -66,6 +67,7 @@ def stamped_row(summary: Any) -> dict[str, Any]:
         "saga_id": summary.saga_id,
         "status": s[m.STATUS],
         "orphaned": False,
+        "dead_lettered": False,
         "mode": s.get(m.MODE) or "orchestration",
         "paper": s.get(m.LABEL),
         "updated": s.get(m.UPDATED),
@@ -154,10 +156,14 @@ def wanted(r: dict[str, Any], status: str | None) -> bool:
         return True
     if status == "orphaned":
         return bool(r["orphaned"])
+    if status == "dead_letter":
+        return bool(r["dead_lettered"])
     return bool(r["status"] == status)
 
 
 def shown_status(r: dict[str, Any]) -> str:
+    if r["dead_lettered"]:
+        return f"{r['status']} (dead-lettered)"
     if r["orphaned"]:
         return f"{r['status']} (orphaned)"
     if r["waiting_for_operator"]:

@@ -72,11 +72,30 @@ def format_event(event: Event) -> str:
     return f"  {mark} {event['step']:<12} {action:<22}{detail}"
 
 
+def shown_status(view: dict[str, Any]) -> str:
+    """The status as a person reads it: ``queued (dead-lettered)``, ``running (orphaned)``
+    when the view says so (``status`` adds those keys), else the status itself."""
+    if view.get("dead_lettered"):
+        return f"{view['status']} (dead-lettered)"
+    if view.get("orphaned"):
+        return f"{view['status']} (orphaned)"
+    return str(view["status"])
+
+
 def print_view(view: dict[str, Any], out: TextIO) -> None:
     """A human summary of a saga's view."""
-    print(f"saga {view['saga_id']}: {view['status']}", file=out)
+    print(f"saga {view['saga_id']}: {shown_status(view)}", file=out)
     if view.get("reason"):
         print(f"  reason: {view['reason']}", file=out)
+    if view.get("dead_lettered"):
+        detail = (view.get("dead_letter") or {}).get("detail") or "no detail"
+        print(f"  dead-lettered by the work queue: {detail}", file=out)
+    if view.get("orphaned"):
+        print(
+            "  orphaned: no live process runs it; `sagagraph recover` finishes it, "
+            f"`sagagraph rollback {view['saga_id']}` rolls it back",
+            file=out,
+        )
     if view.get("completed"):
         print(f"  completed: {', '.join(view['completed'])}", file=out)
     if view.get("compensated"):

@@ -32,8 +32,9 @@ from sagagraph.cli.flags import (
 )
 from sagagraph.saga.view import Status
 
-STATUSES = (*get_args(Status), "orphaned")
-"""What ``list --status`` accepts: the saga statuses, and ``orphaned`` (its process died)."""
+STATUSES = (*get_args(Status), "orphaned", "dead_letter")
+"""What ``list --status`` accepts: the saga statuses, ``orphaned`` (its process died) and
+``dead_letter`` (the work queue gave up on it)."""
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -158,6 +159,25 @@ def add_lifecycle(sub: Subparsers) -> None:
         "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
     )
     json_flag(resolve)
+
+    rollback = verb(
+        sub,
+        "rollback",
+        "compensate one unfinished saga instead of finishing it",
+        "rollback:cmd_rollback",
+    )
+    saga_id_arg(rollback)
+    rollback.add_argument(
+        "--reason", metavar="TEXT", help="why (recorded in the saga's events and its reason)"
+    )
+    rollback.add_argument(
+        "--by", metavar="NAME", help="who asks (recorded in its events; default: your login)"
+    )
+    flags(rollback, password_flag, db_flag)
+    rollback.add_argument(
+        "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
+    )
+    json_flag(rollback)
 
 
 def add_explore(sub: Subparsers) -> None:

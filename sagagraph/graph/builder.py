@@ -36,6 +36,7 @@ from sagagraph.saga.execution import StepAttempts, execute_step
 from sagagraph.saga.names import COMPENSATE, refuse_reserved
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
+from sagagraph.saga.tracing import route_decided
 from sagagraph.saga.view import FailureRecord
 
 RouterKind = Literal["deterministic", "llm"]
@@ -128,6 +129,7 @@ class RouteState(TypedDict, total=False):
 
     failure: FailureRecord | None
     halted: dict[str, Any] | None
+    saga_id: str
 
 
 def needs_compensation(state: SagaState | RouteState) -> bool:
@@ -139,7 +141,7 @@ RoutedNode = DualNode[SagaState, Command[Any]]
 """A chain's step node that routes itself (module docstring)."""
 
 
-def _routed(node: StepNode, next_node: str) -> RoutedNode:
+def _routed(node: StepNode, next_node: str, step_name: str) -> RoutedNode:
     """``node`` returning ``Command(goto=...)``: ``compensate`` when the saga must stop going
     forward once its update is applied, else ``next_node``.
 
@@ -150,7 +152,11 @@ def _routed(node: StepNode, next_node: str) -> RoutedNode:
     def goto(state: SagaState, update: dict[str, Any]) -> Command[Any]:
         failure = update["failure"] if "failure" in update else state.get("failure")
         halted = update["halted"] if "halted" in update else state.get("halted")
-        return Command(update=update, goto=COMPENSATE if failure or halted else next_node)
+        target = COMPENSATE if failure or halted else next_node
+        if target != SUPERVISOR:  # handing over to the LLM router decides nothing yet
+            saga_id = str(update.get("saga_id") or state.get("saga_id") or "")
+            route_decided(saga_id, "deterministic", step_name, goto=target)
+        return Command(update=update, goto=target)
 
     def run(state: SagaState, config: RunnableConfig) -> Command[Any]:
         return goto(state, node.func(state, config))
@@ -177,12 +183,18 @@ def _route_parallel(
             record.get("step") == step_name or record.get("step") not in steps
         )
 
-    def route(state: RouteState) -> Any:
+    def decide(state: RouteState) -> Any:
         if owns(state.get("failure")) or owns(state.get("halted")):
             return COMPENSATE
         if needs_compensation(state):
             return END
         return following or END
+
+    def route(state: RouteState) -> Any:
+        target = decide(state)
+        goto = ",".join(target) if isinstance(target, list) else str(target)
+        route_decided(str(state.get("saga_id") or ""), "deterministic", step_name, goto=goto)
+        return target
 
     route.__name__ = f"after_{step_name}"
     return route
@@ -278,7 +290,7 @@ def build_saga_graph(
         nxt = SUPERVISOR if router == "llm" else names[i + 1] if not is_last else END
         graph.add_node(
             step.name,
-            cast(Any, _routed(node, nxt)),
+            cast(Any, _routed(node, nxt, step.name)),
             destinations=(nxt, COMPENSATE),
             metadata={ROUTES_ITSELF: True},
         )

@@ -69,6 +69,7 @@ from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Usage
 from sagagraph.saga.records import router_aborted
+from sagagraph.saga.tracing import route_decided, route_outcome, route_span
 from sagagraph.saga.view import Event, committed_order, make_event
 
 log = logging.getLogger("sagagraph")
@@ -229,20 +230,47 @@ def router_node(
     def node(state: StateT, config: RunnableConfig) -> Command[Any]:
         started = start(state, config)
         if isinstance(started, Command):
-            return started
+            return traced_without_asking(name, state, config, started)
         model, saga_id, update, steps = started
-        decision = decide_next(model, steps, options.method)
-        return route_command(state, saga_id, update, decision, options)
+        with route_span(saga_id, "llm", name) as span:
+            decision = decide_next(model, steps, options.method)
+            command = route_command(state, saga_id, update, decision, options)
+            route_outcome(span, decision.events, goto=_target(command))
+        return command
 
     async def anode(state: StateT, config: RunnableConfig) -> Command[Any]:
         started = start(state, config)
         if isinstance(started, Command):
-            return started
+            return traced_without_asking(name, state, config, started)
         model, saga_id, update, steps = started
-        decision = await adecide_next(model, steps, options.method)
-        return route_command(state, saga_id, update, decision, options)
+        with route_span(saga_id, "llm", name) as span:
+            decision = await adecide_next(model, steps, options.method)
+            command = route_command(state, saga_id, update, decision, options)
+            route_outcome(span, decision.events, goto=_target(command))
+        return command
 
     return DualNode(name, node, anode)
+
+
+def _target(command: Command[Any]) -> str:
+    """Where a router's Command sends the saga, for its span (``finish`` for the end)."""
+    goto = command.goto
+    if isinstance(goto, str):
+        return FINISH if goto == END else goto
+    return ",".join(str(g) for g in goto) if isinstance(goto, (list, tuple)) else str(goto)
+
+
+def traced_without_asking(
+    name: str, state: SagaState, config: RunnableConfig, command: Command[Any]
+) -> Command[Any]:
+    """``command``, decided without a model (a failed saga goes to ``compensate``; the
+    blackboard controller's rules), recorded as one route decision span."""
+    update = command.update if isinstance(command.update, dict) else {}
+    saga_id = update.get("saga_id") or state.get("saga_id")
+    saga_id = saga_id or (config.get("configurable") or {}).get("thread_id") or ""
+    router = "blackboard" if name != SUPERVISOR else "deterministic"
+    route_decided(str(saga_id), router, name, update.get("events") or (), goto=_target(command))
+    return command
 
 
 def route_command(
