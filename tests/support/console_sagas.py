@@ -1,0 +1,72 @@
+"""Sagas for the console's tests: one of each kind an operator meets, made by the real CLI.
+
+``make_sagas`` runs the paper saga through ``sagagraph run`` in this process, offline, into a
+SQLite checkpointer of the folder given: ``done`` completes, ``undone`` rolls back (its
+summarizer fails), ``stuck`` waits for an operator (its summarizer fails and the reviewer's
+undo is refused, as a broken store would refuse it, until the process that ran it is gone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sagagraph.cli import main
+
+PAPER = Path(__file__).resolve().parents[2] / "examples" / "papers" / "complete_paper.md"
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Where the sagas are: the checkpointer, the (empty) event log, the outputs folder."""
+
+    db: str
+    bus: str
+    outputs: Path
+
+
+@contextmanager
+def refused_undo(step: str) -> Iterator[None]:
+    """The paper store refuses to undo ``step`` while the block runs."""
+    from sagagraph.agents.store import OutputStore
+
+    original = OutputStore.compensate
+
+    def compensate(self: Any, key: str, names: Iterable[str] = ()) -> list[Path]:
+        if key.rpartition(":")[2] == step:
+            raise ConnectionError(f"{step}: undo refused (injected by the test)")
+        return original(self, key, names)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OutputStore, "compensate", compensate)
+        yield
+
+
+def run(stores: Stores, saga_id: str, *extra: str) -> int:
+    return main(
+        [
+            *("run", str(PAPER), "--saga-id", saga_id, "--llm", "offline"),
+            *("--db", stores.db, "--outputs", str(stores.outputs), "--bus", stores.bus),
+            *extra,
+        ]
+    )
+
+
+def make_sagas(folder: Path, *, stuck: Iterable[str] = ("stuck",)) -> Stores:
+    """``done``, ``undone`` and each of ``stuck`` (waiting for an operator) in ``folder``."""
+    stores = Stores(
+        db=f"sqlite:///{folder / 'sagas.sqlite'}",
+        bus=f"sqlite:///{folder / 'events.sqlite'}",
+        outputs=folder / "outputs",
+    )
+    assert run(stores, "done") == 0
+    assert run(stores, "undone", "--fail-at", "summarizer") == 3
+    with refused_undo("reviewer"):
+        for saga_id in stuck:
+            assert run(stores, saga_id, "--fail-at", "summarizer") == 4
+    return stores
