@@ -56,8 +56,8 @@ STATUSES: tuple[str, ...] = (*Status.__args__, *QUEUE_REASONS)  # type: ignore[a
 
 def hide_secrets(value: Any) -> Any:
     """The templates' finalize hook: every text rendered, secrets hidden."""
-    if isinstance(value, Markup):
-        return value
+    if isinstance(value, Markup):  # built markup (JSON, the timeline): masked all the same
+        return Markup(redact(str(value)))
     if isinstance(value, str):
         return redact(value)
     return value
@@ -70,7 +70,32 @@ def environment() -> Environment:
         finalize=hide_secrets,
     )
     env.globals["refresh_ms"] = REFRESH_SECONDS * 1000
+    env.filters["when"] = when
+    env.filters["file_name"] = file_name
+    env.filters["clip"] = clip
     return env
+
+
+def when(ts: str | None) -> str:
+    """An event's timestamp as a person reads it: ``2026-12-05 06:50:11``."""
+    return ts.replace("T", " ")[:19] if ts else "-"
+
+
+def file_name(path: str | None) -> str:
+    """The last part of a path (the full path goes in the cell's tooltip)."""
+    return Path(path).name if path else "-"
+
+
+def clip(text: str | None, width: int = 120) -> str:
+    """``text`` on one line, at most ``width`` characters."""
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def status_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """How many sagas have each status (and each queue reason), in :data:`STATUSES` order."""
+    counts = {s: sum(1 for r in rows if matches(r, s, None)) for s in STATUSES}
+    return [(s, n) for s, n in counts.items() if n]
 
 
 class SecurityHeaders:
@@ -118,10 +143,18 @@ class Console:
     def sagas(self, request: Request) -> Response:
         status = request.query_params.get("status") or None
         text = request.query_params.get("q") or None
-        rows = [r for r in self.source.rows() if matches(r, status, text)]
+        every = self.source.rows()
+        rows = [r for r in every if matches(r, status, text)]
         template = "rows.html" if request.query_params.get("fragment") == "rows" else "list.html"
         return self.render(
-            template, rows=rows, status=status, q=text or "", statuses=STATUSES, page="list"
+            template,
+            rows=rows,
+            total=len(every),
+            counts=status_counts(every),
+            status=status,
+            q=text or "",
+            statuses=STATUSES,
+            page="list",
         )
 
     def queue(self, request: Request) -> Response:

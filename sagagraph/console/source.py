@@ -142,10 +142,12 @@ def matches(row: Mapping[str, Any], status: str | None, text: str | None) -> boo
     """True when ``row`` has ``status`` (``orphaned``, ``dead_letter`` and ``operator`` too)
     and its id or input contains ``text`` (case-insensitive); None or empty: any."""
     if status:
-        if status in QUEUE_REASONS:
-            if queue_reason(row) != status and not row.get(status):
-                return False
-        elif row["status"] != status:
+        flags = {
+            "operator": row.get("waiting_for_operator"),
+            "dead_letter": row.get("dead_letter"),
+            "orphaned": row.get("orphaned"),
+        }
+        if not (flags[status] if status in flags else row["status"] == status):
             return False
     if text:
         needle = text.casefold()

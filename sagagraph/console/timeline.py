@@ -20,9 +20,9 @@ from typing import Any
 from sagagraph.plotting.style import TIMELINE_COLOURS
 from sagagraph.redaction import redact
 
-SLOT = 30
+SLOT = 40
 """Width of one event's slot, in pixels."""
-ROW = 34
+ROW = 40
 """Height of one row."""
 LABELS = 130
 """Width of the step names' column."""
@@ -158,8 +158,8 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def legend(events: Sequence[Mapping[str, Any]], y: float) -> str:
-    """The legend of what the picture shows, on one line."""
+def legend(events: Sequence[Mapping[str, Any]], y: float) -> tuple[str, float]:
+    """The legend of what the picture shows, on one line, and where it ends."""
     seen = {str(e["action"]) for e in events} | {
         "failed" for e in events if str(e["outcome"]) in FAILED
     }
@@ -175,8 +175,8 @@ def legend(events: Sequence[Mapping[str, Any]], y: float) -> str:
         else:
             parts.append(f'<rect x="{x}" y="{y - 5}" width="10" height="10" fill="{colour}"/>')
         parts.append(f'<text x="{x + 14}" y="{y + 4}" font-size="11">{escape(label)}</text>')
-        x += 24 + 6.5 * len(label)
-    return "".join(parts)
+        x += 26 + 6 * len(label)
+    return "".join(parts), x
 
 
 def timeline_svg(view: Mapping[str, Any]) -> str:
@@ -186,10 +186,12 @@ def timeline_svg(view: Mapping[str, Any]) -> str:
     rows = rows_of(events, board)
     width = LABELS + SLOT * max(len(events), 1) + 20
     height = TOP + ROW * max(len(rows), 1) + 50
+    key, key_end = legend(events, height - 14)
+    full = max(width, key_end)
     level = {name: TOP + ROW * i + ROW / 2 for i, name in enumerate(rows)}
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{max(width, 560)}" '
-        f'height="{height}" viewBox="0 0 {max(width, 560)} {height}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{full}" '
+        f'height="{height}" viewBox="0 0 {full} {height}" role="img" '
         f'aria-label="timeline of saga {text(view.get("saga_id"))}" font-family="sans-serif">'
     ]
     for name, y in level.items():
@@ -221,6 +223,6 @@ def timeline_svg(view: Mapping[str, Any]) -> str:
             f'<text x="{x}" y="{y + 4}" font-size="9" text-anchor="middle">'
             f"v{text(entry.get('version'))}</text></g>"
         )
-    parts.append(legend(events, height - 14))
+    parts.append(key)
     parts.append("</svg>")
     return "".join(parts)

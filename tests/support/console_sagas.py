@@ -70,3 +70,27 @@ def make_sagas(folder: Path, *, stuck: Iterable[str] = ("stuck",)) -> Stores:
         for saga_id in stuck:
             assert run(stores, saga_id, "--fail-at", "summarizer") == 4
     return stores
+
+
+@contextmanager
+def interrupted_at(step: str) -> Iterator[None]:
+    """The paper store's write for ``step`` is interrupted (Ctrl-C) while the block runs: the
+    saga stays ``running`` with no process behind it (orphaned)."""
+    from sagagraph.agents.store import OutputStore
+
+    original = OutputStore.write
+
+    def write(self: Any, key: str, name: str, text: str) -> Path:
+        if key.rpartition(":")[2] == step:
+            raise KeyboardInterrupt
+        return original(self, key, name, text)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OutputStore, "write", write)
+        yield
+
+
+def make_orphan(stores: Stores, saga_id: str = "orphan") -> None:
+    """A saga interrupted in its reviewer: ``running``, orphaned, the validator committed."""
+    with interrupted_at("reviewer"):
+        assert run(stores, saga_id) == 130
