@@ -1,11 +1,19 @@
-"""``sagagraph console``: serve the web console with uvicorn until interrupted."""
+"""``sagagraph console``: serve the web console with uvicorn until interrupted; or, for a
+notebook, a test or a script, in a thread of this process (:func:`console_in_thread`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from sagagraph.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from sagagraph.console.source import SagaSource
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -43,3 +51,35 @@ def cmd_console(args: argparse.Namespace) -> int:
         server_header=False,
     )
     return 0
+
+
+@contextmanager
+def console_in_thread(source: SagaSource, *, host: str = DEFAULT_HOST) -> Iterator[str]:
+    """Serve the console for ``source`` on a free port of ``host`` in a thread of this process
+    (a notebook, a test, a screenshot script); yields its URL, stops it on leaving."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    from sagagraph.console.app import create_app
+    from sagagraph.console.security import Guard
+
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    listener.bind((host, 0))
+    port = int(listener.getsockname()[1])
+    app = create_app(source, Guard.for_binding(host, port, None))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise ConfigurationError(f"the console did not start on {host}:{port}")
+            time.sleep(0.02)
+        shown = f"[{host}]" if ":" in host else host
+        yield f"http://{shown}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join()
+        listener.close()
