@@ -153,29 +153,39 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("tool_undo", "rect", "tool undo"),
     ("failed", "cross", "failed / retried / rejected"),
     ("route", "dot", "route accepted"),
-    ("escalate", "dot", "needs an operator"),
+    ("escalate", "triangle", "needs an operator"),
     ("resolve", "dot", "operator decision"),
+    ("board", "ring", "board version"),
 )
 
 
-def legend(events: Sequence[Mapping[str, Any]], y: float) -> tuple[str, float]:
+def legend(events: Sequence[Mapping[str, Any]], y: float, board: bool) -> tuple[str, float]:
     """The legend of what the picture shows, on one line, and where it ends."""
     seen = {str(e["action"]) for e in events} | {
         "failed" for e in events if str(e["outcome"]) in FAILED
     }
+    if board:
+        seen.add("board")
     parts, x = [], float(LABELS)
     for key, kind, label in LEGEND:
         if key not in seen and key not in ("execute", "compensate"):
             continue
-        colour = TIMELINE_COLOURS[key]
-        if kind == "cross":
+        colour = TIMELINE_COLOURS.get(key, "#555")
+        if kind == "ring":
+            parts.append(f'<circle cx="{x + 5}" cy="{y}" r="6" fill="#fff" stroke="#555"/>')
+        elif kind == "cross":
             parts.append(cross(x + 5, y, 4))
+        elif kind == "triangle":
+            parts.append(
+                f'<polygon points="{x + 5},{y - 6} {x + 11},{y + 5} {x - 1},{y + 5}" '
+                f'fill="{colour}"/>'
+            )
         elif kind == "dot":
             parts.append(f'<circle cx="{x + 5}" cy="{y}" r="5" fill="{colour}"/>')
         else:
             parts.append(f'<rect x="{x}" y="{y - 5}" width="10" height="10" fill="{colour}"/>')
         parts.append(f'<text x="{x + 14}" y="{y + 4}" font-size="11">{escape(label)}</text>')
-        x += 26 + 6 * len(label)
+        x += 26 + 5.6 * len(label)
     return "".join(parts), x
 
 
@@ -186,7 +196,7 @@ def timeline_svg(view: Mapping[str, Any]) -> str:
     rows = rows_of(events, board)
     width = LABELS + SLOT * max(len(events), 1) + 20
     height = TOP + ROW * max(len(rows), 1) + 50
-    key, key_end = legend(events, height - 14)
+    key, key_end = legend(events, height - 14, bool(board))
     full = max(width, key_end)
     level = {name: TOP + ROW * i + ROW / 2 for i, name in enumerate(rows)}
     parts = [
