@@ -47,11 +47,14 @@ class Handler:
     def __init__(self, target: str) -> None:
         self.module, _, self.function = target.partition(":")
 
+    @property
+    def module_name(self) -> str:
+        """The full name of the handler's module."""
+        full = self.module.startswith("sagagraph.")
+        return self.module if full else f"sagagraph.cli.{self.module}"
+
     def __call__(self, args: argparse.Namespace) -> int:
-        name = (
-            self.module if self.module.startswith("sagagraph.") else f"sagagraph.cli.{self.module}"
-        )
-        module = importlib.import_module(name)
+        module = importlib.import_module(self.module_name)
         code: int = getattr(module, self.function)(args)
         return code
 

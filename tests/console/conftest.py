@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from sagagraph.console.app import create_app
 from sagagraph.console.security import Guard
 from sagagraph.console.source import SagaSource
-from tests.support.console_sagas import Stores, make_orphan, make_sagas
+from tests.support.console_sagas import Stores, make_dead_letter, make_orphan, make_sagas
 
 HOST, PORT = "127.0.0.1", 8765
 ORIGIN = f"http://{HOST}:{PORT}"
@@ -22,12 +22,14 @@ ORIGIN = f"http://{HOST}:{PORT}"
 
 @pytest.fixture(scope="module")
 def shown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stores]:
-    """Sagas only read by the tests that use them: done, undone, stuck and an orphan."""
+    """Sagas only read by the tests that use them: done, undone, stuck, an orphan and a
+    dead-lettered one."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SAGAGRAPH_LLM", "offline")
         patch.delenv("OPENAI_API_KEY", raising=False)
         stores = make_sagas(tmp_path_factory.mktemp("shown"))
         make_orphan(stores)
+        make_dead_letter(stores)
         yield stores
 
 

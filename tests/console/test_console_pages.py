@@ -20,7 +20,7 @@ def saga_ids(html: str) -> list[str]:
 def test_the_list_shows_every_saga_newest_first_with_its_status(shown: Stores) -> None:
     page = console(shown).get("/")
     assert page.status_code == 200
-    assert saga_ids(page.text) == ["orphan", "stuck", "undone", "done"]
+    assert saga_ids(page.text) == ["lettered", "orphan", "stuck", "undone", "done"]
     assert "status-compensation_failed" in page.text and ">operator<" in page.text
     assert ">orphaned<" in page.text
     assert 'href="/?status=completed">completed 1<' in page.text
@@ -31,9 +31,10 @@ def test_the_list_shows_every_saga_newest_first_with_its_status(shown: Stores) -
     [
         ("?status=rolled_back", ["undone"]),
         ("?status=operator", ["stuck"]),
-        ("?status=orphaned", ["orphan"]),
+        ("?status=orphaned", ["lettered", "orphan"]),
+        ("?status=dead_letter", ["lettered"]),
         ("?q=STUCK", ["stuck"]),
-        ("?q=complete_paper", ["orphan", "stuck", "undone", "done"]),
+        ("?q=complete_paper", ["lettered", "orphan", "stuck", "undone", "done"]),
         ("?q=no-such-text", []),
         ("?status=completed&q=und", []),
     ],
@@ -53,7 +54,8 @@ def test_the_live_fragment_is_the_rows_alone(shown: Stores) -> None:
 def test_the_queue_holds_the_sagas_waiting_for_someone(shown: Stores) -> None:
     page = console(shown).get("/queue")
     assert page.status_code == 200
-    assert saga_ids(page.text) == ["orphan", "stuck"]
+    assert saga_ids(page.text) == ["lettered", "orphan", "stuck"]
+    assert page.text.count(">dead-lettered<") == 1
 
 
 def test_a_saga_page_shows_its_timeline_events_outputs_reason_and_actions(shown: Stores) -> None:
@@ -75,6 +77,12 @@ def test_a_finished_saga_offers_no_action_and_an_orphan_offers_rollback(shown: S
     assert "summary.txt" in done  # its outputs, with their text
     orphan = client.get("/sagas/orphan").text
     assert 'id="action-rollback"' in orphan and 'id="action-retry"' not in orphan
+
+
+def test_a_dead_lettered_saga_says_so_and_may_be_rolled_back(shown: Stores) -> None:
+    page = console(shown).get("/sagas/lettered").text
+    assert "<strong>Dead letter:</strong> dead-lettered by queue sagas after 3 deliveries" in page
+    assert 'id="action-rollback"' in page
 
 
 def test_an_unknown_saga_is_404(shown: Stores) -> None:
