@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from sagagraph.console.actions import (
@@ -17,7 +19,8 @@ from sagagraph.console.actions import (
 )
 from sagagraph.console.source import SagaSource
 from tests.console.conftest import ORIGIN, console
-from tests.support.console_sagas import Stores
+from tests.support.console_sagas import Stores, make_orphan, make_sagas
+from tests.support.services import saga_database
 
 
 def csrf_of(page: str) -> str:
@@ -106,3 +109,26 @@ def test_the_table_takes_a_new_action_in_one_call() -> None:
         assert extra not in allowed_actions({"status": "running"})
     finally:
         ACTIONS.pop("note-only")
+
+
+@pytest.mark.postgres
+def test_the_console_lists_and_resolves_sagas_on_postgresql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
+    with saga_database("postgres", tmp_path) as url:
+        stores = make_sagas(tmp_path, db=url)
+        make_orphan(stores)
+        client = console(stores)
+        assert re.findall(r'<tr data-saga="([^"]+)">', client.get("/queue").text) == [
+            "orphan",
+            "stuck",
+        ]
+        assert post(client, "stuck", "retry", who="ana", why="pg is fine").status_code == 303
+        assert post(client, "orphan", "rollback", who="ana", why="stop it").status_code == 303
+        assert (view(stores, "stuck")["status"], view(stores, "orphan")["status"]) == (
+            "rolled_back",
+            "rolled_back",
+        )
+        assert "<tbody" in client.get("/queue").text
+        assert re.findall(r'<tr data-saga="([^"]+)">', client.get("/queue").text) == []

@@ -58,10 +58,11 @@ def run(stores: Stores, saga_id: str, *extra: str) -> int:
     )
 
 
-def make_sagas(folder: Path, *, stuck: Iterable[str] = ("stuck",)) -> Stores:
-    """``done``, ``undone`` and each of ``stuck`` (waiting for an operator) in ``folder``."""
+def make_sagas(folder: Path, *, stuck: Iterable[str] = ("stuck",), db: str | None = None) -> Stores:
+    """``done``, ``undone`` and each of ``stuck`` (waiting for an operator) in ``folder`` (or
+    in checkpointer ``db``)."""
     stores = Stores(
-        db=f"sqlite:///{folder / 'sagas.sqlite'}",
+        db=db or f"sqlite:///{folder / 'sagas.sqlite'}",
         bus=f"sqlite:///{folder / 'events.sqlite'}",
         outputs=folder / "outputs",
     )
