@@ -20,11 +20,12 @@ from __future__ import annotations
 import getpass
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -50,7 +51,7 @@ REFRESH_SECONDS = 3
 """How often a page polls for changes."""
 MAX_OUTPUT_CHARS = 20_000
 """How much of an output file the saga page shows."""
-STATUSES: tuple[str, ...] = (*Status.__args__, *QUEUE_REASONS)  # type: ignore[attr-defined]
+STATUSES: tuple[str, ...] = (*get_args(Status), *QUEUE_REASONS)
 """What the status filter offers: the statuses, then the queue's reasons."""
 
 
@@ -218,8 +219,6 @@ class Console:
         refusal = self.guard.refusal(request.headers, form)
         if refusal is not None:
             return Response(refusal + "\n", status_code=403)
-        from starlette.concurrency import run_in_threadpool
-
         return await run_in_threadpool(self.act_now, saga_id, name, form)
 
     def act_now(self, saga_id: str, name: str, form: Mapping[str, str]) -> Response:
@@ -246,6 +245,13 @@ class Console:
                 after, error=describe_error(failure), status_code=500, who=who, why=why
             )
         return RedirectResponse(f"/sagas/{saga_id}?done={name}", status_code=303)
+
+    async def failed(self, request: Request, error: Exception) -> Response:
+        """Any error reading the stores (a database down, a file unreadable): one line."""
+        problem = redact(str(error)) if isinstance(error, SagaGraphError) else None
+        return self.render(
+            "failed.html", status_code=500, problem=problem or describe_error(error), page=""
+        )
 
 
 def default_operator() -> str:
@@ -283,6 +289,7 @@ def create_app(source: SagaSource, guard: Guard) -> ASGIApp:
             Route("/sagas/{saga_id}/stamp", console.stamp),
             Route("/sagas/{saga_id}/actions/{name}", console.act, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ]
+        ],
+        exception_handlers={Exception: console.failed},
     )
     return SecurityHeaders(app, guard)

@@ -97,11 +97,17 @@ class SagaSource:
 
     def view(self, saga_id: str) -> dict[str, Any] | None:
         """One saga's JSON view (orchestrated, blackboard or choreographed), with its ``input``
-        when the checkpointer holds it; None when neither store knows the id."""
+        when the checkpointer holds it; None when neither store knows the id (or it is not a
+        valid saga id)."""
         from sagagraph.cli.blackboard import blackboard_status
         from sagagraph.cli.lifecycle import choreography_view_or_none, graph_view_or_none
         from sagagraph.graph.runner import saga_input
+        from sagagraph.saga.ids import validate_saga_id
 
+        try:
+            validate_saga_id(saga_id)
+        except InputError:
+            return None  # not an id any saga can have: no store holds it
         args = self.args("status", saga_id)
         view = None
         if checkpoints_may_exist(self.settings.db):

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
-from tests.console.conftest import console
+from sagagraph.console.app import create_app
+from sagagraph.console.security import Guard
+from sagagraph.console.source import SagaSource
+from tests.console.conftest import HOST, ORIGIN, PORT, console
 from tests.support.console_sagas import Stores
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -85,9 +90,14 @@ def test_a_dead_lettered_saga_says_so_and_may_be_rolled_back(shown: Stores) -> N
     assert 'id="action-rollback"' in page
 
 
-def test_an_unknown_saga_is_404(shown: Stores) -> None:
-    page = console(shown).get("/sagas/nope")
-    assert page.status_code == 404 and "No saga nope" in page.text
+@pytest.mark.parametrize("saga_id", ["nope", "a%20b", "%3Cscript%3E", "x" * 300])
+def test_an_unknown_or_impossible_saga_id_is_404(shown: Stores, saga_id: str) -> None:
+    client = console(shown)
+    page = client.get(f"/sagas/{saga_id}")
+    assert page.status_code == 404 and "No saga " in page.text
+    assert "<script>" not in page.text
+    assert client.get(f"/sagas/{saga_id}/stamp").status_code == 404
+    assert client.get(f"/sagas/{saga_id}/timeline.svg").status_code == 404
 
 
 def test_the_timeline_is_an_svg_with_a_mark_per_event_and_a_row_per_step(shown: Stores) -> None:
@@ -115,3 +125,19 @@ def test_the_stamp_says_status_and_event_count(shown: Stores) -> None:
         "events": 8,
         "waiting_for_operator": True,
     }
+
+
+def test_a_store_that_cannot_be_read_is_one_line_on_the_page(tmp_path: Path) -> None:
+    # A checkpointer path that is a folder: SQLite cannot open it as a database.
+    (tmp_path / "db.sqlite").mkdir()
+    stores = Stores(
+        db=f"sqlite:///{tmp_path / 'db.sqlite'}",
+        bus=f"sqlite:///{tmp_path / 'e.sqlite'}",
+        outputs=tmp_path,
+    )
+    app = create_app(SagaSource.from_urls(stores.db, stores.bus), Guard(HOST, PORT))
+    client = TestClient(app, base_url=ORIGIN, raise_server_exceptions=False)
+    page = client.get("/")
+    assert page.status_code == 500
+    assert "Could not read the sagas" in page.text
+    assert "Traceback" not in page.text
