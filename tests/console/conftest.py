@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +50,21 @@ def console(stores: Stores, guard: Guard | None = None) -> TestClient:
     guard = guard or Guard(HOST, PORT)
     app = create_app(SagaSource.from_urls(stores.db, stores.bus), guard)
     return TestClient(app, base_url=ORIGIN, follow_redirects=False)
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'<meta name="csrf" content="([^"]+)">', page)
+    assert found, "no CSRF token in the page"
+    return found.group(1)
+
+
+def post(client: TestClient, saga_id: str, action: str, **form: str) -> Any:
+    """The action's form sent from the saga's page, as a browser sends it."""
+    data = {"csrf": csrf_of(client.get(f"/sagas/{saga_id}").text)} | form
+    return client.post(f"/sagas/{saga_id}/actions/{action}", data=data, headers={"Origin": ORIGIN})
+
+
+def view(stores: Stores, saga_id: str) -> dict[str, Any]:
+    found = SagaSource.from_urls(stores.db, stores.bus).view(saga_id)
+    assert found is not None
+    return found

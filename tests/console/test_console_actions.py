@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from sagagraph.console.actions import (
     ACTIONS,
@@ -17,28 +16,9 @@ from sagagraph.console.actions import (
     allowed_actions,
     register_action,
 )
-from sagagraph.console.source import SagaSource
-from tests.console.conftest import ORIGIN, console
+from tests.console.conftest import console, post, view
 from tests.support.console_sagas import Stores, make_orphan, make_sagas
 from tests.support.services import saga_database
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'<meta name="csrf" content="([^"]+)">', page)
-    assert found, "no CSRF token in the page"
-    return found.group(1)
-
-
-def post(client: TestClient, saga_id: str, action: str, **form: str) -> Any:
-    """The action's form sent from the saga's page, as a browser sends it."""
-    data = {"csrf": csrf_of(client.get(f"/sagas/{saga_id}").text)} | form
-    return client.post(f"/sagas/{saga_id}/actions/{action}", data=data, headers={"Origin": ORIGIN})
-
-
-def view(stores: Stores, saga_id: str) -> dict[str, Any]:
-    found = SagaSource.from_urls(stores.db, stores.bus).view(saga_id)
-    assert found is not None
-    return found
 
 
 def test_retry_finishes_the_rollback_and_records_who_and_why(acted_on: Stores) -> None:

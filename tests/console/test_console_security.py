@@ -10,8 +10,7 @@ import pytest
 from sagagraph.cli import main
 from sagagraph.console.security import Guard, is_loopback
 from sagagraph.errors import ConfigurationError
-from tests.console.conftest import HOST, ORIGIN, PORT, console
-from tests.console.test_console_actions import csrf_of, view
+from tests.console.conftest import HOST, ORIGIN, PORT, console, csrf_of, view
 from tests.support.console_sagas import PAPER, Stores, run
 
 TOKEN = "a-long-enough-console-token"

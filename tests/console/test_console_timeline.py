@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -11,12 +13,12 @@ from sagagraph.console.timeline import timeline_svg
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def event(step: str, action: str, outcome: str = "ok", **more: str) -> dict[str, object]:
+def event(step: str, action: str, outcome: str = "ok", **more: str) -> dict[str, Any]:
     base = {"ts": "2026-12-05T07:00:00.000Z", "step": step, "action": action}
     return {**base, "outcome": outcome, "attempt": 1, "detail": "", **more}
 
 
-VIEW = {
+VIEW: dict[str, Any] = {
     "saga_id": "trip",
     "events": [
         event("flight", "route"),
@@ -49,7 +51,7 @@ VIEW = {
 }
 
 
-def parsed(view: dict[str, object]) -> ET.Element:
+def parsed(view: Mapping[str, Any]) -> ET.Element:
     return ET.fromstring(timeline_svg(view))
 
 
@@ -57,8 +59,7 @@ def test_every_event_is_one_mark_on_its_steps_row() -> None:
     svg = parsed(VIEW)
     marks = svg.findall(f"{SVG}g[@class='event']")
     assert [(g.get("data-action"), g.get("data-outcome")) for g in marks] == [
-        (e["action"], e["outcome"])
-        for e in VIEW["events"]  # type: ignore[attr-defined]
+        (e["action"], e["outcome"]) for e in VIEW["events"]
     ]
     texts = [t.text for t in svg.findall(f".//{SVG}text")]
     for row in ("flight", "hotel", "board", "saga"):
