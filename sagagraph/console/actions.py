@@ -31,6 +31,9 @@ class ActionRequest:
     """The saga's view as the console read it (with its ``input``)."""
     who: str
     why: str
+    client: str | None = None
+    """The address the request came from, recorded when it is not this machine (``who`` is
+    what the operator typed; the address is what the network says)."""
 
     @property
     def saga_id(self) -> str:
@@ -39,7 +42,11 @@ class ActionRequest:
     @property
     def note(self) -> str:
         """What the saga's events record: why, and who acted from where."""
-        return f"{self.why} (by {self.who}, console)"
+        from sagagraph.console.security import is_loopback
+
+        remote = self.client is not None and not is_loopback(self.client)
+        where = f"console, from {self.client}" if remote else "console"
+        return f"{self.why} (by {self.who}, {where})"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, get_args
 
@@ -49,19 +50,31 @@ from sagagraph.saga.view import Status, describe_error
 STATIC = Path(__file__).with_name("static")
 REFRESH_SECONDS = 3
 """How often a page polls for changes."""
+MAX_ROWS = 500
+"""Rows a list shows at most (the latest updated): filter or search for older sagas."""
 MAX_OUTPUT_CHARS = 20_000
 """How much of an output file the saga page shows."""
 STATUSES: tuple[str, ...] = (*get_args(Status), *QUEUE_REASONS)
 """What the status filter offers: the statuses, then the queue's reasons."""
 
 
+_redacted: ContextVar[dict[str, str] | None] = ContextVar("redacted", default=None)
+"""The texts one page has already redacted: a list repeats the same paths and reasons."""
+
+
 def hide_secrets(value: Any) -> Any:
     """The templates' finalize hook: every text rendered, secrets hidden."""
     if isinstance(value, Markup):  # built markup (JSON, the timeline): masked all the same
         return Markup(redact(str(value)))
-    if isinstance(value, str):
+    if not isinstance(value, str):
+        return value
+    seen = _redacted.get()
+    if seen is None:
         return redact(value)
-    return value
+    hidden = seen.get(value)
+    if hidden is None:
+        hidden = seen[value] = redact(value)
+    return hidden
 
 
 def environment() -> Environment:
@@ -138,19 +151,25 @@ class Console:
     def render(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         context.setdefault("csrf", self.guard.csrf)
         context.setdefault("needs_token", self.guard.token is not None)
-        html = self.env.get_template(template).render(**context)
+        page = _redacted.set({})  # one page's cache: the secrets may change between pages
+        try:
+            html = self.env.get_template(template).render(**context)
+        finally:
+            _redacted.reset(page)
         return HTMLResponse(html, status_code=status_code)
 
     def sagas(self, request: Request) -> Response:
         status = request.query_params.get("status") or None
         text = request.query_params.get("q") or None
         every = self.source.rows()
-        rows = [r for r in every if matches(r, status, text)]
+        found = [r for r in every if matches(r, status, text)]
+        rows = found[:MAX_ROWS]
         template = "rows.html" if request.query_params.get("fragment") == "rows" else "list.html"
         return self.render(
             template,
             rows=rows,
             total=len(every),
+            found=len(found),
             counts=status_counts(every),
             status=status,
             q=text or "",
@@ -219,9 +238,12 @@ class Console:
         refusal = self.guard.refusal(request.headers, form)
         if refusal is not None:
             return Response(refusal + "\n", status_code=403)
-        return await run_in_threadpool(self.act_now, saga_id, name, form)
+        client = request.client.host if request.client else None
+        return await run_in_threadpool(self.act_now, saga_id, name, form, client)
 
-    def act_now(self, saga_id: str, name: str, form: Mapping[str, str]) -> Response:
+    def act_now(
+        self, saga_id: str, name: str, form: Mapping[str, str], client: str | None = None
+    ) -> Response:
         """Runs the action (in a worker thread: the engine's calls block)."""
         view = self.source.view(saga_id)
         if view is None:
@@ -233,7 +255,7 @@ class Console:
             return self.saga_page(view, error=problem, status_code=409, who=who, why=why)
         try:
             who, why = check_request(who, why)
-            action.run(ActionRequest(self.source, view, who, why))
+            action.run(ActionRequest(self.source, view, who, why, client))
         except SagaGraphError as failure:
             after = self.source.view(saga_id) or view
             return self.saga_page(

@@ -49,7 +49,7 @@ def console(stores: Stores, guard: Guard | None = None) -> TestClient:
     """A client of the console over ``stores``, as a browser on this machine reaches it."""
     guard = guard or Guard(HOST, PORT)
     app = create_app(SagaSource.from_urls(stores.db, stores.bus), guard)
-    return TestClient(app, base_url=ORIGIN, follow_redirects=False)
+    return TestClient(app, base_url=ORIGIN, follow_redirects=False, client=(HOST, 50000))
 
 
 def csrf_of(page: str) -> str:

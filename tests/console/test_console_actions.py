@@ -16,6 +16,7 @@ from sagagraph.console.actions import (
     allowed_actions,
     register_action,
 )
+from sagagraph.console.source import SagaSource
 from tests.console.conftest import console, post, view
 from tests.support.console_sagas import Stores, make_orphan, make_sagas
 from tests.support.services import saga_database
@@ -112,3 +113,14 @@ def test_the_console_lists_and_resolves_sagas_on_postgresql(
         )
         assert "<tbody" in client.get("/queue").text
         assert re.findall(r'<tr data-saga="([^"]+)">', client.get("/queue").text) == []
+
+
+def test_the_note_names_the_client_address_when_it_is_not_this_machine() -> None:
+    source = SagaSource.from_urls("memory://")
+    view = {"saga_id": "s"}
+    assert ActionRequest(source, view, "ana", "why", "127.0.0.1").note == "why (by ana, console)"
+    assert ActionRequest(source, view, "ana", "why", None).note == "why (by ana, console)"
+    assert (
+        ActionRequest(source, view, "ana", "why", "10.1.2.3").note
+        == "why (by ana, console, from 10.1.2.3)"
+    )
