@@ -42,13 +42,20 @@ Flag = Callable[[argparse.ArgumentParser], None]
 
 
 class Handler:
-    """A verb's handler, ``module:function`` under ``sagagraph.cli``, imported when it runs."""
+    """A verb's handler, ``module:function`` under ``sagagraph.cli`` (or a full module name
+    starting ``sagagraph.``: the console, an entry point above the CLI), imported when it runs."""
 
     def __init__(self, target: str) -> None:
         self.module, _, self.function = target.partition(":")
 
+    @property
+    def module_name(self) -> str:
+        """The full name of the handler's module."""
+        full = self.module.startswith("sagagraph.")
+        return self.module if full else f"sagagraph.cli.{self.module}"
+
     def __call__(self, args: argparse.Namespace) -> int:
-        module = importlib.import_module(f"sagagraph.cli.{self.module}")
+        module = importlib.import_module(self.module_name)
         code: int = getattr(module, self.function)(args)
         return code
 
@@ -240,6 +247,31 @@ def add_workers(sub: Subparsers) -> None:
     flags(workers, queue_flag, db_flag, json_flag)
 
 
+def add_console(sub: Subparsers) -> None:
+    """``console``: the web view of sagas, served on this machine by default."""
+    console = verb(
+        sub,
+        "console",
+        "serve the web console: sagas, timelines, the operator's queue, actions",
+        "sagagraph.console.serve:cmd_console",
+    )
+    flags(console, db_flag, bus_flag)
+    console.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; any other needs "
+        "--token-file)",
+    )
+    console.add_argument(
+        "--port", type=int, default=8765, metavar="N", help="port to listen on (default 8765)"
+    )
+    console.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="file whose first line is the token actions need (Bearer header or form field)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sagagraph",
@@ -256,4 +288,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_explore(sub)
     add_choreography(sub)
     add_workers(sub)
+    add_console(sub)
     return parser
