@@ -21,6 +21,7 @@ from sagagraph.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 INCOMPLETE = REPO / "examples" / "papers" / "incomplete_paper.md"
+SURVEY = REPO / "examples" / "papers" / "survey_paper.md"
 EMPIRICAL = "papers/attention_1706.03762v7.pdf"
 POSITION = "papers/beyond_summarization_2304.02623v1.pdf"
 KINDS = {
@@ -79,6 +80,15 @@ def test_a_position_paper_gets_the_survey_reviewer_and_no_reproducibility_check(
     for heading in ("Coverage", "Taxonomy", "Recency"):
         assert f"\n{heading}\n- " in review
     assert "(REFERENCES, p.3)" in review  # findings name the section and page they rest on
+
+
+def test_a_survey_gets_the_survey_reviewer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, view = run(capsys, str(SURVEY), "--saga-id", "sur")
+    assert code == 0
+    assert view["completed"] == ["validator", "survey_reviewer", "summarizer"]
+    assert view["results"]["validator"]["profile"]["kind"] == "survey"
 
 
 def test_fail_at_summarizer_compensates_exactly_the_steps_that_ran_newest_first(
