@@ -389,9 +389,33 @@ review that does not fit the paper's kind is not.
 """
 
 
+def reading(summary: Sequence[Mapping[str, Any]]) -> str:
+    """A few sentences on what the figures say."""
+    invalid = sum(s["invalid_executions"] for s in summary)
+    rejected = sum(s["rejections"] for s in summary)
+    fallbacks = sum(s["fallbacks"] for s in summary)
+    differ = [s for s in summary if s["routes_differ"]]
+    text = (
+        f"{invalid} invalid executions in {sum(s['sagas'] for s in summary)} sagas: the guard "
+        f"refused {rejected} proposals and the rules decided {fallbacks} times after two "
+        "unusable ones. "
+    )
+    if differ:
+        names = ", ".join(f"{s['behaviour']} ({s['routes_differ']})" for s in differ)
+        text += (
+            f"Routes differ from the rules under {names}: a legal choice the guard cannot "
+            "refuse, however poor. The route facts in each saga's events show it, and "
+            "`sagagraph compare --pipeline adaptive` lists it as a disagreement."
+        )
+    else:
+        text += "No route differs from the rules'."
+    return text
+
+
 def document(rows: Sequence[Mapping[str, Any]], papers: Sequence[Path], command: str) -> str:
     """docs/router_risk.md: the table, the differing routes, the papers and the command."""
     names = ", ".join(p.name for p in papers)
+    summary = summarize(rows)
     return "\n".join(
         [
             DOC_HEAD,
@@ -401,7 +425,9 @@ def document(rows: Sequence[Mapping[str, Any]], papers: Sequence[Path], command:
             "",
             "## Per behaviour",
             "",
-            render(summarize(rows)),
+            render(summary),
+            "",
+            reading(summary),
             "",
             "## Routes that differ from the rules",
             "",
