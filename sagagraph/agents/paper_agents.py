@@ -42,7 +42,7 @@ def _services(ctx: StepContext) -> tuple[PaperEngine, PaperLoader, OutputStore]:
     return engine, loader, store
 
 
-class _PaperAgent:
+class PaperAgent:
     """What the three agents share: loading the paper, writing and deleting their file."""
 
     name: str
@@ -96,17 +96,29 @@ def render_review(paper: Paper, review: Review, engine: str = "") -> str:
     return "\n".join(lines)
 
 
-class ValidatorAgent(_PaperAgent):
+class ValidatorAgent(PaperAgent):
     """Step ``validator``: halts the saga when the paper is not a complete research paper."""
 
     name = "validator"
     file_name = VALIDATION_FILE
 
+    def __init__(self, profile: bool = False) -> None:
+        self.profile = profile
+        """Add the paper's profile (kind, experiments: :mod:`sagagraph.agents.paper_kind`) to
+        the findings, for the adaptive pipeline's routers."""
+
+    def __repr__(self) -> str:
+        return f"ValidatorAgent(profile={self.profile})" if self.profile else "ValidatorAgent()"
+
     def execute(self, ctx: StepContext) -> StepResult:
         engine, _, _ = _services(ctx)
         paper = self._paper(ctx)
         report, usage = engine.validate(paper)
-        data = report.model_dump()
+        data: dict[str, Any] = report.model_dump()
+        if self.profile:
+            from sagagraph.agents.paper_kind import profile_paper
+
+            data["profile"] = dict(profile_paper(paper))
         if not report.is_valid or report.missing:
             why = f"missing {', '.join(report.missing)}" if report.missing else report.reason
             return StepResult(
@@ -116,7 +128,7 @@ class ValidatorAgent(_PaperAgent):
         return StepResult(data=data, output=output, usage=usage)
 
 
-class ReviewerAgent(_PaperAgent):
+class ReviewerAgent(PaperAgent):
     """Step ``reviewer``: strengths, weaknesses and suggestions, in ``review.txt``."""
 
     name = "reviewer"
@@ -130,7 +142,7 @@ class ReviewerAgent(_PaperAgent):
         return StepResult(data=review.model_dump(), output=output, usage=usage)
 
 
-class SummarizerAgent(_PaperAgent):
+class SummarizerAgent(PaperAgent):
     """Step ``summarizer``: a summary of exactly ``words`` words, in ``summary.txt``."""
 
     name = "summarizer"

@@ -22,6 +22,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         parallel=getattr(args, "parallel", None),
         step_timeout=getattr(args, "step_timeout", None),
         mode=getattr(args, "mode", None),
+        pipeline=getattr(args, "pipeline", None),
     )
 
 
@@ -61,6 +62,7 @@ def paper_definition(
         loader=loader if loader is not None else PaperLoader(password),
         parallel=settings.parallel,
         step_timeout=settings.step_timeout,
+        pipeline=settings.pipeline,
     )
     if announce:
         from sagagraph.cli.progress import announce_steps
@@ -189,6 +191,7 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
         parallel=bool(recorded.get("parallel")),
         step_timeout=getattr(args, "step_timeout", None) or recorded.get("step_timeout"),
         mode=recorded.get("mode"),
+        pipeline=recorded.get("pipeline"),
     )
     return settings, str(recorded.get("router") or view.get("router") or "deterministic")
 

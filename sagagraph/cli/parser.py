@@ -24,6 +24,7 @@ from sagagraph.cli.flags import (
     insecure_bus_flag,
     json_flag,
     password_flag,
+    pipeline_flag,
     queue_flag,
     router_flag,
     router_flags,
@@ -110,6 +111,7 @@ def add_run(sub: Subparsers) -> None:
         "controller reading a shared board does",
     )
     fail_at_flag(run, f"make STEP fail, to watch the compensation ({', '.join(PAPER_STEPS)})")
+    pipeline_flag(run)
     password_flag(run)
     run.add_argument(
         "--parallel",
@@ -191,12 +193,14 @@ def add_explore(sub: Subparsers) -> None:
     graph = verb(sub, "graph", "print the saga graph as Mermaid", "explore:cmd_graph")
     router_flag(graph, "the graph with fixed edges (default) or with the LLM supervisor")
     graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
+    pipeline_flag(graph)
 
     compare = verb(
         sub, "compare", "run papers under both routers and compare", "explore:cmd_compare"
     )
     compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
     fail_at_flag(compare, "make STEP fail in every run")
+    pipeline_flag(compare)
     compare.add_argument(
         "--modes",
         metavar="MODE,...",
@@ -232,6 +236,7 @@ def add_workers(sub: Subparsers) -> None:
     router_flag(submit)
     fail_at_flag(submit, "make STEP fail in every saga")
     submit.add_argument("--parallel", action="store_true", help="reviewer and summarizer at once")
+    pipeline_flag(submit)
     flags(submit, queue_flag, db_flag, engine_flags)
     json_flag(submit, "print the submitted saga ids as JSON")
 

@@ -33,6 +33,12 @@ def check_flags(args: argparse.Namespace) -> None:
         raise ConfigurationError("--parallel needs --mode orchestration")
     if args.parallel and args.router != "deterministic":
         raise ConfigurationError("--parallel needs --router deterministic")
+    if args.pipeline == "adaptive" and args.mode == "choreography":
+        raise ConfigurationError("--pipeline adaptive needs --mode orchestration or blackboard")
+    if args.pipeline == "adaptive" and args.parallel:
+        raise ConfigurationError("--pipeline adaptive runs as a chain: not with --parallel")
+    if args.fail_at in ("survey_reviewer", "reproducibility") and args.pipeline != "adaptive":
+        raise ConfigurationError(f"--fail-at {args.fail_at} needs --pipeline adaptive")
     if args.router != "deterministic" and args.mode == "choreography":
         raise ConfigurationError("--router llm needs --mode orchestration or --mode blackboard")
 

@@ -62,7 +62,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def paper_graph_for(args: argparse.Namespace) -> Any:
     """The worker's ``graph_for``: the paper saga each saga was submitted with, built once per
-    set of recorded settings (outputs, engine, model, router, parallel)."""
+    set of recorded settings (outputs, engine, model, router, parallel, pipeline)."""
     built: dict[tuple[Any, ...], Any] = {}
     # A saga writes where it was submitted to write (recorded absolute): the worker's own
     # --outputs is only the default of sagas that recorded none.
@@ -72,7 +72,14 @@ def paper_graph_for(args: argparse.Namespace) -> Any:
         settings, router = recorded_settings({"input": saga_input}, recorded_only)
         if not (saga_input.get("settings") or {}).get("outputs"):
             settings, router = recorded_settings({"input": saga_input}, args)
-        key = (settings.outputs, settings.llm, settings.model, settings.parallel, router)
+        key = (
+            settings.outputs,
+            settings.llm,
+            settings.model,
+            settings.parallel,
+            settings.pipeline,
+            router,
+        )
         if key not in built:
             built[key] = paper_graph(settings, router, args=args)
         return built[key]
