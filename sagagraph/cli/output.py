@@ -29,6 +29,7 @@ _STATUS_EXIT = {
     "rolled_back": EXIT_ROLLED_BACK,
     "resolved_by_operator": EXIT_ROLLED_BACK,
     "compensation_failed": EXIT_NEEDS_OPERATOR,
+    "waiting_for_operator": EXIT_NEEDS_OPERATOR,
     # Only `status` sees these: the saga is not finished yet (or its process died).
     "queued": EXIT_TRY_LATER,
     "running": EXIT_TRY_LATER,

@@ -36,7 +36,7 @@ from sagagraph.graph import saga_threads
 from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.state_view import finished_view, state_view
+from sagagraph.graph.state_view import finished_view, pending_approvals, state_view
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
 from sagagraph.saga.view import Event, describe_error
@@ -246,7 +246,10 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
         )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
-    return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
+    approvals = pending_approvals(snap.tasks)
+    return state_view(
+        snap.values, saga_id, next=pending_nodes(snap), waiting=waiting, approvals=approvals
+    )
 
 
 def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
@@ -280,7 +283,7 @@ def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     return snapshot_view(_snapshot(app, saga_id), saga_id)
 
 
-def _view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
+def view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
     """The view once a run returned: from its final values when the saga ended, else read."""
     if finished is not None:
         return finished_view(finished, saga_id)
@@ -332,7 +335,7 @@ def run_saga(
         if _exists(app, saga_id):
             raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
-        return _view_after(app, saga_id, stream_saga(app, payload, saga_id, durability, on_event))
+        return view_after(app, saga_id, stream_saga(app, payload, saga_id, durability, on_event))
 
 
 def resume_saga(
@@ -358,7 +361,7 @@ def resume_leased(
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    return _view_after(app, saga_id, stream_saga(app, None, saga_id, durability, on_event))
+    return view_after(app, saga_id, stream_saga(app, None, saga_id, durability, on_event))
 
 
 def resolve_saga(
@@ -387,7 +390,7 @@ def resolve_saga(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
         resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        return _view_after(app, saga_id, stream_saga(app, resume, saga_id, durability, on_event))
+        return view_after(app, saga_id, stream_saga(app, resume, saga_id, durability, on_event))
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:

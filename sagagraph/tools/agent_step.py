@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
@@ -31,7 +32,7 @@ from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 from sagagraph.tools.declare import ToolPolicy, policies
-from sagagraph.tools.middleware import ToolCompensationMiddleware
+from sagagraph.tools.middleware import ToolCompensationMiddleware, own_middleware
 from sagagraph.tools.records import (
     ToolCall,
     merge_tool_calls,
@@ -64,6 +65,9 @@ class AgentParticipant:
     """The agent's instructions."""
     undo_retry: Retry = DEFAULT_UNDO_RETRY
     """Retry policy of each undo (the step's compensation retry policy)."""
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = ()
+    """More ``create_agent`` middleware, after sagagraph's own (the call log, then the
+    approval gate when a tool needs one)."""
     _agents: dict[int, Any] = field(default_factory=dict, repr=False)
     _policies: dict[str, ToolPolicy] = field(default_factory=dict, repr=False)
 
@@ -105,7 +109,10 @@ class AgentParticipant:
                 model,
                 list(self.tools),
                 system_prompt=self.system_prompt,
-                middleware=[recorder.bind_tools(self.tools)],
+                middleware=[
+                    *own_middleware(recorder.bind_tools(self.tools), self.tools),
+                    *self.middleware,
+                ],
                 name=self.name,
             )
             self._agents[id(model)] = agent
@@ -177,6 +184,7 @@ def agent_step(
     undo_retry: Retry = DEFAULT_UNDO_RETRY,
     timeout: float | None = None,
     after: tuple[str, ...] | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
 ) -> Step:
     """A saga step whose local transaction is a ``create_agent`` agent calling ``tools``.
 
@@ -185,8 +193,14 @@ def agent_step(
     ``undo_retry`` is the compensation retry policy, applied to each undo; an undo that still
     fails (or an irreversible call) makes the compensation escalate to an operator. The agent
     run is not retried as a whole: the model decides, within the run, how to handle a tool error.
+
+    ``middleware`` is more ``create_agent`` middleware (LangChain's call limits,
+    summarization, retries...), run after sagagraph's own: the call log, then, when a tool is
+    declared with ``approval=True``, the approval gate (:class:`ToolApprovalMiddleware`).
     """
-    participant = AgentParticipant(name, model, list(tools), prompt, system_prompt, undo_retry)
+    participant = AgentParticipant(
+        name, model, list(tools), prompt, system_prompt, undo_retry, list(middleware)
+    )
     # The participant retries each undo itself (ToolUndoError is permanent for the engine):
     # a retry of the whole compensation would undo again what was already undone.
     return Step(

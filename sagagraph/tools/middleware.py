@@ -55,6 +55,7 @@ from langgraph.types import Command
 from sagagraph.errors import AgentRunError, ToolUndoError
 from sagagraph.saga.protocol import Retry
 from sagagraph.saga.view import describe_error
+from sagagraph.tools.approval import ToolApprovalMiddleware, gated_tools
 from sagagraph.tools.declare import ToolPolicy, calling_with_key, require_policy
 from sagagraph.tools.records import (
     CallStatus,
@@ -219,7 +220,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
-            with calling_with_key(key):
+            with calling_with_key(key) as flight:
                 response = handler(request)
         except GraphBubbleUp:
             raise
@@ -227,7 +228,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             if not self.rollback_on_failure:
                 raise
             return self._failed(request, tool, key, n, error)
-        return self._finished(request, tool, policy, key, n, response)
+        return self._finished(request, tool, policy, key, n, response, flight.args)
 
     async def awrap_tool_call(
         self,
@@ -240,7 +241,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
-            with calling_with_key(key):
+            with calling_with_key(key) as flight:
                 response = await handler(request)
         except GraphBubbleUp:
             raise
@@ -248,7 +249,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             if not self.rollback_on_failure:
                 raise
             return self._failed(request, tool, key, n, error)
-        return self._finished(request, tool, policy, key, n, response)
+        return self._finished(request, tool, policy, key, n, response, flight.args)
 
     def wrap_model_call(
         self,
@@ -323,10 +324,13 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key: str,
         n: int,
         response: ToolMessage | Command[Any],
+        executed_args: dict[str, Any] | None = None,
     ) -> ToolMessage | Command[Any]:
         if policy.kind == "read_only" or not isinstance(response, ToolMessage):
             return response
-        args = dict(request.tool_call.get("args") or {})
+        # What ran: an operator's edit (ToolApprovalMiddleware), else the model's arguments.
+        args = executed_args if executed_args is not None else request.tool_call.get("args")
+        args = dict(args or {})
         status: CallStatus = "failed" if response.status == "error" else "forward"
         record = new_record(key, n, tool.name, args, content_text(response), status)
         return Command(update={"messages": [response], "tool_calls": [record]})
@@ -482,9 +486,24 @@ def create_compensating_agent(
     Returns the compiled agent and its middleware (whose :meth:`~ToolCompensationMiddleware.
     rollback` undoes a crashed run). Every tool must be declared compensable, read-only or
     irreversible; ``kwargs`` go to ``create_agent`` (``checkpointer``, ``system_prompt``...).
+    A tool declared ``approval=True`` adds the approval gate
+    (:class:`~sagagraph.tools.approval.ToolApprovalMiddleware`) after the compensation
+    middleware; ``middleware`` (LangChain's or yours) follows.
     """
     from langchain.agents import create_agent
 
     compensation = ToolCompensationMiddleware(label, undo_retry=undo_retry).bind_tools(tools)
-    agent = create_agent(model, list(tools), middleware=[compensation, *middleware], **kwargs)
+    agent = create_agent(
+        model, list(tools), middleware=[*own_middleware(compensation, tools), *middleware], **kwargs
+    )
     return agent, compensation
+
+
+def own_middleware(
+    compensation: ToolCompensationMiddleware, tools: Sequence[BaseTool]
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """sagagraph's middleware for an agent of ``tools``, first in its list: the call log,
+    then the approval gate when a tool is declared ``approval=True``."""
+    if not gated_tools(tools):
+        return [compensation]
+    return [compensation, ToolApprovalMiddleware(tools)]
