@@ -33,7 +33,7 @@ Decision = dict[str, Any]
 
 def _waiting(view: Mapping[str, Any], call: str | None) -> list[dict[str, Any]]:
     """The approvals a decision answers: all of them, or the one ``call`` names (the model's
-    tool-call id, or the interrupt id); InputError when there is none."""
+    tool-call id, its key, or the interrupt id); InputError when there is none."""
     saga_id = view["saga_id"]
     approvals = list(view.get("approvals") or [])
     if not approvals:
@@ -42,7 +42,7 @@ def _waiting(view: Mapping[str, Any], call: str | None) -> list[dict[str, Any]]:
         )
     if call is None:
         return approvals
-    chosen = [a for a in approvals if call in (a["call"], a["id"])]
+    chosen = [a for a in approvals if call in (a["call"], a["id"], a.get("key"))]
     if not chosen:
         known = ", ".join(str(a["call"]) for a in approvals)
         raise InputError(

@@ -36,7 +36,12 @@ from sagagraph.graph import saga_threads
 from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.state_view import finished_view, pending_approvals, state_view
+from sagagraph.graph.state_view import (
+    approvals_in_writes,
+    finished_view,
+    pending_approvals,
+    state_view,
+)
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
 from sagagraph.saga.view import Event, describe_error
@@ -233,10 +238,13 @@ def _stored(app: SagaApp, saga_id: str) -> bool:
         return True
 
 
-def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
+def snapshot_view(
+    snap: StateSnapshot, saga_id: str, writes: list[tuple[str, str, Any]] | None = None
+) -> dict[str, Any]:
     """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state, or
     a state that is not a saga's (a checkpointer shared with other graphs holds their threads
-    too)."""
+    too). ``writes`` (the checkpoint's pending writes) show the tool calls waiting for
+    approval when the snapshot has no tasks (:func:`foreign_writes`)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     if not _is_saga_state(snap.values, saga_id):
@@ -246,7 +254,8 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
         )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
-    approvals = pending_approvals(snap.tasks)
+    approvals = pending_approvals(snap.tasks) or approvals_in_writes(writes or [])
+    waiting = waiting or bool(approvals)
     return state_view(
         snap.values, saga_id, next=pending_nodes(snap), waiting=waiting, approvals=approvals
     )
@@ -280,7 +289,20 @@ _NOTHING_YET = frozenset(
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    return snapshot_view(_snapshot(app, saga_id), saga_id)
+    snap = _snapshot(app, saga_id)
+    writes = None
+    if foreign_writes(snap) and isinstance(app.checkpointer, BaseCheckpointSaver):
+        saved = app.checkpointer.get_tuple(snap.config)
+        writes = list(saved.pending_writes or []) if saved is not None else None
+    return snapshot_view(snap, saga_id, writes)
+
+
+def foreign_writes(snap: StateSnapshot) -> bool:
+    """True when the snapshot's pending writes are worth reading for tool calls waiting for
+    approval: an unfinished saga whose snapshot shows no tasks, as when a graph other than
+    the saga's reads it (the ``sagagraph`` command reading another definition's saga)."""
+    status = snap.values.get("status") if snap.values else None
+    return bool(snap.values) and not snap.tasks and status not in TERMINAL_STATUSES
 
 
 def view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:

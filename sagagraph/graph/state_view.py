@@ -5,39 +5,67 @@ No LangGraph here: the runners build it from a snapshot or from the values a run
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import WAITING_FOR_OPERATOR, saga_view
 
+INTERRUPT = "__interrupt__"
+"""LangGraph's channel of the interrupts a run paused on."""
 TOOL_APPROVAL = "tool_approval"
 """The ``type`` of the interrupt value of a tool call waiting for approval (LangChain's
 ``ToolApprovalRequest``; see :mod:`sagagraph.tools.approval`)."""
 
 
-def pending_approvals(tasks: Iterable[Any]) -> list[dict[str, Any]]:
-    """The tool calls waiting for an operator, from a snapshot's tasks, in task order.
+_KEY = re.compile(r"\(call ([^\s:()]+):([^\s:()]+):call-\d+\)$")
+"""The call's key at the end of a gated call's description (``... (call saga:step:call-3)``)."""
 
-    Each: ``id`` (the interrupt's, which ``Command(resume={id: decision})`` answers),
-    ``step``, ``call`` (the model's tool-call id), ``tool``, ``args`` and ``description``.
+
+def approval(interrupt: Any, step: str | None = None) -> dict[str, Any] | None:
+    """One entry of the view's ``approvals`` from a LangGraph ``Interrupt``; None when the
+    interrupt is not a tool call waiting for approval.
+
+    ``id`` is the interrupt's (``Command(resume={id: decision})`` answers it), ``call`` the
+    model's tool-call id, ``key`` the call's idempotency key when the description names it,
+    and ``step`` the node that paused (from the key when the snapshot's tasks are unknown:
+    a graph other than the saga's reads it).
     """
-    found: list[dict[str, Any]] = []
-    for task in tasks:
-        for pending in task.interrupts:
-            value = pending.value
-            if isinstance(value, Mapping) and value.get("type") == TOOL_APPROVAL:
-                found.append(
-                    {
-                        "id": pending.id,
-                        "step": task.name,
-                        "call": value.get("tool_call_id"),
-                        "tool": value.get("name"),
-                        "args": dict(value.get("args") or {}),
-                        "description": value.get("description", ""),
-                    }
-                )
-    return found
+    value = getattr(interrupt, "value", None)
+    if not isinstance(value, Mapping) or value.get("type") != TOOL_APPROVAL:
+        return None
+    description = str(value.get("description", ""))
+    found = _KEY.search(description)
+    key = found.group(0)[6:-1] if found else None
+    return {
+        "id": interrupt.id,
+        "step": step or (found.group(2) if found else None),
+        "call": value.get("tool_call_id"),
+        "key": key,
+        "tool": value.get("name"),
+        "args": dict(value.get("args") or {}),
+        "description": description,
+    }
+
+
+def pending_approvals(tasks: Iterable[Any]) -> list[dict[str, Any]]:
+    """The tool calls waiting for an operator, from a snapshot's tasks, in task order."""
+    found = (approval(i, task.name) for task in tasks for i in task.interrupts)
+    return [a for a in found if a is not None]
+
+
+def approvals_in_writes(writes: Iterable[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+    """The tool calls waiting for an operator, from a checkpoint's pending writes: for a
+    reader whose graph is not the saga's (``sagagraph status`` of another definition's saga),
+    whose snapshot has no tasks."""
+    found = (
+        approval(i)
+        for _, channel, value in writes
+        if channel == INTERRUPT and isinstance(value, (list, tuple))
+        for i in value
+    )
+    return [a for a in found if a is not None]
 
 
 def state_view(

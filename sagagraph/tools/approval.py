@@ -20,19 +20,21 @@ are undone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain.agents.middleware import HumanInTheLoopMiddleware, InterruptOnConfig
+from langchain.agents.middleware import AgentState, HumanInTheLoopMiddleware, InterruptOnConfig
 from langchain.agents.middleware.human_in_the_loop import DecisionType
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from sagagraph.errors import ConfigurationError, ToolRejectedError
 from sagagraph.tools.declare import note_executed_args, require_policy
-from sagagraph.tools.records import content_text
+from sagagraph.tools.records import call_key, call_number, content_text, scope_of
 
 APPROVAL_REQUEST = "tool_approval"
 """The ``type`` of the interrupt value a gated call pauses on (LangChain's
@@ -61,19 +63,35 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         self,
         tools: Sequence[BaseTool],
         *,
-        description: str = "Tool call waiting for an operator's approval",
+        label: str = "agent",
+        description: str = "waiting for an operator's approval",
     ) -> None:
         names = gated_tools(tools)
         if not names:
             raise ConfigurationError(
                 "ToolApprovalMiddleware: no tool is declared with approval=True"
             )
-        config: InterruptOnConfig = {"allowed_decisions": list(DECISIONS)}
+        self.label = label
+        """The agent's label in its calls' keys (the saga step's name)."""
+        self.description = description
+        config: InterruptOnConfig = {
+            "allowed_decisions": list(DECISIONS),
+            "description": self._describe,
+        }
         super().__init__(
             {name: config for name in names},
             description_prefix=description,
             interrupt_mode="per_call",
         )
+
+    def _describe(self, tool_call: ToolCall, state: AgentState[Any], runtime: Runtime[Any]) -> str:
+        """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
+        call's idempotency key, which names the saga and the step even to a reader that does
+        not have the saga's graph (:func:`approval_key`)."""
+        n = call_number(list(state.get("messages") or []), tool_call.get("id"))
+        key = call_key(scope_of(self.label), n)
+        args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
+        return f"{self.description}: {tool_call['name']} {args} (call {key})"
 
     def wrap_tool_call(
         self,

@@ -23,7 +23,9 @@ Sync (``invoke``) and async (``ainvoke``) runs behave alike; under ``ainvoke`` t
 in a worker thread, since undo functions are plain functions.
 
 Under a saga (``rollback_on_failure=False``, see :mod:`sagagraph.tools.agent_step`) it only
-records: the saga's compensation undoes the calls, across agents.
+records: the saga's compensation undoes the calls, across agents. A call an operator
+rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` there too (it never ran, so
+nothing undoes it), and the run fails with ToolRejectedError once its turn has settled.
 """
 
 from __future__ import annotations
@@ -46,13 +48,12 @@ from langchain.agents.middleware.types import ModelCallResult, OmitFromInput
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from sagagraph.errors import AgentRunError, ToolUndoError
+from sagagraph.errors import AgentRunError, ToolRejectedError, ToolUndoError
 from sagagraph.saga.protocol import Retry
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.approval import ToolApprovalMiddleware, gated_tools
@@ -66,6 +67,7 @@ from sagagraph.tools.records import (
     merge_tool_calls,
     new_record,
     numbered_calls,
+    scope_of,
     to_undo,
     unrecorded_calls,
 )
@@ -107,12 +109,6 @@ class ToolLogState(AgentState[Any]):
     """How many tool calls the thread held when this run started: the run's calls follow."""
     tool_rollback: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """Set when this run failed and was rolled back: the error, and what stayed in effect."""
-
-
-def scope_of(label: str, config: RunnableConfig | None = None) -> str:
-    """``<thread_id>:<label>``: the prefix of every key of one agent (``saga_id:step``)."""
-    configurable = (config if config is not None else get_config()).get("configurable") or {}
-    return f"{configurable.get('thread_id') or 'no-thread'}:{label}"
 
 
 def run_failures(state: Mapping[str, Any]) -> list[ToolFailure]:
@@ -172,6 +168,8 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         failures = run_failures(state)
         if not failures:
             return None
+        if not self.rollback_on_failure:
+            raise self._run_error(failures)
         # The turn in which a tool raised has settled: every call's record is in the state.
         return {**self._roll_back_failures(state, failures), "jump_to": "end"}
 
@@ -184,6 +182,8 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         failures = run_failures(state)
         if not failures:
             return None
+        if not self.rollback_on_failure:
+            raise self._run_error(failures)
         update = await asyncio.to_thread(self._roll_back_failures, state, failures)
         return {**update, "jump_to": "end"}
 
@@ -225,7 +225,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         except GraphBubbleUp:
             raise
         except Exception as error:
-            if not self.rollback_on_failure:
+            if not self.rollback_on_failure and not isinstance(error, ToolRejectedError):
                 raise
             return self._failed(request, tool, key, n, error)
         return self._finished(request, tool, policy, key, n, response, flight.args)
@@ -246,7 +246,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         except GraphBubbleUp:
             raise
         except Exception as error:
-            if not self.rollback_on_failure:
+            if not self.rollback_on_failure and not isinstance(error, ToolRejectedError):
                 raise
             return self._failed(request, tool, key, n, error)
         return self._finished(request, tool, policy, key, n, response, flight.args)
@@ -279,6 +279,15 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
                 raise
             update = await asyncio.to_thread(self._roll_back_model, request.state, error)
             return self._model_failed(update)
+
+    def _run_error(self, failures: list[ToolFailure]) -> BaseException:
+        """The error a run that only records (a saga step) fails with once its turn settled:
+        the first failed call's own error in this process, else a ToolRejectedError saying
+        it (only rejected calls are noted as failures there)."""
+        with self._lock:
+            errors = [self._errors.pop(f["key"], None) for f in failures]
+        first = next((e for e in errors if e is not None), None)
+        return first if first is not None else ToolRejectedError(failures[0]["error"])
 
     # -- one tool call ---------------------------------------------------------------------
 
@@ -506,4 +515,4 @@ def own_middleware(
     then the approval gate when a tool is declared ``approval=True``."""
     if not gated_tools(tools):
         return [compensation]
-    return [compensation, ToolApprovalMiddleware(tools)]
+    return [compensation, ToolApprovalMiddleware(tools, label=compensation.label)]

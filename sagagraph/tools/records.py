@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 
 from sagagraph.saga.view import Event, make_event
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
@@ -61,6 +63,12 @@ def merge_tool_calls(
         if before is None or _RANK[call["status"]] >= _RANK[before["status"]]:
             merged[call["key"]] = call
     return sorted(merged.values(), key=lambda c: c["n"])
+
+
+def scope_of(label: str, config: RunnableConfig | None = None) -> str:
+    """``<thread_id>:<label>``: the prefix of every key of one agent (``saga_id:step``)."""
+    configurable = (config if config is not None else get_config()).get("configurable") or {}
+    return f"{configurable.get('thread_id') or 'no-thread'}:{label}"
 
 
 def call_key(scope: str, n: int) -> str:
