@@ -35,6 +35,7 @@ from sagagraph.tools.declare import ToolPolicy, policies
 from sagagraph.tools.middleware import ToolCompensationMiddleware, own_middleware
 from sagagraph.tools.records import (
     ToolCall,
+    call_offset,
     merge_tool_calls,
     to_undo,
     tool_event,
@@ -134,7 +135,10 @@ class AgentParticipant:
         # The calls of the tools node that raised: no record reached the log.
         messages = list(state.get("messages") or [])
         log = list(state.get("tool_calls") or [])
-        for call in unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo()):
+        lost = unrecorded_calls(
+            messages, log, ctx.idempotency_key, self._needs_undo(), offset=call_offset(state)
+        )
+        for call in lost:
             detail = f"{call['tool']} {call['key']} -> {describe_error(error)}"[:300]
             emit_event(tool_event(ctx.step, TOOL_CALL, "error", call, detail))
 
@@ -152,10 +156,14 @@ class AgentParticipant:
         """
         log: list[ToolCall] = list((result.data.get("tool_calls") or []) if result else [])
         messages: list[BaseMessage] = []
+        offset = 0
         for state in _step_checkpoints(ctx):
             log = merge_tool_calls(log, state.get("tool_calls") or [])
-            messages = list(state.get("messages") or []) or messages
-        lost = unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo())
+            if state.get("messages"):
+                messages, offset = list(state["messages"]), call_offset(state)
+        lost = unrecorded_calls(
+            messages, log, ctx.idempotency_key, self._needs_undo(), offset=offset
+        )
         called, done = _trail_keys(ctx)
         # A run cut short by a crash left no tool_call events: record its calls now, so the
         # trail names every call it undoes.

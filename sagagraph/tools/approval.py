@@ -34,7 +34,7 @@ from langgraph.types import Command
 
 from sagagraph.errors import ConfigurationError, ToolRejectedError
 from sagagraph.tools.declare import note_executed_args, require_policy
-from sagagraph.tools.records import call_key, call_number, content_text, scope_of
+from sagagraph.tools.records import call_key, call_number, call_offset, content_text, scope_of
 
 APPROVAL_REQUEST = "tool_approval"
 """The ``type`` of the interrupt value a gated call pauses on (LangChain's
@@ -88,7 +88,8 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
         call's idempotency key, which names the saga and the step even to a reader that does
         not have the saga's graph (:func:`approval_key`)."""
-        n = call_number(list(state.get("messages") or []), tool_call.get("id"))
+        messages = list(state.get("messages") or [])
+        n = call_number(messages, tool_call.get("id"), call_offset(state))
         key = call_key(scope_of(self.label), n)
         args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
         return f"{self.description}: {tool_call['name']} {args} (call {key})"

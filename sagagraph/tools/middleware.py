@@ -63,6 +63,8 @@ from sagagraph.tools.records import (
     ToolCall,
     call_key,
     call_number,
+    call_offset,
+    calls_so_far,
     content_text,
     merge_tool_calls,
     new_record,
@@ -109,6 +111,31 @@ class ToolLogState(AgentState[Any]):
     """How many tool calls the thread held when this run started: the run's calls follow."""
     tool_rollback: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """Set when this run failed and was rolled back: the error, and what stayed in effect."""
+    tool_call_offset: NotRequired[Annotated[int, OmitFromInput]]
+    """Tool calls no longer in the messages (summarized away); later calls number after them."""
+    tool_calls_numbered: NotRequired[Annotated[int, OmitFromInput]]
+    """Tool calls numbered so far, as of the model's last turn (to notice a summarization)."""
+
+
+def renumbered(state: Mapping[str, Any]) -> dict[str, Any] | None:
+    """After a model turn, before its calls run: the update that keeps call numbers going
+    when messages holding earlier calls were summarized away (None: nothing changed).
+
+    Calls are numbered by their place among the tool calls in the messages, plus the
+    ``tool_call_offset``. LangChain's ``SummarizationMiddleware`` replaces old messages with
+    a summary before a model call; the calls they held would otherwise be numbered again,
+    and a new call would take an old call's idempotency key.
+    """
+    messages = list(state.get("messages") or [])
+    last = messages[-1] if messages else None
+    new = len(last.tool_calls) if isinstance(last, AIMessage) else 0
+    before_turn = len(numbered_calls(messages)) - new
+    seen = int(state.get("tool_calls_numbered") or 0)
+    offset = max(call_offset(state), seen - before_turn)
+    numbered = offset + before_turn + new
+    if offset == call_offset(state) and numbered == seen:
+        return None
+    return {"tool_call_offset": offset, "tool_calls_numbered": numbered}
 
 
 def run_failures(state: Mapping[str, Any]) -> list[ToolFailure]:
@@ -153,7 +180,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
     # -- hooks ---------------------------------------------------------------------------
 
     def before_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return {"tool_run_start": len(numbered_calls(state["messages"])), "tool_rollback": None}
+        return {"tool_run_start": calls_so_far(state), "tool_rollback": None}
 
     async def abefore_agent(
         self, state: ToolLogState, runtime: Runtime[Any]
@@ -186,6 +213,14 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             raise self._run_error(failures)
         update = await asyncio.to_thread(self._roll_back_failures, state, failures)
         return {**update, "jump_to": "end"}
+
+    def after_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return renumbered(state)
+
+    async def aafter_model(
+        self, state: ToolLogState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return renumbered(state)
 
     @hook_config(can_jump_to=["model"])
     def after_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -295,7 +330,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         """The call's key and number (the same on every run of the turn)."""
         self._tools.setdefault(tool.name, tool)
         messages: list[BaseMessage] = list(request.state.get("messages") or [])
-        n = call_number(messages, request.tool_call.get("id"))
+        n = call_number(messages, request.tool_call.get("id"), call_offset(request.state))
         return call_key(scope_of(self.label), n), n
 
     def _failed(
@@ -354,7 +389,8 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         after = int(state.get("tool_run_start") or 0)
         needs_undo = {name: p.kind != "read_only" for name, p in self._policies().items()}
         messages = list(state.get("messages") or [])
-        lost = unrecorded_calls(messages, log, scope, needs_undo, after=after)
+        offset = call_offset(state)
+        lost = unrecorded_calls(messages, log, scope, needs_undo, after=after, offset=offset)
         return to_undo([*log, *lost], after=after), lost
 
     def _roll_back(
@@ -364,7 +400,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         rollback (``error`` describes the run's failure, ``error_keys`` find its errors)."""
         calls, lost = self._plan(state, scope, [])
         report = self._undo(calls)
-        at = len(numbered_calls(list(state.get("messages") or [])))
+        at = calls_so_far(state)
         return {
             "tool_calls": [*lost, *report.records],
             "tool_rollback": _rollback_marker(scope, at, error, error_keys, report),
@@ -379,7 +415,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
 
     def _roll_back_model(self, state: Mapping[str, Any], error: Exception) -> dict[str, Any]:
         scope = scope_of(self.label)
-        error_key = f"{scope}:model:{len(numbered_calls(list(state.get('messages') or [])))}"
+        error_key = f"{scope}:model:{calls_so_far(state)}"
         with self._lock:
             self._errors[error_key] = error
         return self._roll_back(state, scope, describe_error(error), [error_key])
@@ -450,7 +486,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             error, keys = failures[0]["error"], [f["key"] for f in failures]
         else:
             error, keys = describe_error(AgentRunError("rolled back on request")), []
-        at = len(numbered_calls(list(state.get("messages") or [])))
+        at = calls_so_far(state)
         return report, {
             "tool_calls": [*lost, *report.records],
             "tool_rollback": _rollback_marker(scope, at, error, keys, report),

@@ -76,23 +76,38 @@ def call_key(scope: str, n: int) -> str:
     return f"{scope}:call-{n}"
 
 
-def numbered_calls(messages: Sequence[BaseMessage]) -> list[tuple[int, dict[str, Any]]]:
-    """Every tool call the model asked for, with its number, in order."""
+def call_offset(state: Mapping[str, Any]) -> int:
+    """How many of the agent's tool calls are no longer in its messages: a summarization
+    (LangChain's ``SummarizationMiddleware``) replaced the messages that held them. Calls
+    are numbered after them, so a key is never given twice (``tool_call_offset``)."""
+    return int(state.get("tool_call_offset") or 0)
+
+
+def numbered_calls(
+    messages: Sequence[BaseMessage], offset: int = 0
+) -> list[tuple[int, dict[str, Any]]]:
+    """Every tool call the model asked for in ``messages``, with its number, in order
+    (numbers start after ``offset``, the calls summarized away)."""
     calls: list[tuple[int, dict[str, Any]]] = []
     for message in messages:
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                calls.append((len(calls) + 1, dict(call)))
+                calls.append((offset + len(calls) + 1, dict(call)))
     return calls
 
 
-def call_number(messages: Sequence[BaseMessage], call_id: str | None) -> int:
+def calls_so_far(state: Mapping[str, Any]) -> int:
+    """How many tool calls the agent's state has numbered: the last call's number."""
+    return call_offset(state) + len(numbered_calls(list(state.get("messages") or [])))
+
+
+def call_number(messages: Sequence[BaseMessage], call_id: str | None, offset: int = 0) -> int:
     """The number of the model's tool call ``call_id``; a new number when it is not there."""
-    calls = numbered_calls(messages)
+    calls = numbered_calls(messages, offset)
     for n, call in calls:
         if call.get("id") == call_id:
             return n
-    return len(calls) + 1
+    return offset + len(calls) + 1
 
 
 def answered_ids(messages: Iterable[BaseMessage]) -> set[str]:
@@ -107,16 +122,18 @@ def unrecorded_calls(
     needs_undo: Mapping[str, bool],
     *,
     after: int = 0,
+    offset: int = 0,
 ) -> list[ToolCall]:
     """Calls that started but left no record: their result was lost in a crash.
 
     Only tools in ``needs_undo`` with a True value count (compensable and irreversible ones);
-    a call already answered in the messages did not lose its result.
+    a call already answered in the messages did not lose its result. ``offset``: the calls
+    summarized away (:func:`call_offset`).
     """
     recorded = {c["key"] for c in log}
     answered = answered_ids(messages)
     lost: list[ToolCall] = []
-    for n, call in numbered_calls(messages):
+    for n, call in numbered_calls(messages, offset):
         key = call_key(scope, n)
         if n <= after or key in recorded or call.get("id") in answered:
             continue

@@ -80,6 +80,14 @@ class Partner:
         with closing(self._open()) as conn, conn:
             conn.execute("UPDATE effects SET state = 'undone' WHERE key = ?", (call["key"],))
 
+    def rows(self) -> list[dict[str, Any]]:
+        """Every effect, in key order."""
+        with closing(self._open()) as conn:
+            found = conn.execute("SELECT key, tool, args, state FROM effects ORDER BY key")
+            return [
+                {"key": k, "tool": t, "args": json.loads(a), "state": s} for k, t, a, s in found
+            ]
+
     def effects(self) -> dict[str, dict[str, Any]]:
         """Every effect by tool: its arguments and state (one call of each tool a saga)."""
         with closing(self._open()) as conn:
