@@ -11,6 +11,10 @@ checkpoint namespace on the saga's thread, after each of the agent's supersteps.
 killed mid-run is recovered from there: resuming re-runs the step, whose agent carries on from
 its last checkpoint (finished calls are not made again); a rollback reads the log from there
 and also undoes, by its idempotency key, a call whose result was lost in the crash.
+
+Under an async saga (``arun_saga``) the agent runs with ``ainvoke``
+(:meth:`AgentParticipant.aexecute`); its compensation, whose undos are plain functions, runs
+on the step pool, as any sync compensation does.
 """
 
 from __future__ import annotations
@@ -89,6 +93,24 @@ class AgentParticipant:
             if state is not None:
                 self._emit_calls(ctx, state, error)
             raise
+        return self._result(ctx, final)
+
+    async def aexecute(self, ctx: StepContext) -> StepResult:
+        """:meth:`execute` for an async saga (``arun_saga``): the agent runs with ``ainvoke``,
+        so its model calls and async tools share the saga's event loop."""
+        agent = self._agent(ctx)
+        try:
+            final = await agent.ainvoke({"messages": [HumanMessage(self.prompt(ctx))]})
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            state = await _acheckpointed_state(agent)
+            if state is not None:
+                self._emit_calls(ctx, state, error)
+            raise
+        return self._result(ctx, final)
+
+    def _result(self, ctx: StepContext, final: Mapping[str, Any]) -> StepResult:
         self._emit_calls(ctx, final)
         messages: list[BaseMessage] = list(final.get("messages") or [])
         answer = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
@@ -229,6 +251,18 @@ def _checkpointed_state(agent: Any) -> Mapping[str, Any] | None:
     if _checkpointer(config) is None:
         return None
     values: Mapping[str, Any] = agent.get_state(config).values
+    return values
+
+
+async def _acheckpointed_state(agent: Any) -> Mapping[str, Any] | None:
+    """:func:`_checkpointed_state` through the saver's async methods."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return None
+    if _checkpointer(config) is None:
+        return None
+    values: Mapping[str, Any] = (await agent.aget_state(config)).values
     return values
 
 

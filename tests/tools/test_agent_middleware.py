@@ -131,7 +131,7 @@ def test_a_call_limit_fails_the_step_and_the_saga_undoes_what_ran(
     ]
 
 
-def test_an_async_saga_runs_the_agent_with_ainvoke_and_its_middleware(
+def test_an_async_saga_runs_the_agent_step_with_ainvoke_and_its_middleware(
     tmp_path: Path, server: ScriptedOpenAIServer
 ) -> None:
     import asyncio
@@ -150,3 +150,31 @@ def test_an_async_saga_runs_the_agent_with_ainvoke_and_its_middleware(
     rows = Partner(tmp_path).rows()
     assert [r["state"] for r in rows] == ["undone"] * 3
     assert len({r["key"] for r in rows}) == 3
+
+
+def test_an_async_saga_waits_for_approval_and_resumes_with_command(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from langgraph.types import Command
+
+    from sagagraph import asaga_status, saga_config
+    from tests.support.gated_saga import definition, responder
+
+    async def main(base_url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        saga = definition(tmp_path, base_url)
+        async with open_async_checkpointer(f"sqlite:///{tmp_path / 'a.sqlite'}") as saver:
+            app = build_saga_graph(saga).compile(checkpointer=saver)
+            saga_id = new_saga_id("pay")
+            paused = await arun_saga(app, {"traveller": "ada"}, saga_id=saga_id)
+            answers = {a["id"]: {"type": "approve"} for a in paused["approvals"]}
+            await app.ainvoke(Command(resume=answers), saga_config(saga_id), durability="sync")
+            return paused, await asaga_status(app, saga_id)
+
+    with ScriptedOpenAIServer(responder) as gated:
+        paused, done = asyncio.run(main(gated.base_url))
+    assert paused["status"] == "waiting_for_operator"
+    assert len(paused["approvals"]) == 2
+    assert done["status"] == "completed"
+    assert {e["state"] for e in Partner(tmp_path).effects().values()} == {"done"}
