@@ -29,6 +29,7 @@ _STATUS_EXIT = {
     "rolled_back": EXIT_ROLLED_BACK,
     "resolved_by_operator": EXIT_ROLLED_BACK,
     "compensation_failed": EXIT_NEEDS_OPERATOR,
+    "waiting_for_operator": EXIT_NEEDS_OPERATOR,
     # Only `status` sees these: the saga is not finished yet (or its process died).
     "queued": EXIT_TRY_LATER,
     "running": EXIT_TRY_LATER,
@@ -111,7 +112,16 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
     usage = view.get("usage") or {}
     if usage.get("input_tokens") or usage.get("output_tokens"):
         print(f"  tokens: {usage['input_tokens']} in, {usage['output_tokens']} out", file=out)
-    if view.get("waiting_for_operator"):
+    for approval in view.get("approvals") or []:
+        args = json.dumps(approval["args"], sort_keys=True)
+        print(
+            f"  waiting for approval: {approval['step']} {approval['tool']} {args} "
+            f"(call {approval['call']}); run: sagagraph approve {view['saga_id']} "
+            f"[--call {approval['call']}] [--edit JSON] | sagagraph reject {view['saga_id']} "
+            "--why TEXT",
+            file=out,
+        )
+    if view.get("waiting_for_operator") and not view.get("approvals"):
         from sagagraph.cli.foreign import foreign_definition, python_call
 
         failure = view.get("compensation_failure") or {}

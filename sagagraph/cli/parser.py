@@ -188,6 +188,32 @@ def add_lifecycle(sub: Subparsers) -> None:
     )
     json_flag(rollback)
 
+    add_approvals(sub)
+
+
+def add_approvals(sub: Subparsers) -> None:
+    """``approve`` and ``reject``: answer tool calls waiting for an operator's approval."""
+    approve = verb(
+        sub, "approve", "let tool calls waiting for approval run", "approvals:cmd_approve"
+    )
+    reject = verb(sub, "reject", "refuse tool calls waiting for approval", "approvals:cmd_reject")
+    approve.add_argument(
+        "--edit", metavar="JSON", help="run the call with these arguments (a JSON object)"
+    )
+    reject.add_argument("--why", metavar="TEXT", required=True, help="who decided, and why")
+    for p in (approve, reject):
+        saga_id_arg(p)
+        p.add_argument(
+            "--call", metavar="CALL_ID", help="only this call (status lists them; default: all)"
+        )
+        p.add_argument(
+            "--app",
+            metavar="MODULE:FUNCTION",
+            help="the saga's graph or definition, for a saga other than the paper's "
+            "(default: $SAGAGRAPH_APP)",
+        )
+        flags(p, db_flag, json_flag)
+
 
 def add_explore(sub: Subparsers) -> None:
     graph = verb(sub, "graph", "print the saga graph as Mermaid", "explore:cmd_graph")

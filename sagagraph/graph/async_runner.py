@@ -31,6 +31,7 @@ from sagagraph.graph.runner import (
     RunOutput,
     _check_fail_at,
     already_exists,
+    foreign_writes,
     holds_saga,
     initial_state,
     raise_if_connection_lost,
@@ -117,7 +118,12 @@ async def _exists(app: AsyncSagaApp, saga_id: str) -> bool:
 
 async def asaga_status(app: AsyncSagaApp, saga_id: str) -> dict[str, Any]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    return snapshot_view(await _snapshot(app, saga_id), saga_id)
+    snap = await _snapshot(app, saga_id)
+    writes = None
+    if foreign_writes(snap) and isinstance(app.checkpointer, BaseCheckpointSaver):
+        saved = await app.checkpointer.aget_tuple(snap.config)
+        writes = list(saved.pending_writes or []) if saved is not None else None
+    return snapshot_view(snap, saga_id, writes)
 
 
 async def arun_saga(

@@ -37,7 +37,12 @@ from sagagraph.graph import saga_threads
 from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.state_view import finished_view, state_view
+from sagagraph.graph.state_view import (
+    approvals_in_writes,
+    finished_view,
+    pending_approvals,
+    state_view,
+)
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
 from sagagraph.saga.tracing import saga_outcome, saga_span
@@ -276,10 +281,13 @@ def _stored(app: SagaApp, saga_id: str) -> bool:
         return True
 
 
-def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
+def snapshot_view(
+    snap: StateSnapshot, saga_id: str, writes: list[tuple[str, str, Any]] | None = None
+) -> dict[str, Any]:
     """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state, or
     a state that is not a saga's (a checkpointer shared with other graphs holds their threads
-    too)."""
+    too). ``writes`` (the checkpoint's pending writes) show the tool calls waiting for
+    approval when the snapshot has no tasks (:func:`foreign_writes`)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     if not _is_saga_state(snap.values, saga_id):
@@ -289,7 +297,11 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
         )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
-    return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
+    approvals = pending_approvals(snap.tasks) or approvals_in_writes(writes or [])
+    waiting = waiting or bool(approvals)
+    return state_view(
+        snap.values, saga_id, next=pending_nodes(snap), waiting=waiting, approvals=approvals
+    )
 
 
 def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
@@ -320,10 +332,23 @@ _NOTHING_YET = frozenset(
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    return snapshot_view(_snapshot(app, saga_id), saga_id)
+    snap = _snapshot(app, saga_id)
+    writes = None
+    if foreign_writes(snap) and isinstance(app.checkpointer, BaseCheckpointSaver):
+        saved = app.checkpointer.get_tuple(snap.config)
+        writes = list(saved.pending_writes or []) if saved is not None else None
+    return snapshot_view(snap, saga_id, writes)
 
 
-def _view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
+def foreign_writes(snap: StateSnapshot) -> bool:
+    """True when the snapshot's pending writes are worth reading for tool calls waiting for
+    approval: an unfinished saga whose snapshot shows no tasks, as when a graph other than
+    the saga's reads it (the ``sagagraph`` command reading another definition's saga)."""
+    status = snap.values.get("status") if snap.values else None
+    return bool(snap.values) and not snap.tasks and status not in TERMINAL_STATUSES
+
+
+def view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
     """The view once a run returned: from its final values when the saga ended, else read."""
     if finished is not None:
         return finished_view(finished, saga_id)
@@ -379,7 +404,7 @@ def run_saga(
             raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
         finished = stream_saga(app, payload, saga_id, durability, on_event, config)
-        return _view_after(app, saga_id, finished)
+        return view_after(app, saga_id, finished)
 
 
 def resume_saga(
@@ -411,7 +436,7 @@ def resume_leased(
     if view["waiting_for_operator"] or not view["next"]:
         return view
     finished = stream_saga(app, None, saga_id, durability, on_event, config, operation="resume")
-    return _view_after(app, saga_id, finished)
+    return view_after(app, saga_id, finished)
 
 
 def resolve_saga(
@@ -445,7 +470,7 @@ def resolve_saga(
         finished = stream_saga(
             app, resume, saga_id, durability, on_event, config, operation="resolve"
         )
-        return _view_after(app, saga_id, finished)
+        return view_after(app, saga_id, finished)
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:

@@ -128,7 +128,13 @@ def test_import_sagagraph_alone_loads_nothing_heavy(tmp_path: Path) -> None:
         assert not imported(modules, package), package
 
 
-PACKAGES = ["sagagraph", "sagagraph.agents", "sagagraph.tools", "sagagraph.choreography"]
+PACKAGES = [
+    "sagagraph",
+    "sagagraph.agents",
+    "sagagraph.tools",
+    "sagagraph.choreography",
+    "sagagraph.graph",
+]
 
 
 def lazy_table(package: ModuleType) -> dict[str, str]:
