@@ -211,8 +211,10 @@ def place_services(
             "would split their events (stop them, or use --agents external)"
         )
     if placement == "auto" and live and missing:
+        serve = "step service {} serves" if len(live) == 1 else "step services {} serve"
+        do_not = "does not" if len(missing) == 1 else "do not"
         raise ConfigurationError(
-            f"step services {', '.join(live)} serve on {bus.url} but {', '.join(missing)} do not: "
+            f"{serve.format(', '.join(live))} on {bus.url} but {', '.join(missing)} {do_not}: "
             f"{start_them} (or stop the others to run all step services in this process)"
         )
     return [] if placement == "external" or (placement == "auto" and live) else missing

@@ -223,6 +223,17 @@ def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
     raise SagaNotFoundError(f"saga {saga_id!r}: not found in {redact_url(settings.db)}")
 
 
+def not_found(saga_id: str, settings: Settings) -> str:
+    """``saga 'X': not found in DB (checkpointer) nor on BUS (event log)``, passwords masked:
+    a typo in ``--db`` or ``$SAGAGRAPH_DB`` shows at once."""
+    from sagagraph.checkpoints.factory import redact_url
+
+    return (
+        f"saga {saga_id!r}: not found in {redact_url(settings.db)} (checkpointer) "
+        f"nor on {redact_url(settings.bus)} (event log)"
+    )
+
+
 def is_choreographed(settings: Settings, saga_id: str) -> bool:
     from sagagraph.errors import SagaGraphError
 

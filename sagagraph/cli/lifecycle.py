@@ -12,6 +12,7 @@ from sagagraph.cli.apps import (
     checkpoints_may_exist,
     inspection_app,
     load_view,
+    not_found,
     only_compensates,
     paper_app,
     pdf_password,
@@ -31,7 +32,7 @@ from sagagraph.cli.output import (
     recover_exit_code,
 )
 from sagagraph.config import Settings
-from sagagraph.errors import InputError, SagaGraphError
+from sagagraph.errors import SagaGraphError, SagaNotFoundError
 from sagagraph.redaction import redact
 
 __all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
@@ -46,7 +47,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
-            raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
+            raise SagaNotFoundError(not_found(args.saga_id, settings))
     name_stuck_saga(view, settings)
     # The saga's own exit code, the one `run` gave (a batch script need not parse JSON).
     return emit(view, args.json)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from sagagraph.cli.progress import say
+from sagagraph.cli.progress import STARTED, say, started_line
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import Event
 
@@ -70,7 +70,20 @@ def format_event(event: Event) -> str:
     attempt = f" (attempt {event['attempt']})" if event["attempt"] > 1 else ""
     detail = f"  {event['detail']}" if event["detail"] else ""
     action = f"{event['action']} {event['outcome']}{attempt}"
-    return f"  {mark} {event['step']:<12} {action:<22}{detail}"
+    return f"  {mark} {event['step']:<12} {action:<22}{detail}".rstrip()
+
+
+def trail_lines(events: Iterable[Event]) -> Iterator[str]:
+    """A finished run's progress lines from its recorded events, in their recorded order: a
+    ``started`` line before each execute or compensate attempt's first event, then the event
+    (the agents of a choreography ran in threads or processes, so nothing printed live)."""
+    begun: set[tuple[str, str, int]] = set()
+    for event in events:
+        attempt = (event["step"], event["action"], event["attempt"])
+        if event["action"] in STARTED and attempt not in begun:
+            begun.add(attempt)
+            yield started_line(*attempt)
+        yield format_event(event)
 
 
 def shown_status(view: dict[str, Any]) -> str:

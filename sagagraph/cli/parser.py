@@ -31,6 +31,7 @@ from sagagraph.cli.flags import (
     saga_id_arg,
     step_timeout_flag,
 )
+from sagagraph.cli.modes import MODES, ORCHESTRATION
 from sagagraph.saga.view import Status
 
 STATUSES = (*get_args(Status), "orphaned", "dead_letter")
@@ -84,6 +85,17 @@ class VersionAction(argparse._VersionAction):
         super().__call__(parser, *args, **kwargs)
 
 
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def verb(sub: Subparsers, name: str, what: str, handler: str) -> argparse.ArgumentParser:
     """A sub-command that runs ``handler`` and accepts ``--debug`` after the verb too."""
     p = sub.add_parser(name, help=what)
@@ -105,8 +117,8 @@ def add_run(sub: Subparsers) -> None:
     router_flag(run)
     run.add_argument(
         "--mode",
-        choices=("orchestration", "choreography", "blackboard"),
-        default="orchestration",
+        choices=MODES,
+        default=ORCHESTRATION,
         help="a LangGraph graph coordinates the agents (default), events on a bus do, or a "
         "controller reading a shared board does",
     )
@@ -130,7 +142,10 @@ def add_lifecycle(sub: Subparsers) -> None:
     flags(status, saga_id_arg, db_flag, bus_flag, json_flag)
 
     lst = verb(
-        sub, "list", "list the sagas of the checkpointer and the event log", "listing:cmd_list"
+        sub,
+        "list",
+        "list the sagas of the checkpointer and the event log, newest first",
+        "listing:cmd_list",
     )
     lst.add_argument(
         "--status",
@@ -138,8 +153,14 @@ def add_lifecycle(sub: Subparsers) -> None:
         metavar="STATUS",
         help=f"only sagas with this status: {', '.join(STATUSES)}",
     )
+    lst.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only sagas updated since WHEN: a duration (30m, 2h, 7d) or an ISO date or time",
+    )
+    lst.add_argument("--limit", type=positive_int, metavar="N", help="at most N sagas (the newest)")
     flags(lst, db_flag, bus_flag)
-    json_flag(lst, "print a JSON array of sagas")
+    json_flag(lst, "print a JSON array of sagas, newest first")
 
     resume = verb(
         sub, "resume", "continue an unfinished saga where it stopped", "lifecycle:cmd_resume"
@@ -222,7 +243,17 @@ def add_explore(sub: Subparsers) -> None:
     pipeline_flag(graph)
 
     compare = verb(
-        sub, "compare", "run papers under both routers and compare", "explore:cmd_compare"
+        sub,
+        "compare",
+        "run papers under both routers and compare (needs a chat model for the LLM router)",
+        "explore:cmd_compare",
+    )
+    compare.description = (
+        "Run each paper under the deterministic router and the LLM router, side by side. The "
+        "LLM router asks a chat model: set OPENAI_API_KEY (any value for a local server) and "
+        "OPENAI_BASE_URL for an OpenAI-compatible one (Ollama, vLLM, llama.cpp). With --modes, "
+        "the coordination styles are compared instead, with deterministic routing: no model "
+        "is needed."
     )
     compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
     fail_at_flag(compare, "make STEP fail in every run")
@@ -242,9 +273,26 @@ def add_choreography(sub: Subparsers) -> None:
     agent.add_argument("name", choices=PAPER_STEPS, metavar="NAME", help=", ".join(PAPER_STEPS))
     flags(agent, bus_flag, bus_key_flags, insecure_bus_flag, engine_flags)
 
-    events = verb(sub, "events", "print a choreographed saga's event log", "events:cmd_events")
-    flags(events, saga_id_arg, bus_flag, bus_key_flags)
+    events = verb(
+        sub,
+        "events",
+        "print a saga's events: a choreographed saga's messages on the bus, an orchestrated "
+        "saga's recorded events",
+        "events:cmd_events",
+    )
+    flags(events, saga_id_arg, bus_flag, bus_key_flags, db_flag)
     json_flag(events, "print the events as a JSON array")
+
+    delete = verb(
+        sub,
+        "delete-namespace",
+        "remove a RabbitMQ bus namespace's queues and exchanges (the ?namespace= of --bus)",
+        "namespace:cmd_delete_namespace",
+    )
+    bus_flag(delete)
+    delete.add_argument(
+        "--yes", action="store_true", help="really delete them, with any events they hold"
+    )
 
 
 def add_workers(sub: Subparsers) -> None:
@@ -303,13 +351,20 @@ def add_console(sub: Subparsers) -> None:
     )
 
 
+EXIT_CODES = (
+    "exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step (invalid "
+    "paper), 4 needs an operator, 75 not finished yet (status of a queued or running saga, "
+    "recover leaving one unfinished: ask again later), 2 bad usage or unreadable input, "
+    "1 unexpected error, 130 interrupted"
+)
+"""The top-level ``--help`` epilog: every exit code of :mod:`sagagraph.cli.output`."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sagagraph",
         description="Run LLM agents as one all-or-nothing transaction (Saga pattern, LangGraph).",
-        epilog="exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step "
-        "(invalid paper), 4 needs an operator, 2 bad usage or unreadable input, "
-        "1 unexpected error, 130 interrupted",
+        epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")

@@ -169,9 +169,15 @@ def holds_saga(saved: CheckpointTuple | None) -> bool:
 
 
 class RunOutput:
-    """What a run streamed: each event to ``on_event`` as its step finishes, and the last
-    state values with the interrupts, as ``invoke`` collects them (the same two stream
-    modes), so the view of a finished saga needs no snapshot."""
+    """What a run streamed: each event to ``on_event`` once its superstep is recorded, in the
+    order the saga's state records it, and the last state values with the interrupts, as
+    ``invoke`` collects them (the same two stream modes), so the view of a finished saga needs
+    no snapshot.
+
+    Events are read from the state after each superstep, not from each node's update: steps
+    that run side by side finish in any order, and their events are recorded in the graph's
+    order, which is the order ``status`` shows. The first state a run streams is what was
+    recorded before it (the input, or the checkpoint it resumes): its events are not new."""
 
     MODES: ClassVar[list[StreamMode]] = ["updates", "values"]  # a list: chunks are (mode, data)
 
@@ -180,21 +186,26 @@ class RunOutput:
         self.modes = self.MODES
         self.values: dict[str, Any] | None = None
         self.interrupted = False
+        self.told: int | None = None
+        """How many of the state's events ``on_event`` has seen (None: no state yet)."""
 
     def take(self, chunk: tuple[str, Any]) -> None:
         mode, payload = chunk
         if mode == "values":
             self.values = payload if isinstance(payload, dict) else None
             self.interrupted |= self.values is None or INTERRUPT in self.values
+            if self.values is not None:
+                self.tell(self.values.get("events") or [])
             return
-        for node, update in payload.items():
-            if node == INTERRUPT:
-                self.interrupted = True
-            elif (
-                self.on_event is not None and not node.startswith("__") and isinstance(update, dict)
-            ):
-                for event in update.get("events") or []:
-                    self.on_event(event)
+        if INTERRUPT in payload:
+            self.interrupted = True
+
+    def tell(self, events: list[Event]) -> None:
+        """``on_event`` for each event recorded since the last state, in recorded order."""
+        if self.told is not None and self.on_event is not None:
+            for event in events[self.told :]:
+                self.on_event(event)
+        self.told = len(events)
 
     def finished(self) -> dict[str, Any] | None:
         """The final values when the saga ended (terminal status, no interrupt), else None."""

@@ -25,6 +25,13 @@ PageProgress = Callable[[int, int], None]
 MIN_LETTERS = 20
 """A PDF with fewer letters than this in its text layer is treated as having none."""
 
+NEEDS_PASSWORD = (
+    "encrypted PDF: a password is needed (set $SAGAGRAPH_PDF_PASSWORD, or give "
+    "--password-file FILE)"
+)
+"""What an encrypted PDF without its password reports: the two ways that keep the password
+out of ``ps`` and the shell's history, not ``--password``."""
+
 
 def fail(path: Path, cause: str) -> PaperLoadError:
     """The error for ``path``: ``<path>: <cause>`` on one line."""
@@ -135,12 +142,12 @@ def pdf_pages(
             if not any(reader.decrypt(c) for c in candidates if c is not None):
                 if password:
                     raise fail(path, "encrypted PDF: wrong password")
-                raise fail(path, "encrypted PDF: a password is needed (--password)")
+                raise fail(path, NEEDS_PASSWORD)
         page_objects = list(reader.pages)
     except PaperLoadError:
         raise
     except FileNotDecryptedError:
-        raise fail(path, "encrypted PDF: a password is needed (--password)") from None
+        raise fail(path, NEEDS_PASSWORD) from None
     except DependencyError:
         raise fail(
             path, "encrypted PDF (AES): install the 'cryptography' package to open it"
