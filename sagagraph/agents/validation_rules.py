@@ -126,15 +126,29 @@ def _opening(sections: Sequence[Section], paper: Paper) -> int | None:
     return None
 
 
-def _closing_discussion(sections: Sequence[Section], intro: int, end: int) -> int | None:
-    """A Discussion that is the last top-level section before the references closes too."""
+BACK_MATTER = re.compile(
+    r"^(acknowledg|appendix|appendices|funding|conflicts? of interest|competing interests?|"
+    r"declarations?|disclosures?|author(s'?)? contributions?|description of authors|"
+    r"data (and code )?availability|code availability|ethics|ethical (approval|statement)|"
+    r"abbreviations|supplementary|supporting information|remerciements|agradecimientos|"
+    r"danksagung|agradecimentos|ringraziamenti|financement|financiamiento)"
+)
+"""Sections after the body that are not content: thanks, funding, declarations."""
+TAIL = re.compile(
+    r"\b(discussion|diskussion|discusion|discussao|discussione|outlook|perspectives?|"
+    r"perspectivas|prospettive|ausblick|future (work|directions|research)|"
+    r"travaux futurs|trabajo futuro|trabalhos futuros|sviluppi futuri)\b"
+)
+"""A closing section by function: a discussion, an outlook or perspectives, in any language."""
+
+
+def _closing_tail(sections: Sequence[Section], intro: int, end: int) -> int | None:
+    """A discussion or outlook among the last two content sections before the references
+    closes the paper ("Discussion" then a "Clinical perspectives" box; French "Travaux
+    existants et perspectives"); earlier in the paper such a heading is body."""
     tops = [i for i in range(intro + 1, end) if sections[i].level == 1]
-    tops = [i for i in tops if not sections[i].name.startswith(("acknowledg", "appendix"))]
-    if tops and re.search(
-        r"\b(discussion|diskussion|discusion|discussao)\b", sections[tops[-1]].name
-    ):
-        return tops[-1]
-    return None
+    tops = [i for i in tops if not BACK_MATTER.match(sections[i].name)]
+    return next((i for i in tops[-2:] if TAIL.search(sections[i].name)), None)
 
 
 def find_parts(paper: Paper) -> dict[str, PartMatch]:
@@ -163,7 +177,7 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
     if conclusion is None or conclusion >= ref_index:
         conclusion = _first(sections, "closing", intro + 1, top=True)
     if conclusion is None or conclusion >= ref_index:
-        conclusion = _closing_discussion(sections, intro, ref_index)
+        conclusion = _closing_tail(sections, intro, ref_index)
     if conclusion is not None and conclusion < ref_index:
         take("conclusion", conclusion)
     end = conclusion if conclusion is not None and conclusion < ref_index else ref_index
@@ -202,6 +216,10 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
         body = next((i for i in discursive if i != method), None)
     if body is None:  # no section reviews prior work: the other substantive ones are the body
         body = next((i for i in region if i != method), None)
+    if body is None and region == [method] and "conclusion" in parts:
+        # A short paper's one middle section is its method and all its body ("2 Approach"
+        # between the introduction and the conclusion of a 3-page workshop paper).
+        body = method
     if body is not None:
         take("body", body)
     if method is not None:
