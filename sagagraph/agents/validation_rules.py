@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sagagraph.agents.paper import Paper, Section
+from sagagraph.agents.plan_signals import plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
 
 REQUIRED_PARTS = ("abstract", "introduction", "body", "method", "conclusion", "references")
@@ -30,8 +31,10 @@ PART_LABELS = {
     "method": "method or approach",
     "conclusion": "conclusion",
     "references": "references",
+    "results": "reported results (the document plans its study)",
 }
-"""What each part means, for messages."""
+"""What each part means, for messages ("results" is missing from a plan, see
+:mod:`~sagagraph.agents.plan_signals`)."""
 
 UNHEADED_ABSTRACT = "(unheaded opening paragraph)"
 """The heading reported for an abstract printed without one (ACM style)."""
@@ -242,4 +245,23 @@ def validation_report(paper: Paper) -> ValidationReport:
             f"Complete research paper: all {len(REQUIRED_PARTS)} required parts found "
             f"across {len(paper.pages)} page(s)."
         )
-    return ValidationReport(is_valid=not missing, found=found, missing=missing, reason=reason)
+    report = ValidationReport(is_valid=not missing, found=found, missing=missing, reason=reason)
+    return confirm_reported_results(report, paper)
+
+
+def confirm_reported_results(report: ValidationReport, paper: Paper) -> ValidationReport:
+    """``report`` refused when ``paper`` plans its study instead of reporting it.
+
+    Headings cannot tell a research proposal from a paper; its tense and its plan can (see
+    :mod:`~sagagraph.agents.plan_signals`). Any engine's report passes through here, so the
+    LLM validator is held to the same line. A report already refused keeps its reason.
+    """
+    if not report.is_valid:
+        return report
+    plan = plan_signals(paper)
+    if not plan.is_plan:
+        return report
+    reason = (
+        f"Not a complete research paper: it plans a study rather than reporting one ({plan.why()})."
+    )
+    return report.model_copy(update={"is_valid": False, "missing": ["results"], "reason": reason})
