@@ -111,7 +111,7 @@ class ValidatorAgent(_PaperAgent):
         data = report.model_dump()
         if not report.is_valid or report.missing:
             why = f"missing {', '.join(report.missing)}" if report.missing else report.reason
-            if report.missing == ["results"]:  # a plan: the reason names the evidence
+            if "results" in report.missing:  # a plan: the reason names the evidence
                 why = report.reason.removeprefix("Not a complete research paper: ")
             return StepResult(
                 data=data, halt=True, reason=f"not a complete research paper: {why}", usage=usage

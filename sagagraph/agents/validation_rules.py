@@ -246,6 +246,15 @@ def validation_report(paper: Paper) -> ValidationReport:
             f"across {len(paper.pages)} page(s)."
         )
     report = ValidationReport(is_valid=not missing, found=found, missing=missing, reason=reason)
+    if missing and paper.sections:
+        plan = plan_signals(paper)
+        if plan.is_plan:  # the deeper reason: a plan, whatever else it lacks
+            reason = (
+                "Not a complete research paper: it plans a study rather than reporting one "
+                f"({plan.why()}); also missing {labels}."
+            )
+            update = {"missing": [*missing, "results"], "reason": reason}
+            return report.model_copy(update=update)
     return confirm_reported_results(report, paper)
 
 
