@@ -17,7 +17,7 @@ from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, ValidationReport
 from sagagraph.agents.store import OutputStore
-from sagagraph.agents.validation_rules import PART_LABELS
+from sagagraph.agents.validation_rules import PART_LABELS, confirm_reported_results
 from sagagraph.agents.words import count_words
 from sagagraph.errors import InputError, MalformedModelOutput
 from sagagraph.saga.protocol import StepContext, StepResult
@@ -114,6 +114,8 @@ class ValidatorAgent(PaperAgent):
         engine, _, _ = _services(ctx)
         paper = self._paper(ctx)
         report, usage = engine.validate(paper)
+        # Any engine's verdict: headings alone cannot tell a research plan from a paper.
+        report = confirm_reported_results(report, paper)
         data: dict[str, Any] = report.model_dump()
         if self.profile:
             from sagagraph.agents.paper_kind import profile_paper
@@ -121,6 +123,8 @@ class ValidatorAgent(PaperAgent):
             data["profile"] = dict(profile_paper(paper))
         if not report.is_valid or report.missing:
             why = f"missing {', '.join(report.missing)}" if report.missing else report.reason
+            if "results" in report.missing:  # a plan: the reason names the evidence
+                why = report.reason.removeprefix("Not a complete research paper: ")
             return StepResult(
                 data=data, halt=True, reason=f"not a complete research paper: {why}", usage=usage
             )

@@ -159,6 +159,15 @@ def emit(view: dict[str, Any], as_json: bool) -> int:
     return exit_code_for(view)
 
 
+def emit_error(message: str, code: int) -> None:
+    """A refused or failed command under ``--json``: ``{"error": ..., "exit": code}`` on
+    stdout, so a script reading it parses one object, never an empty document. The same
+    one-line message goes to stderr as without ``--json``."""
+    json.dump({"error": message, "exit": code}, sys.stdout)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
 def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:
     """Rows (a comparison) as indented JSON on stdout, or as the text ``render`` makes."""
     if as_json:
