@@ -217,7 +217,7 @@ SAMPLE_REVIEW: dict[str, Any] = {
     ],
     "weaknesses": [
         quoted(
-            "Section 4 Experiments reports only a median overhead, without its spread.",
+            "Section 4 Experiments does not report variance over the runs.",
             "added a median overhead of 11 milliseconds per step",
         )
     ],
