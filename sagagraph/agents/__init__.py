@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from sagagraph.agents.paper import Paper, PaperTooShortError, Section
     from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
     from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
-    from sagagraph.agents.paper_kind import PaperProfile, profile_paper
+    from sagagraph.agents.paper_profile import PaperProfile, profile_paper
     from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper
     from sagagraph.agents.pdf.parsing import load_paper
@@ -40,7 +40,7 @@ _EXPORTS = {
     "sagagraph.agents.paper": "Paper PaperTooShortError Section",
     "sagagraph.agents.paper_agents": "ReviewerAgent SummarizerAgent ValidatorAgent",
     "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
-    "sagagraph.agents.paper_kind": "PaperProfile profile_paper",
+    "sagagraph.agents.paper_profile": "PaperProfile profile_paper",
     "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
     "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
     "sagagraph.agents.pdf.parsing": "load_paper",

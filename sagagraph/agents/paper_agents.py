@@ -15,13 +15,18 @@ from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_review import OFFLINE_REVIEW_NOTE
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.pdf.loader import PaperLoader
+from sagagraph.agents.quote_check import checked_review
 from sagagraph.agents.schemas import Review, ValidationReport
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.validation_rules import PART_LABELS, confirm_reported_results
 from sagagraph.agents.words import count_words
 from sagagraph.errors import InputError, MalformedModelOutput
+from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import StepContext, StepResult
+from sagagraph.saga.view import make_event
 
+QUOTE_CHECK = "quote_check"
+"""Action of the reviewer's events for a point dropped because its quote is not in the paper."""
 VALIDATION_FILE = "validation.txt"
 REVIEW_FILE = "review.txt"
 SUMMARY_FILE = "summary.txt"
@@ -87,6 +92,8 @@ def render_review(paper: Paper, review: Review, engine: str = "") -> str:
     lines = [f"Review of: {paper.title}", ""]
     if engine == "offline":
         lines += [OFFLINE_REVIEW_NOTE, ""]
+    if review.kind:
+        lines += [f"Kind of paper: {review.kind}", ""]
     for heading, items in (
         ("Strengths", review.strengths),
         ("Weaknesses", review.weaknesses),
@@ -104,7 +111,7 @@ class ValidatorAgent(PaperAgent):
 
     def __init__(self, profile: bool = False) -> None:
         self.profile = profile
-        """Add the paper's profile (kind, experiments: :mod:`sagagraph.agents.paper_kind`) to
+        """Add the paper's profile (kind, experiments: :mod:`sagagraph.agents.paper_profile`) to
         the findings, for the adaptive pipeline's routers."""
 
     def __repr__(self) -> str:
@@ -118,7 +125,7 @@ class ValidatorAgent(PaperAgent):
         report = confirm_reported_results(report, paper)
         data: dict[str, Any] = report.model_dump()
         if self.profile:
-            from sagagraph.agents.paper_kind import profile_paper
+            from sagagraph.agents.paper_profile import profile_paper
 
             data["profile"] = dict(profile_paper(paper))
         if not report.is_valid or report.missing:
@@ -133,7 +140,11 @@ class ValidatorAgent(PaperAgent):
 
 
 class ReviewerAgent(PaperAgent):
-    """Step ``reviewer``: strengths, weaknesses and suggestions, in ``review.txt``."""
+    """Step ``reviewer``: strengths, weaknesses and suggestions, in ``review.txt``.
+
+    Whatever the engine, every point's quote is checked against the paper's pages before the
+    file is written; each point dropped is a ``quote_check`` event of the step.
+    """
 
     name = "reviewer"
     file_name = REVIEW_FILE
@@ -142,6 +153,9 @@ class ReviewerAgent(PaperAgent):
         engine, _, _ = _services(ctx)
         paper = self._paper(ctx)
         review, usage = engine.review(paper)
+        review = checked_review(review, paper.pages)
+        for why in review.dropped:
+            emit_event(make_event(self.name, QUOTE_CHECK, "dropped", ctx.attempt, why))
         output = self._write(ctx, render_review(paper, review, engine.name))
         return StepResult(data=review.model_dump(), output=output, usage=usage)
 

@@ -1,85 +1,153 @@
-"""What kind of paper this is, and whether it reports experiments: the adaptive pipeline's facts.
+"""What kind of paper this is, decided from words the paper prints, which the review quotes.
 
-The validator of the adaptive pipeline adds this profile to its findings; the pipeline's rules
-choose by it (``reviewer`` or ``survey_reviewer``; ``reproducibility`` or not) and the LLM
-router sees it. It is read from the paper's title, abstract and section headings, by rules:
-no model call, the same on every engine.
-
-- ``survey``: the title says survey, review or overview, or the abstract says the paper itself
-  is one ("this survey", "we review the literature") and no experiment section follows;
-- ``position``: no experiment section, and the abstract argues ("position paper", "we argue");
-- ``theory``: no experiment section, and headings of theorems, proofs or lemmas;
-- ``empirical``: a section reports experiments, an evaluation or results;
-- otherwise, with no experiment section, ``position``.
+A reviewer asks different things of an experiment, a software package, a focus-group study, a
+survey or a proof: :func:`paper_kind` reads the title, the abstract and the opening and method
+sections for the marks of each kind, in order of how specific they are, and returns the kind
+with the sentence that decided it (:class:`KindEvidence`), so the review can say why.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal, TypedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from sagagraph.agents.paper import Paper
+from sagagraph.agents.paper_sentences import Sentence, cites_others
 
-PaperKind = Literal["empirical", "survey", "position", "theory"]
+PaperKind = Literal[
+    "empirical",
+    "system",
+    "survey",
+    "theory",
+    "qualitative",
+    "software",
+    "position",
+    "dataset",
+    "proposal",
+]
 
-REVIEWED_AS_SURVEY: tuple[PaperKind, ...] = ("survey", "position", "theory")
-"""Kinds the survey reviewer suits: coverage, taxonomy and recency, not experiments."""
+KIND_NAMES: dict[PaperKind, str] = {
+    "empirical": "an empirical study",
+    "system": "a system paper",
+    "survey": "a survey",
+    "theory": "a theory paper",
+    "qualitative": "a qualitative or clinical study",
+    "software": "a software or package paper",
+    "position": "a position paper",
+    "dataset": "a dataset paper",
+    "proposal": "a research proposal",
+}
+"""How a review names each kind."""
 
-_TITLE_SURVEY = re.compile(r"\b(survey|review|overview|state of the art)\b", re.IGNORECASE)
-_ABSTRACT_SURVEY = re.compile(
-    r"\b(this (survey|review)|in this (survey|review)|we survey the|we review the"
-    r"|systematic (literature )?review|this (paper|article) (surveys|reviews))\b",
-    re.IGNORECASE,
+_I = re.IGNORECASE
+_MARKS: tuple[tuple[PaperKind, re.Pattern[str]], ...] = (
+    (
+        "proposal",
+        re.compile(
+            r"\b(?:research proposal|this proposal|proposed research|we will (?:study|"
+            r"investigate|develop|evaluate))\b",
+            _I,
+        ),
+    ),
+    (
+        "survey",
+        re.compile(
+            r"\b(?:this|our|in this) (?:survey|systematic review|literature review|review "
+            r"article)\b|\bwe (?:survey|review) (?:the|recent|existing)\b",
+            _I,
+        ),
+    ),
+    ("position", re.compile(r"\b(?:position paper|vision paper|manifesto|this essay)\b", _I)),
+    (
+        "software",
+        re.compile(
+            r"\b(?:R|Python|Julia|MATLAB|Stata|software) (?:package|library|toolbox)\b|"
+            r"\bpackage (?:is|was) (?:freely |publicly )?available\b|\bCRAN\b|\bPyPI\b|"
+            r"\b(?:we|this (?:paper|article)) (?:present|presents|describe|describes|"
+            r"introduce|introduces) [^.]{0,40}\b(?:package|library|toolbox|software)\b|"
+            r"\bse (?:desarroll[óo]|presenta) (?:un|el) software\b",
+            _I,
+        ),
+    ),
+    (
+        "qualitative",
+        re.compile(
+            r"\bfocus groups?\b|\bsemi-structured interviews?\b|\bthematic analysis\b|"
+            r"\bqualitative (?:study|research|analysis|interviews?)\b|\bgrounded theory\b|"
+            r"\b(?:population-based|prospective|retrospective|longitudinal) (?:cohort |"
+            r"prospective )?(?:study|cohort)\b|\b(?:randomi[sz]ed|controlled) (?:clinical )"
+            r"?trial\b|\bcase-control study\b|\bcohort study\b",
+            _I,
+        ),
+    ),
+    (
+        "dataset",
+        re.compile(
+            r"\bwe (?:release|introduce|present|construct|build)\b[^.]{0,80}\b(?:dataset|"
+            r"corpus|benchmark|collection of)\b",
+            _I,
+        ),
+    ),
+    (
+        "system",
+        re.compile(
+            r"\bwe (?:present|built|build|design|designed|develop|developed|introduce|"
+            r"implemented)\b[^.]{0,80}\b(?:system|tool|interface|prototype|platform|"
+            r"toolkit)\b|\b(?:programming model|run-time system|runtime system) and an? "
+            r"(?:associated )?implementation\b",
+            _I,
+        ),
+    ),
 )
-_POSITION = re.compile(
-    r"\b(position paper|we argue|this paper argues|we call for|research agenda)\b", re.IGNORECASE
-)
-_THEORY = re.compile(r"\b(theorems?|proofs?|lemmas?|propositions?)\b", re.IGNORECASE)
-_EXPERIMENTS = re.compile(
-    r"\b(experiments?|experimental|evaluations?|results|ablations?|benchmarks?|empirical"
-    r"|user stud(y|ies)|usability stud(y|ies))\b",
-    re.IGNORECASE,
-)
-_SHOWN = 80
-"""Characters of a heading kept as evidence."""
+_THEOREM = re.compile(r"\b(?:Theorem|Lemma|Proposition|Corollary)\s+\d", _I)
+_FRONT_SECTION = re.compile(r"abstract|summary|introduction|overview|resum|method|material", _I)
 
 
-class PaperProfile(TypedDict):
-    """The kind of a paper, whether it reports experiments, and the evidence for both."""
+@dataclass(frozen=True)
+class KindEvidence:
+    """The kind of paper and the sentence that shows it (None for the default)."""
 
     kind: PaperKind
-    reports_experiments: bool
-    """True when a section of the body reports experiments, an evaluation or results."""
-    evidence: list[str]
-    """Why, in a few short phrases (the headings or cues that decided)."""
+    evidence: Sentence | None
+    why: str
+    """What in the evidence decided it (``'focus group'``), or why the default applies."""
+
+    @property
+    def name(self) -> str:
+        return KIND_NAMES[self.kind]
+
+    def describe(self) -> str:
+        """``a software or package paper, from (p.1) "..."`` for the review's header."""
+        if self.evidence is None:
+            return f"{self.name} ({self.why})"
+        return f"{self.name}: '{self.why}' in {self.evidence.cite()}"
 
 
-def _shown(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+def paper_kind(paper: Paper, sentences: Sequence[Sentence], experiments: bool) -> KindEvidence:
+    """The kind of ``paper``, from its title and its opening and method sentences.
 
-
-def profile_paper(paper: Paper) -> PaperProfile:
-    """The paper's profile, by the rules in the module docstring."""
-    headings = [s.heading for s in paper.main_sections()]
-    experiments = [h for h in headings if _EXPERIMENTS.search(h)]
-    abstract = paper.abstract or ""
-    evidence = [f"experiment section: {_shown(h)}" for h in experiments[:3]]
-    if _TITLE_SURVEY.search(paper.title):
-        return _profile("survey", False, [f"title: {_shown(paper.title)}", *evidence])
-    survey_cue = _ABSTRACT_SURVEY.search(abstract)
-    if survey_cue and not experiments:
-        return _profile("survey", False, [f"abstract: {survey_cue.group(0)!r}"])
-    if experiments:
-        return _profile("empirical", True, evidence)
-    position_cue = _POSITION.search(abstract)
-    if position_cue:
-        return _profile("position", False, [f"abstract: {position_cue.group(0)!r}"])
-    theory = [h for h in headings if _THEORY.search(h)]
-    if theory:
-        return _profile("theory", False, [f"section: {_shown(h)}" for h in theory[:3]])
-    return _profile("position", False, ["no section reports experiments"])
-
-
-def _profile(kind: PaperKind, experiments: bool, evidence: list[str]) -> PaperProfile:
-    return {"kind": kind, "reports_experiments": experiments, "evidence": evidence}
+    ``experiments`` tells whether the paper has a section of experiments or results: a paper
+    with theorems and none is a theory paper; without any mark the paper is empirical.
+    """
+    front = [s for s in sentences if _FRONT_SECTION.search(s.section.name)][:80]
+    # A sentence that cites others describes their work, not this paper's kind.
+    pool = [s for s in (front or list(sentences[:80])) if not cites_others(s.text)]
+    for kind, pattern in _MARKS:
+        if kind == "software" and re.search(r"\bsoftware\b", paper.title, _I):
+            first = next((s for s in pool if re.search(r"\bsoftware\b", s.text, _I)), None)
+            if first is not None:
+                return KindEvidence(kind, first, "software")
+        for sentence in pool:
+            m = pattern.search(sentence.text)
+            if m:
+                return KindEvidence(kind, sentence, m.group(0))
+    if not experiments:
+        theorem = next((s for s in sentences if _THEOREM.search(s.text)), None)
+        if theorem is not None and len(_THEOREM.findall(paper.text)) >= 3:
+            m = _THEOREM.search(theorem.text)
+            return KindEvidence("theory", theorem, m.group(0) if m else "theorem")
+    return KindEvidence(
+        "empirical", None, "no mark of another kind in its title, abstract or method"
+    )

@@ -15,7 +15,7 @@ from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewe
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
-from sagagraph.agents.paper_kind import REVIEWED_AS_SURVEY
+from sagagraph.agents.paper_profile import REVIEWED_AS_SURVEY
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.store import OutputStore
 from sagagraph.errors import (
@@ -132,7 +132,7 @@ def adaptive_steps(
     """The adaptive pipeline: validator; then ``reviewer`` (empirical papers, the default) or
     ``survey_reviewer`` (surveys, position and theory papers); then ``reproducibility`` when
     the paper reports experiments (optional); then summarizer. The rules read the validator's
-    profile of the paper (:mod:`sagagraph.agents.paper_kind`)."""
+    profile of the paper (:mod:`sagagraph.agents.paper_profile`)."""
     return (
         Step(ValidatorAgent(profile=True), retry=retry, timeout=step_timeout, can_halt=True),
         Step(
