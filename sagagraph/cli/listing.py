@@ -6,7 +6,8 @@ the database driver alone; LangGraph and the paper saga's graph are loaded only 
 saga has to be read in full (unfinished, or stored before summaries). Nothing is created to
 find out: a SQLite checkpointer or event log that does not exist has nothing to list. A
 ``running`` or ``compensating`` saga whose lease is free has no live process
-behind it: it is shown as orphaned (``sagagraph recover`` finishes it).
+behind it: it is shown as orphaned (``sagagraph recover`` finishes it), unless the work queue
+dead-lettered it (shown so: ``sagagraph requeue`` puts it back).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def row(view: dict[str, Any], paper: str | None, orphaned: bool) -> dict[str, An
         "saga_id": view["saga_id"],
         "status": view["status"],
         "orphaned": orphaned,
+        "dead_lettered": view.get("dead_letter") is not None,
         "mode": view.get("mode") or "orchestration",
         "paper": paper,
         "updated": events[-1]["ts"] if events else None,
@@ -66,6 +68,7 @@ def stamped_row(summary: Any) -> dict[str, Any]:
         "saga_id": summary.saga_id,
         "status": s[m.STATUS],
         "orphaned": False,
+        "dead_lettered": False,
         "mode": s.get(m.MODE) or "orchestration",
         "paper": s.get(m.LABEL),
         "updated": s.get(m.UPDATED),
@@ -111,6 +114,7 @@ def full_rows(settings: Settings, saga_ids: list[str] | None) -> list[dict[str, 
             orphaned = (
                 view["status"] in UNFINISHED
                 and not view["waiting_for_operator"]
+                and view.get("dead_letter") is None
                 and lease_is_free(app, view["saga_id"])
             )
             rows.append(row(view, paper, orphaned))
@@ -154,12 +158,16 @@ def wanted(r: dict[str, Any], status: str | None) -> bool:
         return True
     if status == "orphaned":
         return bool(r["orphaned"])
+    if status == "dead_lettered":
+        return bool(r.get("dead_lettered"))
     return bool(r["status"] == status)
 
 
 def shown_status(r: dict[str, Any]) -> str:
     if r["orphaned"]:
         return f"{r['status']} (orphaned)"
+    if r.get("dead_lettered"):
+        return f"{r['status']} (dead-lettered)"
     if r["waiting_for_operator"]:
         return f"{r['status']} (operator)"
     return str(r["status"])
@@ -197,6 +205,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("  ".join([*cells, line[-1]]).rstrip())
     if any(r["orphaned"] for r in rows):
         print("orphaned: no live process runs it; `sagagraph recover` finishes it")
+    if any(r.get("dead_lettered") for r in rows):
+        print("dead-lettered: it stopped its workers; `sagagraph requeue ID` after a fix")
     return EXIT_COMPLETED
 
 

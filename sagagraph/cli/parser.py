@@ -32,8 +32,9 @@ from sagagraph.cli.flags import (
 )
 from sagagraph.saga.view import Status
 
-STATUSES = (*get_args(Status), "orphaned")
-"""What ``list --status`` accepts: the saga statuses, and ``orphaned`` (its process died)."""
+STATUSES = (*get_args(Status), "orphaned", "dead_lettered")
+"""What ``list --status`` accepts: the saga statuses, ``orphaned`` (its process died) and
+``dead_lettered`` (it stopped its workers too often)."""
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]

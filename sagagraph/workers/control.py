@@ -95,7 +95,8 @@ def submit_sagas(
     with ExitStack() as stack:
         checkpointer = stack.enter_context(open_checkpointer(db))
         sagas = CompiledSagas(checkpointer)
-        inputs = [dict(r.input) | {WORKER_KEY: {"app": app, "queue": address.name}} for r in requests]
+        recorded = {WORKER_KEY: {"app": app, "queue": address.name}}
+        inputs = [dict(r.input) | recorded for r in requests]
         for saga_input in inputs:
             check_storable_input(saga_input)
         prepared = []
