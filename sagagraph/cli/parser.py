@@ -151,6 +151,12 @@ def add_lifecycle(sub: Subparsers) -> None:
     recover.add_argument(
         "--every", type=float, default=10.0, metavar="S", help="with --watch: look every S s"
     )
+    recover.add_argument(
+        "--app",
+        action="append",
+        metavar="MODULE:FACTORY",
+        help="with --watch: a saga factory to take over (repeat; default: the paper saga)",
+    )
     flags(recover, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
     flags(recover, bus_key_flags, insecure_bus_flag)
     engine_flags(recover)

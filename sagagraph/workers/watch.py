@@ -16,7 +16,6 @@ a person: none of them is taken over.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -66,21 +65,3 @@ def take_over_orphans(
             say(f"recover: saga {summary.saga_id} {view['status']}")
             taken.append(view)
     return taken
-
-
-def watch(
-    db: str,
-    *,
-    every: float,
-    stop: threading.Event,
-    say: Callable[[str], None] | None = None,
-) -> int:
-    """Take over orphaned sagas every ``every`` seconds until ``stop`` is set; how many."""
-    total = 0
-    while not stop.is_set():
-        try:
-            total += len(take_over_orphans(db, say=say))
-        except SagaGraphError as error:  # the database is down: try again next round
-            (say or log.warning)(f"recover: {describe_error(error)}")
-        stop.wait(every)
-    return total

@@ -3,7 +3,8 @@ requests per paper, worker processes, and reading the sagas back from PostgreSQL
 
 ``python -m tests.support.queue_support --die-on SAGA_ID -- worker ...`` runs the real ``sagagraph``
 CLI in a process that dies (``os._exit``) whenever a step of that saga writes its output: a
-worker that dies on the same saga every time. ``--die-once SAGA_ID:write|compensate:MARKER``
+worker that dies on the same saga every time. ``--die-once KEY:write|compensate:MARKER``
+(KEY: a saga id, or ``SAGA_ID:STEP`` for one step)
 dies only the first time, of all the processes given the same marker file (a crash
 mid-saga or mid-compensation at a chosen point). Nothing here is part of the package.
 """
@@ -282,7 +283,7 @@ def _die_once(saga_id: str, action: str, marker: str) -> None:
     original = getattr(store_module.OutputStore, action)
 
     def dying(self: Any, key: str, *args: Any, **kwargs: Any) -> Any:
-        if key.startswith(f"{saga_id}:"):
+        if key == saga_id or key.startswith(f"{saga_id}:"):
             try:
                 fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:
@@ -301,7 +302,7 @@ def main(argv: Sequence[str]) -> int:
         if argv[0] == "--die-on":
             _die_on(argv[1])
         else:
-            _die_once(*argv[1].split(":", 2))
+            _die_once(*argv[1].rsplit(":", 2))
         argv = argv[2:]
     if argv[:1] == ["--"]:
         argv = argv[1:]
