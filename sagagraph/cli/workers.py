@@ -41,7 +41,13 @@ def paper_saga(saga_input: Mapping[str, Any]) -> Any:
 
 
 def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    """One whole line on stderr (a worker's threads say theirs at the same time)."""
+    with _say_lock:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+_say_lock = threading.Lock()
 
 
 def _eta(text: str | None) -> datetime | None:

@@ -22,6 +22,7 @@ Use it from the CLI (``sagagraph worker``) or as ``celery -A sagagraph.workers.m
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -103,12 +104,18 @@ def make_celery_app(
         timezone="UTC",
     )
     app.conf.sagagraph = {"address": address, "db": db, "accepted": accepted}
-    _register_tasks(app, address, db, accepted, rate_limit, say or _stderr)
+    _register_tasks(app, address, db, accepted, rate_limit, say or say_line)
     return app
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+_stderr_lock = threading.Lock()
+
+
+def say_line(line: str) -> None:
+    """One line on stderr, whole: the pool's threads never interleave two lines."""
+    with _stderr_lock:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _register_tasks(
