@@ -256,7 +256,8 @@ def add_workers(sub: Subparsers) -> None:
     worker.add_argument(
         "--time-limit", type=float, metavar="S", help="a saga's process is killed after S s"
     )
-    flags(worker, queue_flag, db_flag, engine_flags)
+    # No engine flags: each saga runs with the settings recorded when it was submitted.
+    flags(worker, queue_flag, db_flag)
 
     workers = verb(
         sub, "workers", "queued, running and finished sagas of the queue", "workers:cmd_workers"

@@ -10,8 +10,8 @@ shared checkpointer keeps the saga.
 - prefetch 1 per slot: a worker holds no more sagas than it runs; a priority queue
   (``x-max-priority``) so ``submit --priority`` is honoured among waiting sagas.
 - ``time_limit`` (prefork pool): a hung saga's process is killed, and the saga goes back to
-  the queue. There is no soft limit: its exception would land inside a step, which would take
-  it for the step's own failure and compensate.
+  the queue (``task_acks_on_timeout=False``). There is no soft limit: its exception would
+  land inside a step, which would take it for the step's own failure and compensate.
 - task events on (``worker_send_task_events``, ``task_send_sent_event``): Flower shows the pool.
 - a beat schedule that runs ``sagagraph.recover`` every minute (``celery beat``): sagas whose
   process died are taken over without anyone typing ``recover``.
@@ -87,7 +87,9 @@ def make_celery_app(
         task_default_priority=0,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
-        task_acks_on_failure_or_timeout=True,
+        # A saga's errors are handled inside the task; a hard time limit gives it back.
+        task_acks_on_failure=True,
+        task_acks_on_timeout=False,
         task_ignore_result=True,
         task_time_limit=time_limit,
         worker_prefetch_multiplier=1,

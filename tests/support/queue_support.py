@@ -275,6 +275,8 @@ def _die_on(saga_id: str) -> None:
 
 
 def _die_once(saga_id: str, action: str, marker: str) -> None:
+    hang = action.startswith("hang-")
+    action = action.removeprefix("hang-")
     """Make this process die the first time (of all processes that share ``marker``, a file)
     a step of ``saga_id`` does ``action`` on its output: ``write`` (mid-saga) or
     ``compensate`` (mid-compensation)."""
@@ -290,6 +292,8 @@ def _die_once(saga_id: str, action: str, marker: str) -> None:
                 pass
             else:
                 os.close(fd)
+                if hang:  # alive but stuck: only a time limit gets the saga back
+                    time.sleep(3600)
                 os._exit(DIE_EXIT_CODE)
         return original(self, key, *args, **kwargs)
 

@@ -217,3 +217,29 @@ def test_a_worker_runs_the_travel_booking_from_its_recorded_reference(
         assert saga_status(app, bob)["compensated"][-2:] == ["reserve_hotel", "book_flight"]
     # Bob's seat came back; Ada's is taken once.
     assert stores.airline.seats_free(FLIGHT) == 119
+
+
+def test_a_hung_saga_goes_back_to_the_queue_after_the_time_limit(
+    tmp_path: Path, env: dict[str, Any], readers: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (paper,) = write_papers(tmp_path / "papers", 1)
+    (saga_id,) = submit(capsys, env, str(paper))
+    marker = tmp_path / "hung"
+    pool = worker(
+        env,
+        tmp_path,
+        "--pool",
+        "prefork",
+        "--time-limit",
+        "6",
+        die_once=f"{saga_id}:reviewer:hang-write:{marker}",
+    )
+    try:
+        wait_for(lambda: final(readers, [saga_id]), timeout=120, what="the saga final")
+    finally:
+        assert pool.terminate() == 0
+    assert marker.exists(), "the reviewer never hung"
+    view = saga_status(readers, saga_id)
+    assert view["status"] == "completed"
+    assert pool.count(f"took saga {saga_id} (delivery 2 of") == 1
+    assert sorted(files_of(env["outputs"], saga_id)) == sorted(PAPER_FILES.values())
