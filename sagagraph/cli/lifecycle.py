@@ -26,6 +26,7 @@ from sagagraph.cli.foreign import foreign_reason, refuse_foreign
 from sagagraph.cli.interrupt import interruptible
 from sagagraph.cli.listing import cmd_list
 from sagagraph.cli.output import (
+    EXIT_COMPLETED,
     emit,
     print_view,
     progress_printer,
@@ -126,7 +127,40 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return emit(view, args.json)
 
 
+def watch_orphans(args: argparse.Namespace) -> int:
+    """``recover --watch``: take over orphaned sagas every ``--every`` seconds until SIGTERM."""
+    import signal
+    import threading
+
+    from sagagraph.workers.references import PAPER_APP
+    from sagagraph.workers.watch import take_over_orphans
+
+    if args.every <= 0:
+        raise InputError(f"--every: expected a number of seconds > 0, got {args.every}")
+    db = settings_from(args).db
+    accepted = frozenset(args.app or [PAPER_APP])
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    say(f"recover: watching for orphaned sagas every {args.every:g} s")
+    taken = 0
+    while not stop.is_set():
+        try:
+            taken += len(take_over_orphans(db, accepted, say=say))
+        except SagaGraphError as error:  # the database is down: try again next round
+            say(f"recover: {redact(str(error))}")
+        stop.wait(args.every)
+    say(f"recover: stopped after taking over {taken} saga(s)")
+    return EXIT_COMPLETED
+
+
 def cmd_recover(args: argparse.Namespace) -> int:
+    if args.watch:
+        return watch_orphans(args)
     from sagagraph.errors import SagaBusyError
     from sagagraph.graph.recover import is_unfinished, open_sagas, recover_saga
 

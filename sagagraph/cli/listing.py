@@ -6,7 +6,8 @@ the database driver alone; LangGraph and the paper saga's graph are loaded only 
 saga has to be read in full (unfinished, or stored before summaries). Nothing is created to
 find out: a SQLite checkpointer or event log that does not exist has nothing to list. A
 ``running`` or ``compensating`` saga whose lease is free has no live process
-behind it: it is shown as orphaned (``sagagraph recover`` finishes it).
+behind it: it is shown as orphaned (``sagagraph recover`` finishes it), unless the work queue
+dead-lettered it (shown so: ``sagagraph requeue`` puts it back).
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def full_rows(settings: Settings, saga_ids: list[str] | None) -> list[dict[str, 
             orphaned = (
                 view["status"] in UNFINISHED
                 and not view["waiting_for_operator"]
+                and view.get("dead_letter") is None
                 and lease_is_free(app, view["saga_id"])
             )
             rows.append(row(view, paper, orphaned))
@@ -159,7 +161,7 @@ def wanted(r: dict[str, Any], status: str | None) -> bool:
         return True
     if status == "orphaned":
         return bool(r["orphaned"])
-    if status == "dead_letter":
+    if status in ("dead_letter", "dead_lettered"):
         return bool(r["dead_lettered"])
     return bool(r["status"] == status)
 
@@ -231,6 +233,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("  ".join([*cells, line[-1]]).rstrip())
     if any(r["orphaned"] for r in rows):
         print("orphaned: no live process runs it; `sagagraph recover` finishes it")
+    if any(r.get("dead_lettered") for r in rows):
+        print("dead-lettered: it stopped its workers; `sagagraph requeue ID` after a fix")
     return EXIT_COMPLETED
 
 

@@ -34,9 +34,9 @@ from sagagraph.cli.flags import (
 from sagagraph.cli.modes import MODES, ORCHESTRATION
 from sagagraph.saga.view import Status
 
-STATUSES = (*get_args(Status), "orphaned", "dead_letter")
+STATUSES = (*get_args(Status), "orphaned", "dead_letter", "dead_lettered")
 """What ``list --status`` accepts: the saga statuses, ``orphaned`` (its process died) and
-``dead_letter`` (the work queue gave up on it)."""
+``dead_letter`` or ``dead_lettered`` (the work queue gave up on it)."""
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -173,6 +173,20 @@ def add_lifecycle(sub: Subparsers) -> None:
         sub, "recover", "finish every saga left running or compensating", "lifecycle:cmd_recover"
     )
     recover.add_argument("--compensate", action="store_true", help="roll them back instead")
+    recover.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep taking over orphaned sagas (their process died) until SIGTERM",
+    )
+    recover.add_argument(
+        "--every", type=float, default=10.0, metavar="S", help="with --watch: look every S s"
+    )
+    recover.add_argument(
+        "--app",
+        action="append",
+        metavar="MODULE:FACTORY",
+        help="with --watch: a saga factory to take over (repeat; default: the paper saga)",
+    )
     flags(recover, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
     flags(recover, bus_key_flags, insecure_bus_flag)
     engine_flags(recover)
@@ -296,11 +310,24 @@ def add_choreography(sub: Subparsers) -> None:
 
 
 def add_workers(sub: Subparsers) -> None:
-    """``submit`` papers to the work queue, run a ``worker``, see ``workers``."""
-    submit = verb(
-        sub, "submit", "put papers on the work queue, one saga each", "workers:cmd_submit"
+    """``submit`` sagas to the work queue, run a ``worker``, see ``workers``, ``cancel`` and
+    ``requeue`` one."""
+    submit = verb(sub, "submit", "put sagas on the work queue, one a paper", "workers:cmd_submit")
+    submit.add_argument("papers", nargs="*", metavar="PAPER", help=".pdf, .txt or .md")
+    submit.add_argument(
+        "--input",
+        action="append",
+        metavar="JSON",
+        help="the input of one saga of --app, as a JSON object (repeat for more)",
     )
-    submit.add_argument("papers", nargs="+", metavar="PAPER", help=".pdf, .txt or .md")
+    submit.add_argument("--saga-id", metavar="ID", help="the saga's id (one saga only)")
+    app_flag(submit, "the saga factory to run (default: the paper saga)")
+    submit.add_argument(
+        "--priority", type=int, default=0, metavar="N", help="0 (default) to 9: higher first"
+    )
+    when = submit.add_mutually_exclusive_group()
+    when.add_argument("--countdown", type=float, metavar="S", help="start no sooner than S s")
+    when.add_argument("--eta", metavar="ISO", help="start no sooner than this time (ISO 8601)")
     submit.add_argument(
         "--mode",
         choices=("orchestration",),
@@ -318,12 +345,47 @@ def add_workers(sub: Subparsers) -> None:
     worker.add_argument(
         "--concurrency", type=int, default=1, metavar="N", help="sagas at once (default 1)"
     )
-    flags(worker, queue_flag, db_flag, engine_flags)
+    worker.add_argument(
+        "--app",
+        action="append",
+        metavar="MODULE:FACTORY",
+        help="a saga factory this worker runs (repeat for more; default: the paper saga)",
+    )
+    worker.add_argument(
+        "--pool",
+        choices=("threads", "prefork", "solo"),
+        default="threads",
+        help="Celery's pool: threads (default), prefork (needed by --time-limit) or solo",
+    )
+    worker.add_argument("--rate-limit", metavar="RATE", help="sagas started per worker: 10/m")
+    worker.add_argument(
+        "--time-limit", type=float, metavar="S", help="a saga's process is killed after S s"
+    )
+    # No engine flags: each saga runs with the settings recorded when it was submitted.
+    flags(worker, queue_flag, db_flag)
 
     workers = verb(
         sub, "workers", "queued, running and finished sagas of the queue", "workers:cmd_workers"
     )
     flags(workers, queue_flag, db_flag, json_flag)
+
+    cancel = verb(sub, "cancel", "cancel a queued or running saga", "workers:cmd_cancel")
+    saga_id_arg(cancel)
+    cancel.add_argument("--by", required=True, metavar="WHO", help="who cancels it")
+    cancel.add_argument("--reason", required=True, metavar="TEXT", help="why")
+    flags(cancel, queue_flag, db_flag, json_flag)
+
+    requeue = verb(
+        sub, "requeue", "put a dead-lettered saga back on the queue", "workers:cmd_requeue"
+    )
+    saga_id_arg(requeue)
+    requeue.add_argument("--priority", type=int, default=0, metavar="N", help="0 to 9")
+    requeue.add_argument("--note", metavar="TEXT", help="who requeued it, and why")
+    flags(requeue, queue_flag, db_flag, json_flag)
+
+
+def app_flag(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--app", metavar="MODULE:FACTORY", help=what)
 
 
 def add_console(sub: Subparsers) -> None:

@@ -119,19 +119,20 @@ def rollback_saga(
     reason = reason.strip() or DEFAULT_ROLLBACK_REASON
     by = by.strip() if by is not None and by.strip() else None
     with saga_lease(app.checkpointer, saga_id):
-        return _rollback_leased(app, saga_id, reason, durability, on_event, by=by, config=config)
+        return rollback_leased(app, saga_id, reason, durability, on_event, by=by, config=config)
 
 
-def _rollback_leased(
+def rollback_leased(
     app: SagaApp,
     saga_id: str,
     reason: str,
-    durability: Durability,
-    on_event: EventCallback | None,
+    durability: Durability = DEFAULT_DURABILITY,
+    on_event: EventCallback | None = None,
     *,
     by: str | None = None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
+    """:func:`rollback_saga` for a caller that already holds the saga's lease (a worker does)."""
     _settle(app, saga_id)
     saga_threads.force_compensation(app, saga_id, reason=reason, by=by)
     stream_saga(app, None, saga_id, durability, on_event, config, operation="rollback")
@@ -177,7 +178,7 @@ def recover_saga(
             return view
         if compensate:
             # A saga already on its way back just carries on (force_compensation sees it).
-            return _rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, on_event)
+            return rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, on_event)
         return resume_leased(app, saga_id, durability, on_event)
 
 
