@@ -33,7 +33,7 @@ from sagagraph.cli.output import (
     recover_exit_code,
 )
 from sagagraph.config import Settings
-from sagagraph.errors import SagaGraphError, SagaNotFoundError
+from sagagraph.errors import InputError, SagaGraphError, SagaNotFoundError
 from sagagraph.redaction import redact
 
 __all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
