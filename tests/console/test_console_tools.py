@@ -12,6 +12,7 @@ from tests.support.console_sagas import Stores
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.swarm_support import SwarmResponder, chat_model, swarm_app
 
+
 def test_a_tool_calling_saga_shows_its_calls_and_offers_no_action(tmp_path: Path) -> None:
     from examples.travel_swarm.partners import FLIGHT
 
