@@ -159,3 +159,10 @@ def test_a_blackboard_saga_shows_its_board_and_its_versions_on_the_timeline(
     assert board[0].count("<tr><td>") == 4
     assert "<td>reviewer</td><td>v2</td><td>reviewer</td><td>withdrawn</td>" in board[0]
     assert page.count('<g class="board-version">') == 4
+
+
+def test_the_live_table_keeps_the_filters_it_was_given(shown: Stores) -> None:
+    page = console(shown).get("/?status=rolled_back&q=a%26b%20c").text
+    live = re.search(r'data-live="([^"]+)"', page)
+    assert live is not None
+    assert live.group(1) == "/?fragment=rows&amp;status=rolled_back&amp;q=a%26b%20c"
