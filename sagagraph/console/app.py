@@ -29,7 +29,13 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -126,7 +132,11 @@ class SecurityHeaders:
         host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
         if not self.guard.host_ok(host):
             # A page of another site whose name resolves here (DNS rebinding) reads nothing.
-            refused = Response(f"Host {host!r} is not this console\n", status_code=421)
+            refused = PlainTextResponse(
+                f"Host {host!r} is not this console\n",
+                status_code=421,
+                headers={"X-Content-Type-Options": "nosniff"},
+            )
             await refused(scope, receive, send)
             return
 
@@ -216,7 +226,7 @@ class Console:
     def timeline(self, request: Request) -> Response:
         view = self.source.view(request.path_params["saga_id"])
         if view is None:
-            return Response("no such saga\n", status_code=404)
+            return PlainTextResponse("no such saga\n", status_code=404)
         return Response(timeline_svg(view), media_type="image/svg+xml")
 
     def stamp(self, request: Request) -> Response:
@@ -237,7 +247,7 @@ class Console:
         form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
         refusal = self.guard.refusal(request.headers, form)
         if refusal is not None:
-            return Response(refusal + "\n", status_code=403)
+            return PlainTextResponse(refusal + "\n", status_code=403)
         client = request.client.host if request.client else None
         return await run_in_threadpool(self.act_now, saga_id, name, form, client)
 

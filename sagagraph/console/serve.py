@@ -4,6 +4,7 @@ notebook, a test or a script, in a thread of this process (:func:`console_in_thr
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     guard = Guard.for_binding(args.host, args.port, args.token_file)
     source = SagaSource.from_urls(args.db, args.bus)
+    listener = listening_socket(args.host, args.port)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(
         f"sagagraph console on http://{shown}:{args.port}/ "
@@ -43,21 +45,36 @@ def cmd_console(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(source, guard),
-        host=args.host,
-        port=args.port,
         log_level="debug" if args.debug else "warning",
         server_header=False,
     )
+    with listener:
+        uvicorn.Server(config).run(sockets=[listener])
     return 0
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (0: any free port); ConfigurationError, one line,
+    when the address is taken or not this machine's."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        raise ConfigurationError(
+            f"--host {host} --port {port}: cannot listen there ({error.strerror or error})"
+        ) from None
+    return listener
 
 
 @contextmanager
 def console_in_thread(source: SagaSource, *, host: str = DEFAULT_HOST) -> Iterator[str]:
     """Serve the console for ``source`` on a free port of ``host`` in a thread of this process
     (a notebook, a test, a screenshot script); yields its URL, stops it on leaving."""
-    import socket
     import threading
 
     import uvicorn
@@ -65,8 +82,7 @@ def console_in_thread(source: SagaSource, *, host: str = DEFAULT_HOST) -> Iterat
     from sagagraph.console.app import create_app
     from sagagraph.console.security import Guard
 
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    listener.bind((host, 0))
+    listener = listening_socket(host, 0)
     port = int(listener.getsockname()[1])
     app = create_app(source, Guard.for_binding(host, port, None))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False))

@@ -1,8 +1,9 @@
 """The console in a real browser: Playwright driving Debian's Chromium.
 
 Open the list, open a saga waiting for an operator, resolve it, see its status change; and
-see the operator's queue update by itself when a saga leaves it. Skips (fails under CI=true)
-when Playwright or Chromium is missing: ``.ci/run`` installs Chromium with apt-get.
+see the operator's queue and a saga's page update by themselves when another operator acts.
+Skips (fails under CI=true) when Playwright or Chromium is missing: ``.ci/run`` installs
+Chromium with apt-get.
 """
 
 from __future__ import annotations
@@ -81,9 +82,7 @@ def test_an_operator_resolves_a_saga_in_the_browser(acted_on: Stores, browser_pa
         expect(page.locator('tr[data-saga="stuck"]')).to_contain_text("rolled_back")
 
 
-def test_the_queue_updates_itself_when_a_saga_leaves_it(
-    acted_on: Stores, browser_page: Any
-) -> None:
+def test_the_queue_and_a_saga_page_update_themselves(acted_on: Stores, browser_page: Any) -> None:
     from playwright.sync_api import expect
 
     page = browser_page
@@ -97,3 +96,11 @@ def test_the_queue_updates_itself_when_a_saga_leaves_it(
         ACTIONS["skip"].run(ActionRequest(source, view, "bo", "kept for the audit"))
         expect(page.locator('tr[data-saga="stuck2"]')).to_have_count(0)
         expect(page.locator('tr[data-saga="stuck"]')).to_have_count(1)
+
+        # A saga's page reloads itself when the saga moves on.
+        page.goto(url + "/sagas/stuck")
+        expect(page.locator("#saga-status")).to_have_text("compensation_failed")
+        view = source.view("stuck")
+        assert view is not None
+        ACTIONS["retry"].run(ActionRequest(source, view, "cy", "the store is back"))
+        expect(page.locator("#saga-status")).to_have_text("rolled_back")

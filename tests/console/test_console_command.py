@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sagagraph.cli import main
 from tests.support.console_sagas import Stores, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,3 +66,17 @@ def test_the_command_serves_the_sagas_of_its_database_on_loopback(
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=30)
     assert not (tmp_path / "sagagraph.sqlite").exists()  # it read the --db given, nothing else
+
+
+def test_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = f"sqlite:///{tmp_path / 'x.sqlite'}"
+        assert main(["console", "--db", db, "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"sagagraph: error: --host 127.0.0.1 --port {port}: cannot listen there "
+        "(Address already in use)"
+    )

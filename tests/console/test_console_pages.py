@@ -13,7 +13,7 @@ from sagagraph.console.app import create_app
 from sagagraph.console.security import Guard
 from sagagraph.console.source import SagaSource
 from tests.console.conftest import HOST, ORIGIN, PORT, console
-from tests.support.console_sagas import Stores
+from tests.support.console_sagas import Stores, run
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -141,3 +141,28 @@ def test_a_store_that_cannot_be_read_is_one_line_on_the_page(tmp_path: Path) -> 
     assert page.status_code == 500
     assert "Could not read the sagas" in page.text
     assert "Traceback" not in page.text
+
+
+def test_a_blackboard_saga_shows_its_board_and_its_versions_on_the_timeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
+    stores = Stores(
+        db=f"sqlite:///{tmp_path / 's.sqlite'}",
+        bus=f"sqlite:///{tmp_path / 'e.sqlite'}",
+        outputs=tmp_path / "out",
+    )
+    assert run(stores, "board", "--mode", "blackboard", "--fail-at", "summarizer") == 3
+    page = console(stores).get("/sagas/board").text
+    board = re.findall(r'<table class="board">.*?</table>', page, re.S)
+    assert board, "no board table"
+    assert board[0].count("<tr><td>") == 4
+    assert "<td>reviewer</td><td>v2</td><td>reviewer</td><td>withdrawn</td>" in board[0]
+    assert page.count('<g class="board-version">') == 4
+
+
+def test_the_live_table_keeps_the_filters_it_was_given(shown: Stores) -> None:
+    page = console(shown).get("/?status=rolled_back&q=a%26b%20c").text
+    live = re.search(r'data-live="([^"]+)"', page)
+    assert live is not None
+    assert live.group(1) == "/?fragment=rows&amp;status=rolled_back&amp;q=a%26b%20c"
