@@ -13,7 +13,7 @@ import argparse
 import getpass
 from functools import partial
 
-from sagagraph.cli.apps import load_view, paper_app, pdf_password, recorded_settings
+from sagagraph.cli.apps import load_view, paper_app, recorded_settings
 from sagagraph.cli.foreign import refuse_foreign
 from sagagraph.cli.interrupt import interruptible
 from sagagraph.cli.output import emit, progress_printer, recover_exit_code
@@ -43,7 +43,8 @@ def cmd_rollback(args: argparse.Namespace) -> int:
             f"take it off the queue with `sagagraph cancel {args.saga_id}`"
         )
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=pdf_password(args), compensating=True) as app:
+    # Only compensations run: no paper is read, no model is asked.
+    with paper_app(settings, router, compensating=True) as app:
         roll_back = partial(
             rollback_saga,
             app,
