@@ -217,7 +217,7 @@ def add_lifecycle(sub: Subparsers) -> None:
     rollback.add_argument(
         "--by", metavar="NAME", help="who asks (recorded in its events; default: your login)"
     )
-    flags(rollback, password_flag, db_flag)
+    db_flag(rollback)
     rollback.add_argument(
         "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
     )

@@ -2,8 +2,9 @@
 
 ``recover --compensate`` rolls back every unfinished saga; this rolls back one, an orchestrated
 or blackboard saga of the checkpointer. Only compensations run, so no model key is needed.
-A saga a live process is running is refused (its lease is taken), as are finished sagas and
-sagas waiting for an operator (``resolve`` answers those).
+A saga a live process is running is refused (its lease is taken), as are finished sagas,
+sagas waiting for an operator (``resolve`` answers those) and sagas still queued on the work
+queue (``cancel`` takes them off it); a dead-lettered saga is rolled back.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import argparse
 import getpass
 from functools import partial
 
-from sagagraph.cli.apps import load_view, paper_app, pdf_password, recorded_settings
+from sagagraph.cli.apps import load_view, paper_app, recorded_settings
 from sagagraph.cli.foreign import refuse_foreign
 from sagagraph.cli.interrupt import interruptible
 from sagagraph.cli.output import emit, progress_printer, recover_exit_code
+from sagagraph.errors import InputError
+from sagagraph.saga.view import QUEUED
 
 
 def operator_name() -> str:
@@ -33,8 +36,15 @@ def cmd_rollback(args: argparse.Namespace) -> int:
 
     view = load_view(args, args.saga_id)
     refuse_foreign(view, "rollback")  # before anything is recorded: the saga stays as it is
+    if view["status"] == QUEUED and not view.get("dead_letter"):
+        # Its message is still on the work queue: a worker would take it after the rollback.
+        raise InputError(
+            f"saga {args.saga_id!r}: queued on the work queue and not started; "
+            f"take it off the queue with `sagagraph cancel {args.saga_id}`"
+        )
     settings, router = recorded_settings(view, args)
-    with paper_app(settings, router, password=pdf_password(args), compensating=True) as app:
+    # Only compensations run: no paper is read, no model is asked.
+    with paper_app(settings, router, compensating=True) as app:
         roll_back = partial(
             rollback_saga,
             app,

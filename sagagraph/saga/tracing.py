@@ -21,10 +21,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from langgraph.constants import END
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
+from sagagraph.saga.guard import FINISH
 from sagagraph.saga.view import Event
 
 TRACER_NAME = "sagagraph"
@@ -199,7 +201,7 @@ def route_outcome(span: Span, events: Sequence[Event], *, goto: str | None = Non
     routes = [e for e in events if e["action"] == "route"]
     chosen = goto if goto is not None else routes[-1]["step"] if routes else None
     if chosen is not None:
-        span.set_attribute(STEP, chosen)
+        span.set_attribute(STEP, FINISH if chosen == END else chosen)
     _ended_with(span, str(routes[-1]["outcome"]) if routes else "ok")
 
 

@@ -95,6 +95,9 @@ def test_status_and_list_name_a_dead_lettered_saga(
         app.update_state(saga_config("dead-1"), values, as_node=START)
         event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="redelivered 5 times")
         app.update_state(saga_config("dead-1"), {"events": [event]})
+        # And one a worker has yet to take.
+        values = queued_state("waits-1", SagaRequest({"paper": str(PAPER)}), "papers")
+        app.update_state(saga_config("waits-1"), values, as_node=START)
 
     code, view = status(capsys, db, "dead-1")
     assert code == 4
@@ -109,3 +112,14 @@ def test_status_and_list_name_a_dead_lettered_saga(
     assert [(r["saga_id"], r["dead_lettered"]) for r in rows] == [("dead-1", True)]
     assert main(["list", "--status", "dead_letter", "--db", db]) == 0
     assert "queued (dead-lettered)" in capsys.readouterr().out
+
+    # A saga still on the queue is not rolled back behind the queue's back; a dead-lettered
+    # one is (nothing of it ran: its first step is compensated for whatever it may have left).
+    assert main(["rollback", "waits-1", "--db", db]) == 2
+    assert "queued on the work queue and not started" in capsys.readouterr().err
+    assert main(["rollback", "dead-1", "--db", db, "--by", "ops", "--json"]) == 0
+    rolled = json.loads(capsys.readouterr().out)
+    assert rolled["status"] == "rolled_back"
+    assert rolled["completed"] == [] and rolled["outputs"] == {}
+    code, view = status(capsys, db, "dead-1")
+    assert (code, view["dead_lettered"]) == (3, False)

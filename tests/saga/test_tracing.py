@@ -173,3 +173,22 @@ def test_a_carrier_continues_the_trace_in_another_context() -> None:
     assert (
         second.context is not None and second.context.trace_id == span.get_span_context().trace_id
     )
+
+
+def test_parallel_branches_trace_each_routing_edge(journal: Journal) -> None:
+    from dataclasses import replace
+
+    from sagagraph import SagaDefinition
+
+    chain = toy_saga(3, journal)
+    s1, s2, s3 = chain.steps
+    # s2 and s3 both need only s1: they run side by side, and each edge is a decision.
+    parallel = SagaDefinition("fan", (s1, replace(s2, after=("s1",)), replace(s3, after=("s1",))))
+    app = build_saga_graph(parallel).compile(checkpointer=InMemorySaver())
+    with recorded_spans() as exporter:
+        view = run_saga(app, {}, saga_id="fan")
+        spans = exporter.get_finished_spans()
+    assert view["status"] == "completed"
+    routes = sorted((r[tracing.DECIDED_BY], r[tracing.STEP]) for r in route_spans(spans))
+    assert routes == [("s1", "s2,s3"), ("s2", "finish"), ("s3", "finish")]
+    assert sorted(attempt_spans(spans)) == sorted(attempt_events(view))
