@@ -233,3 +233,20 @@ def test_blackboard_controller_follows_the_triggers(confidence: float, route: li
         assert any("critic: runs (rule holds)" in r for r in rules)
     else:
         assert any("critic: passed by" in r for r in rules)
+
+
+def test_the_async_runner_follows_the_same_rules() -> None:
+    import asyncio
+
+    from sagagraph.graph.async_runner import arun_saga
+
+    ran: list[str] = []
+
+    async def go() -> dict[str, Any]:
+        with open_checkpointer("memory://") as saver:
+            app = build_saga_graph(review_saga(ran, [])).compile(checkpointer=saver)
+            return await arun_saga(app, {"kind": "contested", "audit": True})
+
+    view = asyncio.run(go())
+    assert view["status"] == "completed"
+    assert ran == ["intake", "critique", "audit", "publish"]
