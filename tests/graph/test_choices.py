@@ -250,3 +250,35 @@ def test_the_async_runner_follows_the_same_rules() -> None:
     view = asyncio.run(go())
     assert view["status"] == "completed"
     assert ran == ["intake", "critique", "audit", "publish"]
+
+
+def test_blackboard_llm_controller_may_take_an_optional_source(
+    server: ScriptedOpenAIServer,
+) -> None:
+    """Asked among the open options, the model runs the critic although the review is
+    confident (legal: the critic is optional), and cannot run it twice or skip the review."""
+    server.script[:] = [  # type: ignore[attr-defined]
+        "draft",
+        "critic",  # skips the review
+        "review",
+        "critic",
+        "critic",  # repeat
+        "publish",
+        "finish",
+    ]
+    ran: list[str] = []
+    view = run(
+        critic_saga(ran),
+        {"confidence": 0.9},
+        builder=build_blackboard_graph,
+        router="llm",
+        router_model=chat(server),
+    )
+    assert view["status"] == "completed"
+    assert ran == ["draft", "review", "critic", "publish"]
+    kinds = [
+        e["detail"].split("(")[1].split(")")[0]
+        for e in view["events"]
+        if e["outcome"] == "rejected"
+    ]
+    assert kinds == ["skip", "repeat"]
