@@ -22,7 +22,7 @@ With ``router="llm"`` rules 2-4 are asked of a chat model through the LLM router
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -139,11 +139,14 @@ def router_view(
 ) -> tuple[SagaDefinition, list[str]]:
     """The steps the LLM router may name now, and those already done (for the guard).
 
-    A refinement that was tried and failed is left out: it is not tried again.
+    A refinement that was tried and failed is left out: it is not tried again. When the
+    definition has optional or alternative sources, refinements are optional options too (the
+    topic one refines may never be posted: its alternative ran instead).
     """
     events = state.get("events") or []
     usable = [r for r in refinements if tried(events, r.name) in (None, "ok")]
-    steps = (*definition.steps, *(r.step for r in usable))
+    extra = [replace(r.step, optional=True) if definition.has_choices else r.step for r in usable]
+    steps = (*definition.steps, *extra)
     routed = SagaDefinition(
         definition.name, steps, definition.services, route_facts=definition.route_facts
     )

@@ -1,6 +1,7 @@
 """``sagagraph graph``'s Mermaid text: LangGraph's own drawing of the paper saga.
 
-The paper saga is built for the command's two flags, ``--router`` and ``--parallel``, and
+The paper saga is built for the command's flags, ``--router``, ``--parallel`` and
+``--pipeline``, and
 LangGraph draws it (``get_graph().draw_mermaid()``); a combination the builder refuses
 (``--router llm --parallel``) fails with the builder's one-line reason.
 """
@@ -9,8 +10,15 @@ from __future__ import annotations
 
 ROUTERS = ("deterministic", "llm")
 """``--router``'s choices (the parser's ``router_flag``)."""
-COMBINATIONS = tuple((router, parallel) for router in ROUTERS for parallel in (False, True))
-"""Every (``--router``, ``--parallel``) the command accepts."""
+PIPELINES = ("default", "adaptive")
+"""``--pipeline``'s choices (the parser's ``pipeline_flag``)."""
+COMBINATIONS = tuple(
+    (router, parallel, pipeline)
+    for router in ROUTERS
+    for parallel in (False, True)
+    for pipeline in PIPELINES
+)
+"""Every (``--router``, ``--parallel``, ``--pipeline``) the command accepts."""
 
 
 def langgraph_drawing(router: str, parallel: bool, pipeline: str = "default") -> str:

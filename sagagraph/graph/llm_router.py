@@ -4,7 +4,11 @@ Before each step, and after the last, the supervisor sends the model a compact v
 saga as JSON: the saga's name, its steps in order, the steps committed so far and the last one
 that committed (``{"saga", "steps", "committed", "last"}``, plus ``"rejected"`` when asking
 again). Only step *names* reach the model: never the saga input, never a step's result data,
-never a paper's text, so instructions hidden in a paper cannot reach the router.
+never a paper's text, so instructions hidden in a paper cannot reach the router. A saga with
+optional or alternative steps adds the options open now (``"options"``: name, kind, choice,
+description) and the facts its definition declares for routing (``"facts"``,
+``SagaDefinition.route_facts``; nothing when it declares none), and is asked with the prompt
+``router_choices``.
 
 The model answers ``{"next_step": "...", "reason": "..."}``. ``next_step`` is a free string on
 purpose: a hallucinated step is visible and counted, not hidden by a schema. The request is

@@ -11,6 +11,11 @@ and rejects everything else with a reason: a name that is not a step (``formatti
 a step that skips ahead, a repeat of a committed step, finishing early, and anything at all
 once a step halted the saga (an invalid paper: the saga must compensate, not continue).
 
+A saga with optional or alternative steps (``points=``, see :mod:`sagagraph.saga.routes`)
+allows every option open at its next points, and finishing once only optional points are
+left; an option that can no longer run (the other alternative of a choice made, an optional
+step passed by) is ``excluded``.
+
 Normalisation: surrounding whitespace is stripped and ASCII case is folded, so ``"Reviewer "`` and
 ``"FINISH"`` mean ``reviewer`` and ``finish``. This cannot confuse two steps, because step names
 are lowercase identifiers by construction (:class:`~sagagraph.saga.protocol.SagaDefinition`),
@@ -211,10 +216,14 @@ def _judge_option(
     if token in options.allowed:
         return Accepted(token)
     if token in options.excluded:
-        return Rejected(
-            f"{token!r} can no longer run: its choice was made or it was passed by; {hint}",
-            "excluded",
+        point = next(p for p in points if token in p.steps)
+        taken = [s for s in point.steps if s in committed]
+        why = (
+            f"the choice between {', '.join(point.steps)} is made ({taken[0]} committed)"
+            if taken
+            else "it is optional and was passed by (a later step committed)"
         )
+        return Rejected(f"{token!r} can no longer run: {why}; {hint}", "excluded")
     missing: list[str] = []
     for point in options.rest:
         if token in point.steps:

@@ -28,9 +28,16 @@ def route_points(definition: SagaDefinition) -> tuple[Point, ...]:
 
 
 def facts_for(definition: SagaDefinition, results: Mapping[str, StepResult]) -> dict[str, Any]:
-    """The route facts: ``definition.route_facts(results)``, or each result's data by step."""
+    """The route facts: ``definition.route_facts(results)``, or each result's data by step.
+
+    A ``route_facts`` that raises gives no facts (the rules then take their defaults) rather
+    than failing a step that already committed.
+    """
     if definition.route_facts is not None:
-        return dict(definition.route_facts(results))
+        try:
+            return dict(definition.route_facts(results))
+        except Exception:
+            return {}
     return {name: dict(result.data) for name, result in results.items()}
 
 

@@ -169,3 +169,22 @@ def test_the_default_pipeline_is_unchanged(tmp_path: Path) -> None:
         "reproducibility",
         "summarizer",
     )
+
+
+@pytest.mark.parametrize("mode", ["orchestration", "blackboard"])
+def test_the_three_reference_scenarios_hold_under_the_adaptive_pipeline(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    complete = REPO / "examples" / "papers" / "complete_paper.md"
+    code, view = run(capsys, str(complete), "--mode", mode, "--saga-id", f"{mode}-ok")
+    assert code == 0 and view["status"] == "completed"
+    assert {"validation.txt", "review.txt", "reproducibility.txt", "summary.txt"} <= files(
+        tmp_path, f"{mode}-ok"
+    )
+    code, view = run(capsys, str(INCOMPLETE), "--mode", mode, "--saga-id", f"{mode}-bad")
+    assert code == 5 and files(tmp_path, f"{mode}-bad") == set()
+    args = ["--mode", mode, "--saga-id", f"{mode}-fail", "--fail-at", "summarizer"]
+    code, view = run(capsys, str(complete), *args)
+    assert code == 3 and view["status"] == "rolled_back"
+    assert view["compensated"] == ["summarizer", "reproducibility", "reviewer", "validator"]
+    assert files(tmp_path, f"{mode}-fail") == set()

@@ -233,3 +233,52 @@ def test_blackboard_controller_follows_the_triggers(confidence: float, route: li
         assert any("critic: runs (rule holds)" in r for r in rules)
     else:
         assert any("critic: passed by" in r for r in rules)
+
+
+def test_the_async_runner_follows_the_same_rules() -> None:
+    import asyncio
+
+    from sagagraph.graph.async_runner import arun_saga
+
+    ran: list[str] = []
+
+    async def go() -> dict[str, Any]:
+        with open_checkpointer("memory://") as saver:
+            app = build_saga_graph(review_saga(ran, [])).compile(checkpointer=saver)
+            return await arun_saga(app, {"kind": "contested", "audit": True})
+
+    view = asyncio.run(go())
+    assert view["status"] == "completed"
+    assert ran == ["intake", "critique", "audit", "publish"]
+
+
+def test_blackboard_llm_controller_may_take_an_optional_source(
+    server: ScriptedOpenAIServer,
+) -> None:
+    """Asked among the open options, the model runs the critic although the review is
+    confident (legal: the critic is optional), and cannot run it twice or skip the review."""
+    server.script[:] = [  # type: ignore[attr-defined]
+        "draft",
+        "critic",  # skips the review
+        "review",
+        "critic",
+        "critic",  # repeat
+        "publish",
+        "finish",
+    ]
+    ran: list[str] = []
+    view = run(
+        critic_saga(ran),
+        {"confidence": 0.9},
+        builder=build_blackboard_graph,
+        router="llm",
+        router_model=chat(server),
+    )
+    assert view["status"] == "completed"
+    assert ran == ["draft", "review", "critic", "publish"]
+    kinds = [
+        e["detail"].split("(")[1].split(")")[0]
+        for e in view["events"]
+        if e["outcome"] == "rejected"
+    ]
+    assert kinds == ["skip", "repeat"]

@@ -160,3 +160,19 @@ def test_router_options_describe_the_alternatives() -> None:
 def test_definitions_that_cannot_route_are_refused(steps: list[Step], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         SagaDefinition.of("bad", list(steps))
+
+
+def test_route_facts_that_raise_give_no_facts_and_the_defaults() -> None:
+    definition = SagaDefinition.of(
+        "t",
+        [
+            _p("a"),
+            Step(_p("b"), choice="x"),
+            Step(_p("c"), choice="x", when=lambda f: True),
+        ],
+        route_facts=lambda results: {"n": 1 / 0},
+    )
+    from sagagraph.saga.routes import facts_for
+
+    assert facts_for(definition, {}) == {}
+    assert next_by_rules(definition, ["a"], {}).step == "c"  # c's rule holds on any facts
