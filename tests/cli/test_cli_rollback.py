@@ -77,13 +77,13 @@ def test_status_and_list_name_a_dead_lettered_saga(
     durable_checkpointer_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from langgraph.graph import START
+    from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
+    from sagagraph.graph.submit import SagaRequest, queued_state
 
     from sagagraph.agents.paper_saga import paper_saga_definition
     from sagagraph.checkpoints.factory import open_checkpointer
     from sagagraph.graph.builder import build_saga_graph
-    from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
     from sagagraph.graph.runner import saga_config
-    from sagagraph.graph.submit import SagaRequest, queued_state
     from sagagraph.saga.view import make_event
 
     db = durable_checkpointer_url
