@@ -37,6 +37,10 @@ def cmd_console(args: argparse.Namespace) -> int:
     from sagagraph.console.source import SagaSource
 
     guard = Guard.for_binding(args.host, args.port, args.token_file)
+    if args.queue:
+        from sagagraph.workers.address import queue_address
+
+        queue_address(args.queue)  # a malformed URL is one line now, not at the first cancel
     source = SagaSource.from_urls(args.db, args.bus, args.queue)
     listener = listening_socket(args.host, args.port)
     shown = f"[{args.host}]" if ":" in args.host else args.host
