@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from sagagraph.config import Settings
-from sagagraph.console.actions import ACTIONS, cancellable, requeueable
+from sagagraph.console.actions import ACTIONS, ActionRequest, cancellable, queue_of, requeueable
+from sagagraph.console.source import SagaSource
 from sagagraph.workers.address import queue_address
 from sagagraph.workers.broker import queue_counts
 from sagagraph.workers.control import SagaRequest, submit_sagas
@@ -138,3 +139,15 @@ def test_cancel_and_requeue_apply_only_to_sagas_on_the_work_queue() -> None:
     assert not requeueable(on_queue | {"status": "queued", "dead_letter": None})
     assert not requeueable({"input": {}, "status": "queued", "dead_lettered": True})
     assert list(ACTIONS)[-2:] == ["cancel", "requeue"]
+
+
+def test_the_queue_acted_on_is_the_one_the_saga_was_submitted_to_on_the_consoles_broker() -> None:
+    view = {"saga_id": "s", "input": {WORKER_KEY: {"app": PAPER_APP, "queue": "papers"}}}
+    source = SagaSource.from_urls("memory://", None, "amqp://u:p@mq:5672/v?max_deliveries=5")
+    address = queue_address(queue_of(ActionRequest(source, view, "ana", "why")))
+    assert (address.name, address.max_deliveries) == ("papers", 5)
+    assert address.connect_url == "amqp://u:p@mq:5672/v"
+    same = SagaSource.from_urls("memory://", None, "amqp://u:p@mq/?queue=papers")
+    assert queue_of(ActionRequest(same, view, "ana", "why")) == "amqp://u:p@mq/?queue=papers"
+    remote = ActionRequest(source, view, "ana", "why", "10.1.2.3")
+    assert remote.where == "console, from 10.1.2.3"
