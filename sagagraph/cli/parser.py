@@ -396,7 +396,7 @@ def add_console(sub: Subparsers) -> None:
         "serve the web console: sagas, timelines, the operator's queue, actions",
         "sagagraph.console.serve:cmd_console",
     )
-    flags(console, db_flag, bus_flag)
+    flags(console, db_flag, bus_flag, queue_flag)
     console.add_argument(
         "--host",
         default="127.0.0.1",

@@ -3,7 +3,9 @@
 Each :class:`Action` has a name (its URL: ``POST /sagas/{id}/actions/{name}``), a predicate
 saying when the saga's view allows it, and a handler that drives the saga through the engine's
 own API (``resolve_saga``, ``rollback_saga``) on the paper saga built from the saga's recorded
-settings, as the CLI's ``resolve`` does. Every action asks who acts and why; the engine records
+settings, as the CLI's ``resolve`` does; a saga on the work queue is cancelled or requeued by
+the queue's own operations (``cancel_saga``, ``requeue_saga``), as ``cancel`` and ``requeue``
+do. Every action asks who acts and why; the engine records
 both in the saga's events (the operator's note of a resolve, the reason of a rollback), so the
 audit trail says it. Adding an action is one :func:`register_action` call.
 """
@@ -40,13 +42,17 @@ class ActionRequest:
         return str(self.view["saga_id"])
 
     @property
-    def note(self) -> str:
-        """What the saga's events record: why, and who acted from where."""
+    def where(self) -> str:
+        """``console``, or ``console, from ADDRESS`` when the request came from elsewhere."""
         from sagagraph.console.security import is_loopback
 
         remote = self.client is not None and not is_loopback(self.client)
-        where = f"console, from {self.client}" if remote else "console"
-        return f"{self.why} (by {self.who}, {where})"
+        return f"console, from {self.client}" if remote else "console"
+
+    @property
+    def note(self) -> str:
+        """What the saga's events record: why, and who acted from where."""
+        return f"{self.why} (by {self.who}, {self.where})"
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,69 @@ def unfinished(view: Mapping[str, Any]) -> bool:
     )
 
 
+def on_the_work_queue(view: Mapping[str, Any]) -> bool:
+    """True when ``view``'s saga was submitted to the work queue (its input records where)."""
+    from sagagraph.workers.references import WORKER_KEY
+
+    saga_input = view.get("input")
+    return isinstance(saga_input, Mapping) and isinstance(saga_input.get(WORKER_KEY), Mapping)
+
+
+def dead_lettered(view: Mapping[str, Any]) -> bool:
+    return bool(view.get("dead_letter") or view.get("dead_lettered"))
+
+
+def cancellable(view: Mapping[str, Any]) -> bool:
+    """Queued or running on the work queue, not finished, not waiting for an operator."""
+    return (
+        on_the_work_queue(view)
+        and not view.get("waiting_for_operator")
+        and view.get("status") in ("queued", "running")
+    )
+
+
+def requeueable(view: Mapping[str, Any]) -> bool:
+    """Dead-lettered by the work queue."""
+    return on_the_work_queue(view) and dead_lettered(view)
+
+
+def queue_of(request: ActionRequest) -> str | None:
+    """The console's queue URL, naming the queue the saga was submitted to: a requeued saga
+    goes back where the workers that run its kind read (the broker is the console's)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    from sagagraph.workers.address import queue_address
+    from sagagraph.workers.references import WORKER_KEY
+
+    name = request.view["input"][WORKER_KEY].get("queue")
+    address = queue_address(request.source.queue_url)
+    if not name or name == address.name:
+        return request.source.queue_url
+    parts = urlsplit(address.url)
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "queue"]
+    return urlunsplit(parts._replace(query=urlencode([*kept, ("queue", str(name))])))
+
+
+def cancel(request: ActionRequest) -> Mapping[str, Any]:
+    from sagagraph.workers.control import cancel_saga
+
+    return cancel_saga(
+        request.saga_id,
+        by=request.who,
+        why=f"{request.why} ({request.where})",
+        queue=queue_of(request),
+        db=request.source.settings.db,
+    )
+
+
+def requeue(request: ActionRequest) -> Mapping[str, Any]:
+    from sagagraph.workers.control import requeue_saga
+
+    return requeue_saga(
+        request.saga_id, queue=queue_of(request), db=request.source.settings.db, note=request.note
+    )
+
+
 def resolve(how: str) -> Callable[[ActionRequest], Mapping[str, Any]]:
     def run(request: ActionRequest) -> Mapping[str, Any]:
         from sagagraph.graph.runner import resolve_saga
@@ -167,5 +236,24 @@ register_action(
         "compensates this unfinished saga's committed steps, newest first",
         unfinished,
         rollback,
+    )
+)
+register_action(
+    Action(
+        "cancel",
+        "Cancel this saga",
+        "stops it on the work queue: compensated now if queued, by its worker at its next step "
+        "if running",
+        cancellable,
+        cancel,
+    )
+)
+register_action(
+    Action(
+        "requeue",
+        "Requeue it",
+        "puts this dead-lettered saga back on the work queue with a fresh delivery count",
+        requeueable,
+        requeue,
     )
 )

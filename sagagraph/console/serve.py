@@ -21,7 +21,8 @@ DEFAULT_PORT = 8765
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    """Serve the console on ``--host``/``--port`` over ``--db`` and ``--bus``."""
+    """Serve the console on ``--host``/``--port`` over ``--db`` and ``--bus``, acting on the
+    work queue at ``--queue``."""
     try:
         import uvicorn
 
@@ -36,7 +37,11 @@ def cmd_console(args: argparse.Namespace) -> int:
     from sagagraph.console.source import SagaSource
 
     guard = Guard.for_binding(args.host, args.port, args.token_file)
-    source = SagaSource.from_urls(args.db, args.bus)
+    if args.queue:
+        from sagagraph.workers.address import queue_address
+
+        queue_address(args.queue)  # a malformed URL is one line now, not at the first cancel
+    source = SagaSource.from_urls(args.db, args.bus, args.queue)
     listener = listening_socket(args.host, args.port)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(

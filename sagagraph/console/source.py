@@ -31,14 +31,20 @@ QUEUE_REASONS: dict[QueueReason, str] = {
 
 @dataclass(frozen=True)
 class SagaSource:
-    """The checkpointer (``db``) and event log (``bus``) the console shows."""
+    """The checkpointer (``db``) and event log (``bus``) the console shows, and the work
+    queue (``queue``) its cancel and requeue actions reach."""
 
     settings: Settings
+    queue_url: str | None = None
+    """The work queue's URL (None: ``SAGAGRAPH_QUEUE``, else the local RabbitMQ); read only
+    when an action needs it, so a console without a broker shows every page."""
 
     @classmethod
-    def from_urls(cls, db: str | None = None, bus: str | None = None) -> SagaSource:
+    def from_urls(
+        cls, db: str | None = None, bus: str | None = None, queue: str | None = None
+    ) -> SagaSource:
         """Flags first, then the environment (``SAGAGRAPH_DB``, ``SAGAGRAPH_BUS``), as the CLI."""
-        return cls(settings_from(argparse.Namespace(db=db, bus=bus)))
+        return cls(settings_from(argparse.Namespace(db=db, bus=bus)), queue)
 
     def args(self, command: str, saga_id: str | None = None) -> argparse.Namespace:
         """The flags a CLI command would have been given for the same stores."""

@@ -45,10 +45,11 @@ def acted_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Stores:
     return stores
 
 
-def console(stores: Stores, guard: Guard | None = None) -> TestClient:
-    """A client of the console over ``stores``, as a browser on this machine reaches it."""
+def console(stores: Stores, guard: Guard | None = None, queue: str | None = None) -> TestClient:
+    """A client of the console over ``stores`` (acting on the work queue at ``queue``), as a
+    browser on this machine reaches it."""
     guard = guard or Guard(HOST, PORT)
-    app = create_app(SagaSource.from_urls(stores.db, stores.bus), guard)
+    app = create_app(SagaSource.from_urls(stores.db, stores.bus, queue), guard)
     return TestClient(app, base_url=ORIGIN, follow_redirects=False, client=(HOST, 50000))
 
 

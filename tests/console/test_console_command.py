@@ -80,3 +80,18 @@ def test_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path:
         f"sagagraph: error: --host 127.0.0.1 --port {port}: cannot listen there "
         "(Address already in use)"
     )
+
+
+def test_a_malformed_queue_url_is_one_line_before_anything_listens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    queue = "http://guest:s3cr3t@127.0.0.1/"
+    with socket.socket() as taken:  # were the URL read late, the taken port would be the error
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["console", "--db", db, "--queue", queue, "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sagagraph: error: queue url ") and "expected amqp://" in err, err
+    assert "s3cr3t" not in err and len(err.splitlines()) == 1
