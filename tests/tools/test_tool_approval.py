@@ -20,7 +20,15 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from sagagraph import build_saga_graph, new_saga_id, open_checkpointer, run_saga, saga_status
+from sagagraph import (
+    build_saga_graph,
+    new_saga_id,
+    open_checkpointer,
+    resume_saga,
+    rollback_saga,
+    run_saga,
+    saga_status,
+)
 from sagagraph.errors import InputError, ToolRejectedError
 from sagagraph.graph import approve_tool_call, reject_tool_call
 from tests.support.child_processes import reaped
@@ -139,6 +147,9 @@ def test_answers_that_fit_no_waiting_call_are_refused(app: Any, tmp_path: Path) 
         approve_tool_call(app, saga_id, edit={"amount_cents": 1})
     with pytest.raises(InputError, match="--why is required"):
         reject_tool_call(app, saga_id, "  ")
+    with pytest.raises(InputError, match="tool calls wait for approval; reject them"):
+        rollback_saga(app, saga_id)
+    assert resume_saga(app, saga_id)["approvals"] == view["approvals"]  # still waiting
     approve_tool_call(app, saga_id)
     with pytest.raises(InputError, match="no tool call waits for approval"):
         approve_tool_call(app, saga_id)
