@@ -1,4 +1,5 @@
-"""6. Workers: wall time for submitted sagas run by 1, 2 and 4 ``sagagraph worker`` processes.
+"""6. Workers: wall time for submitted sagas run by 1, 2 and 4 ``sagagraph worker`` processes
+(Celery workers, thread pool, ``--concurrency 16``).
 
 Each saga is the paper pipeline with the ``openai`` engine (the real ``ChatOpenAI`` client)
 against the scripted local server, which answers every step's one model call after
@@ -11,13 +12,12 @@ SQLite file (workers on one machine only) are shown beside it. The ideal is what
 slots allow with no engine at all: ``ceil(sagas / (workers * concurrency)) * 3 * latency``.
 Each configuration runs five times on a fresh database (``--quick``: once): median and range.
 
-    python -m bench.workers --sagas 500 --workers 1,2,4 --concurrency 16
+    python -m bench.workers --sagas 500 --workers 1,2,4 --runs 5
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import os
 import re
@@ -52,11 +52,15 @@ def ideal(sagas: int, workers: int, concurrency: int, latency: float) -> float:
 
 
 def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float) -> dict[str, Any]:
-    from sagagraph.cli.apps import paper_app
     from sagagraph.config import Settings
-    from sagagraph.graph.submit import SagaRequest, submit_sagas
-    from sagagraph.graph.work_queue import delete_queues, queue_address
-    from tests.support.queue_support import WorkerProcess, counting_server, wait_for, write_papers
+    from sagagraph.workers import SagaRequest, submit_sagas
+    from tests.support.queue_support import (
+        WorkerProcess,
+        counting_server,
+        delete_queue,
+        wait_for,
+        write_papers,
+    )
 
     queue = f"{AMQP_URL}?queue=sagagraph-bench-{uuid.uuid4().hex[:8]}"
     with (
@@ -82,14 +86,13 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
             settings = Settings.resolve(db=db, outputs=str(folder / "outputs"), llm="openai")
             recorded = settings.recorded() | {"router": "deterministic"}
             os.environ |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-bench"}
-            with paper_app(settings, "deterministic") as app:
-                submitted = time.perf_counter()
-                submit_sagas(
-                    app,
-                    [SagaRequest({"paper": str(p), "settings": recorded}) for p in papers],
-                    queue=queue,
-                )
-                submit_s = time.perf_counter() - submitted
+            submitted = time.perf_counter()
+            submit_sagas(
+                [SagaRequest({"paper": str(p), "settings": recorded}) for p in papers],
+                queue=queue,
+                db=db,
+            )
+            submit_s = time.perf_counter() - submitted
             wait_for(
                 lambda: len(_ended(pool)) >= sagas,
                 timeout=1800,
@@ -104,7 +107,7 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
             last = max(w.last_seen(" completed in ") for w in pool if w.count(" completed in "))
         finally:
             codes = [w.terminate() for w in pool]
-        asyncio.run(delete_queues(queue_address(queue)))
+        delete_queue(queue)
     wall = last - first
     best = ideal(sagas, workers, concurrency, latency)
     return {
@@ -120,20 +123,22 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
     }
 
 
-def run(*, sagas: int = 500, quick: bool = False, runs: int = 5) -> list[dict[str, Any]]:
+def run(
+    *, sagas: int = 500, quick: bool = False, runs: int = 5, workers: tuple[int, ...] = WORKERS
+) -> list[dict[str, Any]]:
     """Every worker count on PostgreSQL (skipped when unreachable), then on SQLite.
 
     Each configuration runs ``runs`` times on a fresh database: the wall time's median and range.
     """
     sagas = 48 if quick else sagas
-    runs = 1 if quick else max(runs, 5)
+    runs = 1 if quick else max(runs, 1)
     rows: list[dict[str, Any]] = []
     for backend in ("postgres", "sqlite"):
-        for workers in WORKERS:
+        for count in workers:
             outs: list[dict[str, Any]] = []
             for r in range(runs):
                 print(
-                    f"bench: workers: {backend}, {workers} worker(s), run {r + 1}/{runs} ...",
+                    f"bench: workers: {backend}, {count} worker(s), run {r + 1}/{runs} ...",
                     file=sys.stderr,
                 )
                 shared = postgres_database() if backend == "postgres" else nullcontext(None)
@@ -141,9 +146,9 @@ def run(*, sagas: int = 500, quick: bool = False, runs: int = 5) -> list[dict[st
                     db = pg if backend == "postgres" else f"sqlite:///{Path(tmp) / 'sagas.sqlite'}"
                     if db is None:
                         break
-                    outs.append(one_run(db, sagas, workers, CONCURRENCY, LATENCY))
+                    outs.append(one_run(db, sagas, count, CONCURRENCY, LATENCY))
             if not outs:
-                rows.append({"backend": backend, "workers": workers, "skipped": "no db"})
+                rows.append({"backend": backend, "workers": count, "skipped": "no db"})
                 continue
             wall = spread([o["wall_s"] for o in outs])
             rows.append(
@@ -163,8 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.workers", description=__doc__)
     parser.add_argument("--sagas", type=int, default=500)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each configuration")
+    parser.add_argument("--workers", default="1,2,4", help="worker process counts: 1,2,4")
     args = parser.parse_args(argv)
-    emit({"workers": run(sagas=args.sagas, quick=args.quick)})
+    counts = tuple(int(n) for n in args.workers.split(","))
+    emit({"workers": run(sagas=args.sagas, quick=args.quick, runs=args.runs, workers=counts)})
     return 0
 
 

@@ -62,8 +62,6 @@ if TYPE_CHECKING:
         saga_status,
     )
     from sagagraph.graph.state import SagaState
-    from sagagraph.graph.submit import SagaRequest, submit_sagas
-    from sagagraph.graph.worker import run_worker
     from sagagraph.saga.ids import new_saga_id, validate_saga_id
     from sagagraph.saga.protocol import (
         Participant,
@@ -103,10 +101,8 @@ _EXPORTS = {
     "sagagraph.graph.runner": "list_sagas resolve_saga resume_saga run_saga saga_config "
     "saga_status",
     "sagagraph.graph.state": "SagaState",
-    "sagagraph.graph.submit": "SagaRequest submit_sagas",
     "sagagraph.graph.recover": "open_sagas recover_saga recover_sagas rollback_saga "
     "unfinished_sagas waiting_sagas",
-    "sagagraph.graph.worker": "run_worker",
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
     "Usage participant",
@@ -138,7 +134,7 @@ def _view_section(module: str, name: str) -> Callable[..., Mapping[str, Any]]:
 # The kernel's view names nothing above it; the parts that keep their own state or events add
 # their keys here, once, so every view has them whichever modules a process has loaded.
 for _module, _name in (
-    ("sagagraph.graph.dead_letters", "dead_letter_view"),
+    ("sagagraph.workers.dead_letters", "dead_letter_view"),
     ("sagagraph.tools.calls", "tool_calls_view"),
     ("sagagraph.blackboard.board_view", "board_view"),
 ):
@@ -160,7 +156,6 @@ __all__ = [
     "SagaDefinition",
     "SagaGraphError",
     "SagaNotFoundError",
-    "SagaRequest",
     "SagaState",
     "Status",
     "Step",
@@ -197,12 +192,10 @@ __all__ = [
     "rollback_saga",
     "run_choreographed_saga",
     "run_saga",
-    "run_worker",
     "saga_config",
     "saga_status",
     "saga_view",
     "start_choreographed_saga",
-    "submit_sagas",
     "unfinished_sagas",
     "validate_saga_id",
     "waiting_sagas",

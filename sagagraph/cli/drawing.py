@@ -13,7 +13,7 @@ COMBINATIONS = tuple((router, parallel) for router in ROUTERS for parallel in (F
 """Every (``--router``, ``--parallel``) the command accepts."""
 
 
-def langgraph_drawing(router: str, parallel: bool) -> str:
+def langgraph_drawing(router: str, parallel: bool, pipeline: str = "default") -> str:
     """The paper saga's graph, compiled and drawn by LangGraph (ConfigurationError when the
     builder refuses the combination)."""
     from sagagraph.agents.paper_saga import paper_saga_definition
@@ -21,7 +21,9 @@ def langgraph_drawing(router: str, parallel: bool) -> str:
     from sagagraph.graph.builder import build_saga_graph
 
     settings = Settings.resolve(llm="offline")
-    definition = paper_saga_definition(outputs_dir=settings.outputs, parallel=parallel)
+    definition = paper_saga_definition(
+        outputs_dir=settings.outputs, parallel=parallel, pipeline=pipeline
+    )
     # Drawing never calls the model; a named stand-in keeps `graph` free of API keys.
     router_model = "drawing-only" if router == "llm" else None
     graph = build_saga_graph(definition, router=router, router_model=router_model)  # type: ignore[arg-type]

@@ -43,6 +43,8 @@ def python_call(view: dict[str, Any], command: str) -> str:
         return f'resolve_saga(app, "{saga_id}", "retry") (or "skip", note=...)'
     if command == "resume":
         return f'resume_saga(app, "{saga_id}")'
+    if command == "rollback":
+        return f'rollback_saga(app, "{saga_id}", reason=..., by=...)'
     return f'recover_sagas(app) or resume_saga(app, "{saga_id}")'
 
 

@@ -12,6 +12,7 @@ from sagagraph.cli.apps import (
     checkpoints_may_exist,
     inspection_app,
     load_view,
+    not_found,
     only_compensates,
     paper_app,
     pdf_password,
@@ -25,13 +26,14 @@ from sagagraph.cli.foreign import foreign_reason, refuse_foreign
 from sagagraph.cli.interrupt import interruptible
 from sagagraph.cli.listing import cmd_list
 from sagagraph.cli.output import (
+    EXIT_COMPLETED,
     emit,
     print_view,
     progress_printer,
     recover_exit_code,
 )
 from sagagraph.config import Settings
-from sagagraph.errors import InputError, SagaGraphError
+from sagagraph.errors import InputError, SagaGraphError, SagaNotFoundError
 from sagagraph.redaction import redact
 
 __all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
@@ -46,9 +48,28 @@ def cmd_status(args: argparse.Namespace) -> int:
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
-            raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
+            raise SagaNotFoundError(not_found(args.saga_id, settings))
+    name_stuck_saga(view, settings)
     # The saga's own exit code, the one `run` gave (a batch script need not parse JSON).
     return emit(view, args.json)
+
+
+def name_stuck_saga(view: dict[str, Any], settings: Settings) -> None:
+    """Add the view's ``dead_lettered`` and ``orphaned`` (booleans): the work queue gave up on
+    the saga, or it is ``running`` or ``compensating`` with no live process behind it (its
+    lease is free: ``recover`` or ``rollback`` finishes it)."""
+    from sagagraph.cli.listing import UNFINISHED, lease_is_free
+
+    view["dead_lettered"] = bool(view.get("dead_letter"))
+    view["orphaned"] = False
+    if (
+        view.get("mode") != "choreography"
+        and view.get("status") in UNFINISHED
+        and not view.get("waiting_for_operator")
+        and not view["dead_lettered"]
+    ):
+        with inspection_app(settings) as app:
+            view["orphaned"] = lease_is_free(app, view["saga_id"])
 
 
 def graph_view_or_none(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -106,7 +127,40 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return emit(view, args.json)
 
 
+def watch_orphans(args: argparse.Namespace) -> int:
+    """``recover --watch``: take over orphaned sagas every ``--every`` seconds until SIGTERM."""
+    import signal
+    import threading
+
+    from sagagraph.workers.references import PAPER_APP
+    from sagagraph.workers.watch import take_over_orphans
+
+    if args.every <= 0:
+        raise InputError(f"--every: expected a number of seconds > 0, got {args.every}")
+    db = settings_from(args).db
+    accepted = frozenset(args.app or [PAPER_APP])
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    say(f"recover: watching for orphaned sagas every {args.every:g} s")
+    taken = 0
+    while not stop.is_set():
+        try:
+            taken += len(take_over_orphans(db, accepted, say=say))
+        except SagaGraphError as error:  # the database is down: try again next round
+            say(f"recover: {redact(str(error))}")
+        stop.wait(args.every)
+    say(f"recover: stopped after taking over {taken} saga(s)")
+    return EXIT_COMPLETED
+
+
 def cmd_recover(args: argparse.Namespace) -> int:
+    if args.watch:
+        return watch_orphans(args)
     from sagagraph.errors import SagaBusyError
     from sagagraph.graph.recover import is_unfinished, open_sagas, recover_saga
 

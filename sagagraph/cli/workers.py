@@ -1,4 +1,5 @@
-"""Sagas across machines: ``submit`` papers to the work queue, run a ``worker``, see ``workers``.
+"""Sagas across machines on Celery: ``submit`` sagas, run a ``worker``, see ``workers``,
+``cancel`` or ``requeue`` one, and the paper saga's factory the workers run.
 
 Their flags are declared in :mod:`sagagraph.cli.parser`, with every other verb's.
 """
@@ -8,103 +9,178 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sagagraph.cli.apps import (
-    inspection_app,
-    paper_app,
-    paper_graph,
-    recorded_settings,
-    settings_from,
-)
+from sagagraph.cli.apps import inspection_app, paper_graph, recorded_settings, settings_from
 from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED
-from sagagraph.errors import ConfigurationError
+from sagagraph.errors import ConfigurationError, InputError
+
+_paper_graphs: dict[tuple[Any, ...], Any] = {}
+_paper_lock = threading.Lock()
 
 
-def cmd_submit(args: argparse.Namespace) -> int:
+def paper_saga(saga_input: Mapping[str, Any]) -> Any:
+    """The paper saga a queued saga was submitted with (the reference
+    :data:`~sagagraph.workers.references.PAPER_APP`), built once per set of recorded settings.
+
+    The engine is built on the first forward step (a worker that only compensates needs no
+    model key), except under the LLM router, whose supervisor needs its model at once.
+    """
+    settings, router = recorded_settings({"input": saga_input}, argparse.Namespace())
+    key = (
+        settings.outputs,
+        settings.llm,
+        settings.model,
+        settings.parallel,
+        settings.pipeline,
+        router,
+    )
+    with _paper_lock:
+        if key not in _paper_graphs:
+            _paper_graphs[key] = paper_graph(settings, router, compensating=router != "llm")
+        return _paper_graphs[key]
+
+
+def _say(line: str) -> None:
+    """One whole line on stderr (a worker's threads say theirs at the same time)."""
+    with _say_lock:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+_say_lock = threading.Lock()
+
+
+def _eta(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--eta: {text!r} is not an ISO 8601 time") from None
+
+
+def _inputs(args: argparse.Namespace) -> list[tuple[dict[str, Any], str | None]]:
+    """Each saga's input and its label: papers (checked, all of them, before anything is
+    written) or ``--input`` JSON objects for ``--app``."""
+    if args.input:
+        if args.papers:
+            raise InputError("submit: give papers or --input, not both")
+        found: list[tuple[dict[str, Any], str | None]] = []
+        for text in args.input:
+            try:
+                value = json.loads(text)
+            except ValueError as error:
+                raise InputError(f"--input: not JSON: {error}") from None
+            if not isinstance(value, dict):
+                raise InputError("--input: expected a JSON object")
+            found.append((value, None))
+        return found
+    if not args.papers:
+        raise InputError("submit: give at least one paper (or --input with --app)")
+    if args.app:
+        raise InputError("submit --app: give each saga's input with --input JSON")
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper
-    from sagagraph.graph.submit import SagaRequest, submit_sagas
 
     if args.fail_at and args.fail_at not in PAPER_STEPS:
         raise ConfigurationError(
             f"--fail-at: unknown step {args.fail_at!r} (steps: {', '.join(PAPER_STEPS)})"
         )
     settings = settings_from(args)
+    recorded = settings.recorded() | {"router": args.router}
     loader = PaperLoader()
-    # Every paper is read before anything is written: one unreadable paper, nothing submitted.
-    papers = []
+    papers: list[tuple[dict[str, Any], str | None]] = []
     for paper in args.papers:
         check_paper(paper, loader=loader)
         # Absolute, so that a worker started in another folder finds it.
-        papers.append(str(Path(paper).resolve()))
-    recorded = settings.recorded() | {"router": args.router}
-    requests = [
-        SagaRequest({"paper": paper, "settings": recorded}, fail_at=args.fail_at)
-        for paper in papers
-    ]
-    with paper_app(settings, args.router, args=args) as app:
-        ids = submit_sagas(app, requests, queue=args.queue)
+        path = str(Path(paper).resolve())
+        papers.append(({"paper": path, "settings": recorded}, path))
+    return papers
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from sagagraph.workers.control import SagaRequest, Schedule, submit_sagas
+    from sagagraph.workers.references import PAPER_APP
+
+    inputs = _inputs(args)
+    if args.saga_id and len(inputs) != 1:
+        raise InputError("--saga-id: names one saga; submit one paper (or one --input)")
+    requests = [SagaRequest(i, args.saga_id, args.fail_at) for i, _ in inputs]
+    schedule = Schedule(args.priority, args.countdown, _eta(args.eta))
+    done = submit_sagas(
+        requests,
+        app=args.app or PAPER_APP,
+        queue=args.queue,
+        db=settings_from(args).db,
+        schedule=schedule,
+    )
     if args.json:
-        json.dump(
-            [{"saga_id": i, "paper": p} for i, p in zip(ids, papers, strict=True)], sys.stdout
-        )
+        rows = [
+            {"saga_id": d.saga_id, "paper": label, "created": d.created, "status": d.status}
+            for d, (_, label) in zip(done, inputs, strict=True)
+        ]
+        json.dump(rows, sys.stdout)
         sys.stdout.write("\n")
     else:
-        for saga_id, paper in zip(ids, papers, strict=True):
-            print(f"{saga_id}  {paper}")
-    print(f"submitted {len(ids)} saga(s); status: queued", file=sys.stderr)
+        for d, (_, label) in zip(done, inputs, strict=True):
+            print(f"{d.saga_id}  {label or ''}".rstrip())
+    for d in done:
+        if not d.created:
+            _say(f"saga {d.saga_id}: already exists ({d.status}); not submitted again")
+    created = sum(1 for d in done if d.created)
+    _say(f"submitted {created} saga(s); status: queued")
     return EXIT_COMPLETED
 
 
-def paper_graph_for(args: argparse.Namespace) -> Any:
-    """The worker's ``graph_for``: the paper saga each saga was submitted with, built once per
-    set of recorded settings (outputs, engine, model, router, parallel)."""
-    built: dict[tuple[Any, ...], Any] = {}
-    # A saga writes where it was submitted to write (recorded absolute): the worker's own
-    # --outputs is only the default of sagas that recorded none.
-    recorded_only = argparse.Namespace(**{**vars(args), "outputs": None})
-
-    def graph_for(saga_input: Mapping[str, Any]) -> Any:
-        settings, router = recorded_settings({"input": saga_input}, recorded_only)
-        if not (saga_input.get("settings") or {}).get("outputs"):
-            settings, router = recorded_settings({"input": saga_input}, args)
-        key = (settings.outputs, settings.llm, settings.model, settings.parallel, router)
-        if key not in built:
-            built[key] = paper_graph(settings, router, args=args)
-        return built[key]
-
-    return graph_for
-
-
 def cmd_worker(args: argparse.Namespace) -> int:
-    import signal
+    import uuid
 
-    # Stopped while it starts: it has taken nothing yet, so it can just leave (exit 0). Once
-    # it consumes, run_worker's own handlers take over (finish what is in flight).
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(EXIT_COMPLETED))
+    from celery.signals import worker_ready
 
-    from sagagraph.graph.worker import run_worker
+    from sagagraph.workers.celery_app import make_celery_app
+    from sagagraph.workers.references import PAPER_APP, load_factory
 
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    run_worker(
-        paper_graph_for(args),
-        queue=args.queue,
-        db=settings_from(args).db,
-        concurrency=args.concurrency,
-        say=say,
+    if args.concurrency < 1:
+        raise InputError(f"--concurrency: expected 1 or more, got {args.concurrency}")
+    apps = args.app or [PAPER_APP]
+    for reference in apps:
+        load_factory(reference)  # a reference that cannot be imported fails now, in one line
+    db = settings_from(args).db
+    celery = make_celery_app(
+        args.queue, db, apps=apps, time_limit=args.time_limit, rate_limit=args.rate_limit, say=_say
     )
+    address = celery.conf.sagagraph["address"]
+
+    @worker_ready.connect  # type: ignore[untyped-decorator]
+    def consuming(**_: Any) -> None:
+        _say(
+            f"worker: consuming queue {address.name} at {address.shown} "
+            f"({args.concurrency} at once, pool {args.pool})"
+        )
+
+    argv = ["worker", "-Q", address.name, "-c", str(args.concurrency), "-P", args.pool]
+    argv += ["-n", f"sagagraph-{uuid.uuid4().hex[:8]}@%h", "--loglevel", "WARNING"]
+    argv += ["--without-mingle", "--without-gossip"]
+    # SIGTERM: Celery's warm shutdown, which finishes the sagas in flight.
+    celery.worker_main(argv)
+    _say("worker: stopped")
     return EXIT_COMPLETED
 
 
 def queue_summary(views: list[dict[str, Any]], queue_name: str) -> dict[str, Any]:
     """Counts of the sagas submitted to ``queue_name``, from their views."""
-    mine = [v for v in views if (v.get("input") or {}).get("queue") == queue_name]
+    from sagagraph.workers.references import WORKER_KEY
+
+    def queue_of(view: Mapping[str, Any]) -> Any:
+        return ((view.get("input") or {}).get(WORKER_KEY) or {}).get("queue")
+
+    mine = [v for v in views if queue_of(v) == queue_name]
     operator = [v for v in mine if v.get("waiting_for_operator") or v.get("dead_letter")]
     finished = Counter(
         v["status"]
@@ -131,23 +207,21 @@ def queue_summary(views: list[dict[str, Any]], queue_name: str) -> dict[str, Any
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from sagagraph.graph.runner import list_sagas, saga_config
-    from sagagraph.graph.work_queue import queue_address, queue_counts
+    from sagagraph.graph.runner import list_sagas, saga_input
+    from sagagraph.workers.address import queue_address
+    from sagagraph.workers.broker import queue_counts
 
     address = queue_address(args.queue)
-    counts = asyncio.run(queue_counts(address))
+    counts = queue_counts(address)
     with inspection_app(settings_from(args)) as app:  # reads only: no model key
         views = list_sagas(app)
         for view in views:
-            view["input"] = app.get_state(saga_config(view["saga_id"])).values.get("input")
+            view["input"] = saga_input(app, view["saga_id"])
     summary = queue_summary(views, address.name) | {
         "queue": address.name,
         "url": address.shown,
         "workers": counts.consumers,
         "messages_waiting": counts.ready,
-        "dead_letters_unrecorded": counts.dead,
     }
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -161,4 +235,35 @@ def cmd_workers(args: argparse.Namespace) -> int:
     print(f"  needs an operator  {len(summary['needs_operator'])}")
     for item in summary["needs_operator"]:
         print(f"    {item['saga_id']}  {item['status']}: {item['why']}")
+    return EXIT_COMPLETED
+
+
+def _show(view: Mapping[str, Any], line: str, as_json: bool) -> None:
+    if as_json:
+        json.dump(dict(view), sys.stdout, default=str)
+        sys.stdout.write("\n")
+    print(line, file=sys.stderr if as_json else sys.stdout)
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from sagagraph.workers.control import cancel_saga
+
+    view = cancel_saga(
+        args.saga_id, by=args.by, why=args.reason, queue=args.queue, db=settings_from(args).db
+    )
+    _show(view, f"saga {args.saga_id}: {view['status']}; cancel {view['cancel']}", args.json)
+    return EXIT_COMPLETED
+
+
+def cmd_requeue(args: argparse.Namespace) -> int:
+    from sagagraph.workers.control import Schedule, requeue_saga
+
+    view = requeue_saga(
+        args.saga_id,
+        queue=args.queue,
+        db=settings_from(args).db,
+        schedule=Schedule(args.priority),
+        note=args.note or "",
+    )
+    _show(view, f"saga {args.saga_id}: back on the queue ({view['status']})", args.json)
     return EXIT_COMPLETED

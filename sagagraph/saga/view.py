@@ -73,6 +73,8 @@ class Event(TypedDict):
     """The tool an agent step called or undid (``tool_call`` and ``tool_undo`` events)."""
     key: NotRequired[str]
     """That call's idempotency key (``saga_id:step:call-n``)."""
+    by: NotRequired[str]
+    """Who asked for what the event records (an operator's rollback), when they said."""
 
 
 class FailureRecord(TypedDict):

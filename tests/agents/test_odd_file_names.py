@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from sagagraph import InputError, SagaRequest, open_checkpointer, run_saga, submit_sagas
+from sagagraph import InputError, open_checkpointer, run_saga
 from sagagraph.cli import main
 from tests.support.toy_saga import Journal, Plan, saga_app, toy_saga
 
@@ -57,7 +57,10 @@ def test_the_python_api_refuses_it_before_writing(tmp_path: Path) -> None:
         with pytest.raises(InputError, match=r"input\.files\.1: .* not UTF-8"):
             run_saga(app, {"files": ["a.md", ODD]}, saga_id="odd-api")
         with pytest.raises(InputError, match=r"input\.paper: .* not UTF-8"):
-            submit_sagas(app, [SagaRequest({"paper": "ok.md"}), SagaRequest({"paper": ODD})])
+            from sagagraph.workers import SagaRequest, submit_sagas
+
+            requests = [SagaRequest({"paper": "ok.md"}), SagaRequest({"paper": ODD})]
+            submit_sagas(requests, db=url)
     with open_checkpointer(url) as checkpointer:
         assert list(checkpointer.list(None)) == []
 

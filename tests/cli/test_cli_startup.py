@@ -179,5 +179,5 @@ def test_every_verb_names_a_handler_that_exists() -> None:
     for name, sub in verbs.items():
         handler = sub.get_default("func")
         assert isinstance(handler, Handler), name
-        module = __import__(f"sagagraph.cli.{handler.module}", fromlist=[handler.function])
+        module = __import__(handler.module_name, fromlist=[handler.function])
         assert callable(getattr(module, handler.function)), name

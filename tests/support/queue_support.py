@@ -3,7 +3,10 @@ requests per paper, worker processes, and reading the sagas back from PostgreSQL
 
 ``python -m tests.support.queue_support --die-on SAGA_ID -- worker ...`` runs the real ``sagagraph``
 CLI in a process that dies (``os._exit``) whenever a step of that saga writes its output: a
-worker that dies on the same saga every time. Nothing here is part of the package.
+worker that dies on the same saga every time. ``--die-once KEY:write|compensate:MARKER``
+(KEY: a saga id, or ``SAGA_ID:STEP`` for one step)
+dies only the first time, of all the processes given the same marker file (a crash
+mid-saga or mid-compensation at a chosen point). Nothing here is part of the package.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from tests.support.child_processes import default_signals, reap
 from tests.support.openai_server import (
     Reply,
     ScriptedOpenAIServer,
+    quoted,
     request_text,
     structured,
     wants_schema,
@@ -34,7 +38,11 @@ from tests.support.openai_server import (
 REPO = Path(__file__).resolve().parents[2]
 DIE_EXIT_CODE = 17
 PAPER_FILES = {"validator": "validation.txt", "reviewer": "review.txt", "summarizer": "summary.txt"}
-SCHEMA_STEP = {"ValidationReport": "validator", "Review": "reviewer", "Summary": "summarizer"}
+SCHEMA_STEP = {
+    "ValidationReport": "validator",
+    "QuotedReview": "reviewer",
+    "Summary": "summarizer",
+}
 SECTIONS = ["Abstract", "1 Introduction", "2 Related Work", "3 Method", "4 Experiments"]
 SECTIONS += ["5 Conclusion"]
 FOUND = [
@@ -106,11 +114,11 @@ class CountingModel:
             }
             reply = structured(request, report)
         elif step == "reviewer":
-            review = {
-                "strengths": ["Section 3 Method states the compensation contract clearly."],
-                "weaknesses": ["Section 4 Experiments does not report variance."],
-                "suggestions": ["Add a table of failure rates to Section 4 Experiments."],
-            }
+            point = quoted(
+                "The paper states its aim plainly.",
+                "explains how sagas keep agent pipelines all or nothing in practice",
+            )
+            review = {"strengths": [point], "weaknesses": [point], "suggestions": [point]}
             reply = structured(request, review)
         elif step == "summarizer":
             # Exactly 300 words of whole sentences: a draft of another length is sent back for
@@ -144,11 +152,21 @@ def worker_env(base_url: str | None = None) -> dict[str, str]:
 class WorkerProcess:
     """One ``sagagraph worker`` process whose stderr lines are collected as they come."""
 
-    def __init__(self, args: Sequence[str], *, cwd: Path, env: dict[str, str], die_on: str = ""):
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        die_on: str = "",
+        die_once: str = "",
+        verb: str = "worker",
+    ):
         prefix = [sys.executable, "-m", "tests.support.queue_support"]
         prefix += ["--die-on", die_on] if die_on else []
+        prefix += ["--die-once", die_once] if die_once else []
         self.proc = subprocess.Popen(
-            [*prefix, "--", "worker", *args],
+            [*prefix, "--", verb, *args],
             cwd=cwd,
             env=env,
             stderr=subprocess.PIPE,
@@ -184,12 +202,12 @@ class WorkerProcess:
         self.proc.send_signal(signal.SIGKILL)
         self.reap()
 
-    def terminate(self, timeout: float = 120) -> int:
-        """SIGTERM once it consumes, then its exit status (one already gone is only reaped)."""
+    def terminate(self, timeout: float = 120, started: str = "worker: consuming") -> int:
+        """SIGTERM once it has started, then its exit status (one already gone is only reaped)."""
         wait_for(
-            lambda: not self.alive() or self.count("worker: consuming"),
+            lambda: not self.alive() or self.count(started),
             timeout=60,
-            what="the worker to start consuming",
+            what="the process to start",
         )
         if self.alive():
             self.proc.send_signal(signal.SIGTERM)
@@ -219,6 +237,14 @@ def wait_for(condition: Any, *, timeout: float, what: str, every: float = 0.2) -
 def unique_queue(amqp_url: str, **params: int) -> str:
     extra = "".join(f"&{k}={v}" for k, v in params.items())
     return f"{amqp_url}?queue=sagagraph-test-{uuid.uuid4().hex[:10]}{extra}"
+
+
+def delete_queue(url: str) -> None:
+    """Remove a test's queue and its exchange from the broker."""
+    from sagagraph.workers.address import queue_address
+    from sagagraph.workers.broker import delete_queue as delete
+
+    delete(queue_address(url))
 
 
 def commit_times(app: Any, saga_id: str) -> dict[str, float]:
@@ -253,10 +279,39 @@ def _die_on(saga_id: str) -> None:
     store_module.OutputStore.write = write  # type: ignore[method-assign]
 
 
+def _die_once(saga_id: str, action: str, marker: str) -> None:
+    hang = action.startswith("hang-")
+    action = action.removeprefix("hang-")
+    """Make this process die the first time (of all processes that share ``marker``, a file)
+    a step of ``saga_id`` does ``action`` on its output: ``write`` (mid-saga) or
+    ``compensate`` (mid-compensation)."""
+    from sagagraph.agents import store as store_module
+
+    original = getattr(store_module.OutputStore, action)
+
+    def dying(self: Any, key: str, *args: Any, **kwargs: Any) -> Any:
+        if key == saga_id or key.startswith(f"{saga_id}:"):
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                pass
+            else:
+                os.close(fd)
+                if hang:  # alive but stuck: only a time limit gets the saga back
+                    time.sleep(3600)
+                os._exit(DIE_EXIT_CODE)
+        return original(self, key, *args, **kwargs)
+
+    setattr(store_module.OutputStore, action, dying)
+
+
 def main(argv: Sequence[str]) -> int:
     argv = list(argv)
-    if argv[:1] == ["--die-on"]:
-        _die_on(argv[1])
+    while argv[:1] in (["--die-on"], ["--die-once"]):
+        if argv[0] == "--die-on":
+            _die_on(argv[1])
+        else:
+            _die_once(*argv[1].rsplit(":", 2))
         argv = argv[2:]
     if argv[:1] == ["--"]:
         argv = argv[1:]

@@ -1,0 +1,161 @@
+"""The Celery app of sagagraph's workers: RabbitMQ delivers "run or resume saga ID", the
+shared checkpointer keeps the saga.
+
+:func:`make_celery_app` configures Celery for sagas that take minutes and must not be lost:
+
+- ``acks_late``: a task is acknowledged only when its saga is final (or parked for an
+  operator), so a worker that dies hands it back to the broker, which delivers it to another
+  worker; that one resumes the saga from its last checkpoint. ``reject_on_worker_lost`` does
+  the same for a pool process that dies under a living worker.
+- prefetch 1 per slot: a worker holds no more sagas than it runs; a priority queue
+  (``x-max-priority``) so ``submit --priority`` is honoured among waiting sagas.
+- ``time_limit`` (prefork pool): a hung saga's process is killed, and the saga goes back to
+  the queue (``task_acks_on_timeout=False``). There is no soft limit: its exception would
+  land inside a step, which would take it for the step's own failure and compensate.
+- task events on (``worker_send_task_events``, ``task_send_sent_event``): Flower shows the pool.
+- a beat schedule that runs ``sagagraph.recover`` every minute (``celery beat``): sagas whose
+  process died are taken over without anyone typing ``recover``.
+
+Use it from the CLI (``sagagraph worker``) or as ``celery -A sagagraph.workers.main worker``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sagagraph.checkpoints.factory import default_db_url
+from sagagraph.errors import SagaBusyError
+from sagagraph.workers.address import QueueAddress, queue_address
+from sagagraph.workers.references import PAPER_APP, check_reference
+
+try:
+    from celery import Celery
+    from kombu import Exchange, Queue
+except ImportError:  # pragma: no cover - depends on installed extras
+    from sagagraph.errors import ConfigurationError
+
+    raise ConfigurationError("workers need the extra: pip install 'sagagraph[workers]'") from None
+
+RUN_SAGA = "sagagraph.run_saga"
+"""The task "run or resume saga ID"; its task id is the saga id."""
+RECOVER = "sagagraph.recover"
+"""The periodic task that takes over sagas whose process died."""
+MAX_PRIORITY = 9
+"""Priorities run from 0 (the default) to 9 (first)."""
+BUSY_RETRY = 2.0
+"""Seconds before a saga held by another process is tried again."""
+ERROR_RETRY = 5.0
+"""Seconds before a saga that failed outside its steps (the database is down) is tried again."""
+RECOVER_EVERY = 60.0
+
+
+def work_queue(address: QueueAddress) -> Queue:
+    """The durable priority queue of ``address`` (every submitter and worker declares it so)."""
+    return Queue(
+        address.name,
+        Exchange(address.name, type="direct", durable=True),
+        routing_key=address.name,
+        durable=True,
+        queue_arguments={"x-max-priority": MAX_PRIORITY},
+    )
+
+
+def make_celery_app(
+    queue: str | None = None,
+    db: str | None = None,
+    *,
+    apps: Iterable[str] = (PAPER_APP,),
+    time_limit: float | None = None,
+    rate_limit: str | None = None,
+    say: Callable[[str], None] | None = None,
+) -> Celery:
+    """A Celery app for the work queue at ``queue`` (default ``SAGAGRAPH_QUEUE``) and the
+    checkpointer ``db`` (default ``SAGAGRAPH_DB``); its workers run the sagas of ``apps``."""
+    address = queue_address(queue)
+    db = db or default_db_url()
+    accepted = frozenset(check_reference(a) for a in apps)
+    app = Celery("sagagraph", broker=address.connect_url, set_as_current=False)
+    app.conf.update(
+        task_queues=[work_queue(address)],
+        task_default_queue=address.name,
+        task_default_exchange=address.name,
+        task_default_routing_key=address.name,
+        task_queue_max_priority=MAX_PRIORITY,
+        task_default_priority=0,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        # A saga's errors are handled inside the task; a hard time limit gives it back.
+        task_acks_on_failure=True,
+        task_acks_on_timeout=False,
+        task_ignore_result=True,
+        task_time_limit=time_limit,
+        worker_prefetch_multiplier=1,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        worker_redirect_stdouts=False,
+        worker_hijack_root_logger=False,
+        worker_cancel_long_running_tasks_on_connection_loss=False,
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=10,
+        broker_transport_options={"confirm_publish": True},
+        task_publish_retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
+        beat_schedule={"sagagraph-recover": {"task": RECOVER, "schedule": RECOVER_EVERY}},
+        timezone="UTC",
+    )
+    app.conf.sagagraph = {"address": address, "db": db, "accepted": accepted}
+    _register_tasks(app, address, db, accepted, rate_limit, say or say_line)
+    return app
+
+
+_stderr_lock = threading.Lock()
+
+
+def say_line(line: str) -> None:
+    """One line on stderr, whole: the pool's threads never interleave two lines."""
+    with _stderr_lock:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def _register_tasks(
+    app: Celery,
+    address: QueueAddress,
+    db: str,
+    accepted: frozenset[str],
+    rate_limit: str | None,
+    say: Callable[[str], None],
+) -> None:
+    from sagagraph.workers.drive import NOT_MINE, Driver
+
+    driver = Driver(db, address.max_deliveries, accepted, address.name, say)
+
+    @app.task(  # type: ignore[untyped-decorator]
+        name=RUN_SAGA,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        max_retries=None,
+        rate_limit=rate_limit,
+    )
+    def run_saga(task: Any, saga_id: str) -> str:
+        try:
+            outcome = driver.drive(saga_id)
+        except SagaBusyError:
+            raise task.retry(countdown=BUSY_RETRY) from None
+        except Exception as error:
+            # Outside the saga's steps (their failures compensate): the database, the
+            # broker, a factory that cannot be imported. The saga stays where it was.
+            say(f"worker: saga {saga_id} not driven: {error}; trying again")
+            raise task.retry(countdown=ERROR_RETRY) from None
+        if outcome == NOT_MINE:
+            raise task.retry(countdown=ERROR_RETRY)
+        return outcome
+
+    @app.task(name=RECOVER, ignore_result=True)  # type: ignore[untyped-decorator]
+    def recover() -> int:
+        from sagagraph.workers.watch import take_over_orphans
+
+        return len(take_over_orphans(db, accepted, say=say))

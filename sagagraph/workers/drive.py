@@ -1,0 +1,163 @@
+"""What a worker does with one delivery of "run or resume saga ID", Celery aside.
+
+The saga's state is in the shared checkpointer, not in the message: the message is only a
+claim ticket. The worker reads the saga's recorded reference (:mod:`.references`), builds its
+graph, takes the saga's lease (so no two processes drive it at once, on any machine), counts
+the delivery in the ledger (:mod:`.ledger`), and continues the saga from its last checkpoint
+exactly as ``resume`` would, until it is final or waits for an operator. Then Celery
+acknowledges the task; a saga parked for an operator holds no task.
+
+- Poison: a saga delivered more than ``max_deliveries`` times (each worker it took down left
+  one delivery behind) is not run again: an ``escalate``/``dead_letter`` event of step
+  ``worker`` records it (:mod:`.dead_letters`), and ``requeue`` gives it another chance.
+- Cancel: at each step boundary the worker reads the ledger; a cancel request turns the saga
+  to compensation with the request's reason (who and why), recorded in the saga's events.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.recover import rollback_leased
+from sagagraph.graph.runner import DEFAULT_DURABILITY, RunOutput, saga_config, saga_status
+from sagagraph.graph.state_view import finished_view
+from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.view import make_event
+from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
+from sagagraph.workers.ledger import WorkerLedger, open_ledger
+from sagagraph.workers.references import CompiledSagas, recorded_reference
+
+NEEDS_OPERATOR = "needs_operator"
+DEAD_LETTERED = "dead_lettered"
+NOT_FOUND = "not_found"
+NOT_MINE = "not_mine"
+"""Outcomes of a delivery besides the saga's final status."""
+
+
+def final_state(view: Mapping[str, Any]) -> str | None:
+    """The final state a saga's view shows (its status, or ``needs_operator``); else None."""
+    if view.get("waiting_for_operator"):
+        return NEEDS_OPERATOR
+    if view["status"] in TERMINAL_STATUSES or not view.get("next"):
+        return str(view["status"])
+    return None
+
+
+def recorded_input(checkpointer: Any, saga_id: str) -> Mapping[str, Any] | None:
+    """The saga's input from its last checkpoint (None: no such saga), read without a graph."""
+    found = checkpointer.get_tuple(saga_config(saga_id))
+    if found is None or not found.checkpoint["channel_values"]:
+        return None
+    values = found.checkpoint["channel_values"]
+    saga_input = values.get("input")
+    if saga_input is None and isinstance(values.get("__start__"), Mapping):
+        saga_input = values["__start__"].get("input")
+    return saga_input if isinstance(saga_input, Mapping) else {}
+
+
+@dataclass
+class Driver:
+    """One worker process's means to drive sagas: a ledger it shares between its threads, and
+    a checkpointer and compiled graphs per thread (a checkpointer serialises its connection)."""
+
+    db: str
+    max_deliveries: int
+    accepted: frozenset[str]
+    """The saga references this worker runs (``--app``); others are handed back."""
+    queue_name: str
+    say: Callable[[str], None]
+    _stack: ExitStack = field(default_factory=ExitStack)
+    _local: threading.local = field(default_factory=threading.local)
+    _ledger: WorkerLedger | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ledger(self) -> WorkerLedger:
+        with self._lock:
+            if self._ledger is None:
+                self._ledger = self._stack.enter_context(open_ledger(self.db))
+            return self._ledger
+
+    def sagas(self) -> CompiledSagas:
+        sagas: CompiledSagas | None = getattr(self._local, "sagas", None)
+        if sagas is None:
+            with self._lock:
+                checkpointer = self._stack.enter_context(open_checkpointer(self.db))
+            sagas = self._local.sagas = CompiledSagas(checkpointer)
+        return sagas
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def drive(self, saga_id: str) -> str:
+        """Drive the saga to a final state; the outcome (its status, or why it did not run).
+
+        SagaBusyError when another process holds the saga's lease (try again later).
+        """
+        sagas = self.sagas()
+        saga_input = recorded_input(sagas.checkpointer, saga_id)
+        if saga_input is None:
+            self.say(f"worker: saga {saga_id} is not in this checkpointer; dropped")
+            return NOT_FOUND
+        reference = recorded_reference(saga_input)
+        if reference not in self.accepted:
+            self.say(f"worker: saga {saga_id} runs {reference}, which this worker does not run")
+            return NOT_MINE
+        app = sagas.app_for(saga_input)
+        started = time.perf_counter()
+        with saga_lease(sagas.checkpointer, saga_id):
+            view = saga_status(app, saga_id)
+            done = final_state(view)
+            if done is not None:
+                return done
+            ledger = self.ledger()
+            delivery = ledger.deliver(saga_id)
+            self.say(f"worker: took saga {saga_id} (delivery {delivery} of {self.max_deliveries})")
+            if delivery > self.max_deliveries:
+                self._dead_letter(app, saga_id, delivery - 1)
+                return DEAD_LETTERED
+            view = self._run(app, saga_id, ledger)
+        outcome = final_state(view) or str(view["status"])
+        self.say(f"worker: saga {saga_id} {outcome} in {time.perf_counter() - started:.1f} s")
+        return outcome
+
+    def _run(self, app: Any, saga_id: str, ledger: WorkerLedger) -> dict[str, Any]:
+        """Continue the saga until it ends or pauses, checking for a cancel between steps."""
+        reason = ledger.cancel_request(saga_id)
+        if reason is None:
+            output = RunOutput(None)
+            stream = app.stream(
+                None, saga_config(saga_id), durability=DEFAULT_DURABILITY, stream_mode=output.modes
+            )
+            for chunk in stream:
+                output.take(chunk)
+                if chunk[0] == "values" and (reason := ledger.cancel_request(saga_id)):
+                    stream.close()  # before the next step starts
+                    break
+            else:
+                finished = output.finished()
+                if finished is not None:
+                    return finished_view(finished, saga_id)
+                return saga_status(app, saga_id)
+        view = saga_status(app, saga_id)
+        if final_state(view) is not None:
+            return view
+        self.say(f"worker: saga {saga_id} cancelled ({reason}); compensating")
+        return rollback_leased(app, saga_id, reason)
+
+    def _dead_letter(self, app: Any, saga_id: str, deaths: int) -> None:
+        """Record in the saga's events that it is dead-lettered; its next step stays as it was,
+        so ``requeue`` (or ``resume``) continues it where it stopped."""
+        detail = (
+            f"dead-lettered by queue {self.queue_name} after {deaths} deliveries: "
+            "its worker stopped each time"
+        )
+        event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
+        app.update_state(saga_config(saga_id), {"events": [event]})
+        self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")

@@ -1,0 +1,87 @@
+"""Recovery that nobody has to call: take over the sagas whose process died.
+
+A saga is driven under its lease (:mod:`sagagraph.graph.leases`), which lives exactly as long
+as the process holding it: a PostgreSQL session lock, or a lock on the SQLite ``.leases``
+file. A saga left ``running`` or ``compensating`` whose lease is free has no live process
+behind it: ``list`` shows it orphaned. :func:`take_over_orphans` resumes each such saga under
+its lease, so two takers (two watchers, a watcher and a redelivered task, a watcher and an
+operator's ``resume``) never run one saga at once: the second finds the lease held and moves
+on. Queued sagas wait for a worker, dead-lettered ones and those waiting for an operator for
+a person: none of them is taken over. A saga submitted to the work queue is taken over as a
+worker would take it (:class:`~sagagraph.workers.drive.Driver`): the delivery counts, so a
+poison saga is dead-lettered here too instead of taking the watcher down again and again.
+
+``sagagraph recover --watch`` runs it in a loop; Celery beat runs it as the periodic task
+``sagagraph.recover`` (:mod:`sagagraph.workers.celery_app`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+from contextlib import ExitStack
+from typing import Any
+
+from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.checkpoints.saga_index import latest_checkpoints
+from sagagraph.errors import SagaBusyError, SagaGraphError
+from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.recover import is_unfinished, recover_saga
+from sagagraph.graph.runner import saga_status
+from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.view import describe_error
+from sagagraph.workers.address import DEFAULT_MAX_DELIVERIES
+from sagagraph.workers.drive import Driver, recorded_input
+from sagagraph.workers.references import WORKER_KEY, CompiledSagas, recorded_reference
+
+log = logging.getLogger("sagagraph.workers")
+
+
+def take_over_orphans(
+    db: str,
+    accepted: Collection[str] | None = None,
+    *,
+    max_deliveries: int = DEFAULT_MAX_DELIVERIES,
+    say: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Resume every orphaned saga of checkpointer ``db`` (of the references in ``accepted``,
+    or all); the views of those taken over. A saga another process holds is left to it."""
+    say = say or log.info
+    taken = []
+    drivers: dict[str, Driver] = {}
+    with ExitStack() as stack:
+        checkpointer = stack.enter_context(open_checkpointer(db))
+        sagas = CompiledSagas(checkpointer)
+        for summary in latest_checkpoints(checkpointer, skip=TERMINAL_STATUSES):
+            saga_input = recorded_input(checkpointer, summary.saga_id)
+            if saga_input is None:
+                continue
+            if accepted is not None and recorded_reference(saga_input) not in accepted:
+                continue
+            try:
+                app = sagas.app_for(saga_input)
+                view = saga_status(app, summary.saga_id)
+                if not is_unfinished(view) or view.get("dead_letter"):
+                    continue
+                with saga_lease(checkpointer, summary.saga_id):
+                    pass  # held by a live process: SagaBusyError, and it is left alone
+                say(f"recover: taking over saga {summary.saga_id} ({view['status']})")
+                queue = (saga_input.get(WORKER_KEY) or {}).get("queue")
+                if queue:
+                    if queue not in drivers:
+                        references = frozenset([recorded_reference(saga_input)])
+                        drivers[queue] = Driver(db, max_deliveries, references, queue, say)
+                        stack.callback(drivers[queue].close)
+                    drivers[queue].accepted |= {recorded_reference(saga_input)}
+                    drivers[queue].drive(summary.saga_id)
+                    view = saga_status(app, summary.saga_id)
+                else:
+                    view = recover_saga(app, summary.saga_id)
+            except SagaBusyError:
+                continue  # a live process drives it
+            except SagaGraphError as error:
+                say(f"recover: saga {summary.saga_id} not taken over: {describe_error(error)}")
+                continue
+            say(f"recover: saga {summary.saga_id} {view['status']}")
+            taken.append(view)
+    return taken
