@@ -53,6 +53,8 @@ def test_the_page_offers_approve_and_reject_and_approve_carries_the_saga_on(
     client = console(stores)
     page = client.get(f"/sagas/{saga_id}").text
     assert actions_of(page) == ["approve", "reject"]
+    assert page.count("Waiting for approval:") == 2
+    assert f"(call {saga_id}:pay:call-3)" in page
     reply = post(client, saga_id, "approve", who="ana", why="budget ok")
     assert reply.status_code == 303, reply.text
     after: dict[str, Any] = view(stores, saga_id)
