@@ -87,7 +87,7 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
     def _describe(self, tool_call: ToolCall, state: AgentState[Any], runtime: Runtime[Any]) -> str:
         """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
         call's idempotency key, which names the saga and the step even to a reader that does
-        not have the saga's graph (:func:`approval_key`)."""
+        not have the saga's graph (:func:`sagagraph.graph.state_view.approval` reads it)."""
         messages = list(state.get("messages") or [])
         n = call_number(messages, tool_call.get("id"), call_offset(state))
         key = call_key(scope_of(self.label), n)
@@ -134,6 +134,11 @@ def _refused_or(
     if ran or not isinstance(result, ToolMessage) or result.status != "error":
         return result
     name = request.tool_call.get("name")
-    raise ToolRejectedError(
-        f"operator rejected {name} (call {request.tool_call.get('id')}): {content_text(result)}"
-    )
+    # LangChain's wording: "User rejected the tool call for `tool` with reason: <why>".
+    text = content_text(result)
+    why = text.split(_REASON, 1)[1] if _REASON in text else "no reason given"
+    raise ToolRejectedError(f"operator rejected {name} (call {request.tool_call.get('id')}): {why}")
+
+
+_REASON = " with reason: "
+"""What precedes the operator's reason in the message LangChain writes for a rejection."""
