@@ -279,3 +279,44 @@ def test_the_middleware_alone_rolls_back_a_rejected_run(
         "hold_room": "undone",
         "charge_card": "undone",
     }
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_process_killed_while_carrying_out_an_approval_leaves_the_calls_waiting_again(
+    backend: str, tmp_path: Path, server: ScriptedOpenAIServer
+) -> None:
+    """The approving process dies (SIGKILL) as the approved ``charge_card`` is about to write:
+    the decision dies with it, so the calls wait again, and the next approval runs each call
+    once (a call that ran before the kill runs again with its key: the partner keeps one)."""
+    env = os.environ | {
+        "PYTHONPATH": str(REPO),
+        "GATE_DATA": str(tmp_path),
+        "OPENAI_BASE_URL": server.base_url,
+    }
+    with saga_database(backend, tmp_path) as db:
+        with open_checkpointer(db) as checkpointer:
+            app = build_saga_graph(definition(tmp_path, server.base_url)).compile(
+                checkpointer=checkpointer
+            )
+            view = waiting(app, tmp_path)
+        saga_id = view["saga_id"]
+        app_flag = ["--app", "tests.support.gated_saga:graph"]
+        killed = cli(
+            "approve", saga_id, "--db", db, *app_flag, env=env | {"GATE_KILL_AT": "charge_card"}
+        )
+        assert killed.returncode == -signal.SIGKILL
+        assert "charge_card" not in Partner(tmp_path).effects()
+
+        with open_checkpointer(db) as checkpointer:
+            app = build_saga_graph(definition(tmp_path, server.base_url)).compile(
+                checkpointer=checkpointer
+            )
+            again = saga_status(app, saga_id)
+            assert again["status"] == "waiting_for_operator"
+            assert {a["id"] for a in again["approvals"]} == {a["id"] for a in view["approvals"]}
+            assert resume_saga(app, saga_id)["status"] == "waiting_for_operator"
+            done = approve_tool_call(app, saga_id)
+    assert done["status"] == "completed"
+    rows = Partner(tmp_path).rows()
+    assert [r["tool"] for r in rows] == ["hold_room", "charge_card", "send_wire"]
+    assert {r["state"] for r in rows} == {"done"}
