@@ -28,6 +28,8 @@ from langchain.agents.middleware import AgentState, HumanInTheLoopMiddleware, In
 from langchain.agents.middleware.human_in_the_loop import DecisionType
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -94,11 +96,27 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
         return f"{self.description}: {tool_call['name']} {args} (call {key})"
 
+    def _require_checkpointer(self, request: ToolCallRequest) -> None:
+        """ConfigurationError when a gated call runs where no checkpointer keeps the pause:
+        the run would return paused, and nothing could ever resume it."""
+        name = request.tool_call.get("name")
+        if name not in self.interrupt_on:
+            return
+        configurable = get_config().get("configurable") or {}
+        if configurable.get(CONFIG_KEY_CHECKPOINTER) is None:
+            raise ConfigurationError(
+                f"tool {name!r} needs an operator's approval, and the pause is a checkpoint: "
+                "run the agent with a checkpointer (an orchestrated saga, or "
+                "create_compensating_agent(..., checkpointer=...)); choreographed sagas "
+                "cannot wait for approval"
+            )
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
+        self._require_checkpointer(request)
         ran: list[ToolCallRequest] = []
 
         def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
@@ -113,6 +131,7 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
+        self._require_checkpointer(request)
         ran: list[ToolCallRequest] = []
 
         async def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:

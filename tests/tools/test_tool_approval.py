@@ -320,3 +320,18 @@ def test_a_process_killed_while_carrying_out_an_approval_leaves_the_calls_waitin
     rows = Partner(tmp_path).rows()
     assert [r["tool"] for r in rows] == ["hold_room", "charge_card", "send_wire"]
     assert {r["state"] for r in rows} == {"done"}
+
+
+def test_a_gated_call_without_a_checkpointer_is_refused_in_one_line(
+    tmp_path: Path, server: ScriptedOpenAIServer
+) -> None:
+    """Nothing could resume the pause: the run fails, and the calls it made are undone."""
+    from sagagraph import create_compensating_agent
+    from sagagraph.errors import ConfigurationError
+    from tests.support.gated_saga import chat_model, payout_tools
+
+    partner = Partner(tmp_path)
+    agent, _ = create_compensating_agent(chat_model(server.base_url), payout_tools(partner))
+    with pytest.raises(ConfigurationError, match="needs an operator's approval, and the pause"):
+        agent.invoke({"messages": [("user", "pay")]})
+    assert {t: e["state"] for t, e in partner.effects().items()} == {"hold_room": "undone"}
