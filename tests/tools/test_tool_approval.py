@@ -242,6 +242,10 @@ def test_reject_from_the_cli_rolls_the_saga_back(
     bad = cli("approve", view["saga_id"], "--db", db, "--edit", "[1]", env=env)
     assert bad.returncode == 2
     assert "--edit: expected a JSON object" in bad.stderr
+    nowhere = cli("approve", view["saga_id"], "--db", db, "--app", "tests.nope:graph", env=env)
+    assert nowhere.returncode == 2
+    assert nowhere.stderr.count("\n") == 1
+    assert "--app 'tests.nope:graph': No module named 'tests.nope'" in nowhere.stderr
     done = cli("reject", view["saga_id"], "--db", db, "--why", "over budget", "--json", env=env)
     assert done.returncode == 3, done.stderr
     rolled = json.loads(done.stdout)
