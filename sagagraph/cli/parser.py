@@ -233,7 +233,9 @@ def add_approvals(sub: Subparsers) -> None:
     )
     reject = verb(sub, "reject", "refuse tool calls waiting for approval", "approvals:cmd_reject")
     approve.add_argument(
-        "--edit", metavar="JSON", help="run the call with these arguments (a JSON object)"
+        "--edit",
+        metavar="JSON",
+        help="run the call with these arguments (a JSON object, over the model's)",
     )
     reject.add_argument("--why", metavar="TEXT", required=True, help="who decided, and why")
     for p in (approve, reject):

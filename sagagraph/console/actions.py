@@ -2,12 +2,14 @@
 
 Each :class:`Action` has a name (its URL: ``POST /sagas/{id}/actions/{name}``), a predicate
 saying when the saga's view allows it, and a handler that drives the saga through the engine's
-own API (``resolve_saga``, ``rollback_saga``) on the paper saga built from the saga's recorded
-settings, as the CLI's ``resolve`` does; a saga on the work queue is cancelled or requeued by
-the queue's own operations (``cancel_saga``, ``requeue_saga``), as ``cancel`` and ``requeue``
-do. Every action asks who acts and why; the engine records
-both in the saga's events (the operator's note of a resolve, the reason of a rollback), so the
-audit trail says it. Adding an action is one :func:`register_action` call.
+own API (``resolve_saga``, ``rollback_saga``, ``approve_tool_call``, ``reject_tool_call``) on
+the paper saga built from the saga's recorded settings, as the CLI's ``resolve`` does (or, for
+tool calls waiting for approval, the graph ``$SAGAGRAPH_APP`` names, as ``approve --app``); a
+saga on the work queue is cancelled or requeued by the queue's own operations
+(``cancel_saga``, ``requeue_saga``), as ``cancel`` and ``requeue`` do. Every action asks who
+acts and why; the engine records both in the saga's events (the operator's note of a resolve,
+the reason of a rollback or of a rejection), so the audit trail says it. Adding an action is
+one :func:`register_action` call.
 """
 
 from __future__ import annotations
@@ -117,7 +119,65 @@ def paper_app_of(request: ActionRequest) -> Iterator[Any]:
 
 
 def waiting_for_operator(view: Mapping[str, Any]) -> bool:
-    return orchestrated_here(view) and bool(view.get("waiting_for_operator"))
+    """A compensation gave up (tool calls waiting for approval are answered otherwise)."""
+    return (
+        orchestrated_here(view)
+        and bool(view.get("waiting_for_operator"))
+        and not view.get("approvals")
+    )
+
+
+def app_spec() -> str:
+    """``$SAGAGRAPH_APP`` (``package.module:function``): the graph of sagas other than the
+    paper's, as ``sagagraph approve --app`` takes it; empty when not set."""
+    import os
+
+    return os.environ.get("SAGAGRAPH_APP", "").strip()
+
+
+def approvals_waiting(view: Mapping[str, Any]) -> bool:
+    """Tool calls wait for approval, and the console can build the saga's graph: the paper
+    saga's, or the one ``$SAGAGRAPH_APP`` names."""
+    from sagagraph.cli.foreign import foreign_definition
+
+    if view.get("mode") == "choreography" or not view.get("approvals"):
+        return False
+    return foreign_definition(dict(view)) is None or bool(app_spec())
+
+
+@contextmanager
+def saga_app_of(request: ActionRequest) -> Iterator[Any]:
+    """The graph that carries ``request``'s saga on after an approval (its steps run
+    forward): ``$SAGAGRAPH_APP``'s, else the paper saga as it was started."""
+    spec = app_spec()
+    if spec:
+        from sagagraph.checkpoints.factory import open_checkpointer
+        from sagagraph.cli.approvals import load_app_graph
+        from sagagraph.cli.apps import settings_from
+
+        graph = load_app_graph(spec)
+        with open_checkpointer(settings_from(request.source.args("console")).db) as saver:
+            yield graph.compile(checkpointer=saver)
+        return
+    from sagagraph.cli.apps import paper_app, recorded_settings
+
+    settings, router = recorded_settings(dict(request.view), request.source.args("console"))
+    with paper_app(settings, router) as app:
+        yield app
+
+
+def approve(request: ActionRequest) -> Mapping[str, Any]:
+    from sagagraph.graph.approvals import approve_tool_call
+
+    with saga_app_of(request) as app:
+        return approve_tool_call(app, request.saga_id)
+
+
+def reject(request: ActionRequest) -> Mapping[str, Any]:
+    from sagagraph.graph.approvals import reject_tool_call
+
+    with saga_app_of(request) as app:
+        return reject_tool_call(app, request.saga_id, request.note)
 
 
 def unfinished(view: Mapping[str, Any]) -> bool:
@@ -227,6 +287,24 @@ register_action(
         "records what could not be undone and carries on; the saga ends resolved_by_operator",
         waiting_for_operator,
         resolve("skip"),
+    )
+)
+register_action(
+    Action(
+        "approve",
+        "Approve the waiting tool calls",
+        "lets every tool call waiting for approval run; the saga carries on",
+        approvals_waiting,
+        approve,
+    )
+)
+register_action(
+    Action(
+        "reject",
+        "Reject the waiting tool calls",
+        "refuses them: the agent's step fails and the saga compensates, newest first",
+        approvals_waiting,
+        reject,
     )
 )
 register_action(

@@ -19,6 +19,7 @@ from langgraph.types import Command
 from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.graph.nodes import ROUTES_ITSELF
+from sagagraph.graph.state_view import pending_approvals
 from sagagraph.redaction import redact
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
@@ -60,6 +61,11 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     status = snap.values.get("status") or "running"
+    if pending_approvals(snap.tasks):
+        raise InputError(
+            f"saga {saga_id!r}: tool calls wait for approval; reject them (the saga then "
+            "compensates), not rollback"
+        )
     if any(task.interrupts for task in snap.tasks):
         raise InputError(f"saga {saga_id!r}: waiting for an operator; use resolve, not rollback")
     if status in TERMINAL_STATUSES or not snap.next:

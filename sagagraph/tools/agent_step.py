@@ -31,6 +31,7 @@ from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 
+from sagagraph.errors import ConfigurationError
 from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
 from sagagraph.saga.view import describe_error
@@ -111,6 +112,13 @@ class AgentParticipant:
         return self._result(ctx, final)
 
     def _result(self, ctx: StepContext, final: Mapping[str, Any]) -> StepResult:
+        if final.get("__interrupt__"):
+            # Inside a checkpointed saga graph a pause propagates as GraphInterrupt; a run that
+            # returns paused had no checkpointer, so nothing could ever resume it.
+            raise ConfigurationError(
+                f"step {ctx.step!r}: the agent paused (interrupt) outside a checkpointed saga "
+                "graph, where nothing can resume it; run the saga orchestrated"
+            )
         self._emit_calls(ctx, final)
         messages: list[BaseMessage] = list(final.get("messages") or [])
         answer = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)

@@ -28,6 +28,8 @@ from langchain.agents.middleware import AgentState, HumanInTheLoopMiddleware, In
 from langchain.agents.middleware.human_in_the_loop import DecisionType
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -87,18 +89,34 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
     def _describe(self, tool_call: ToolCall, state: AgentState[Any], runtime: Runtime[Any]) -> str:
         """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
         call's idempotency key, which names the saga and the step even to a reader that does
-        not have the saga's graph (:func:`approval_key`)."""
+        not have the saga's graph (:func:`sagagraph.graph.state_view.approval` reads it)."""
         messages = list(state.get("messages") or [])
         n = call_number(messages, tool_call.get("id"), call_offset(state))
         key = call_key(scope_of(self.label), n)
         args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
         return f"{self.description}: {tool_call['name']} {args} (call {key})"
 
+    def _require_checkpointer(self, request: ToolCallRequest) -> None:
+        """ConfigurationError when a gated call runs where no checkpointer keeps the pause:
+        the run would return paused, and nothing could ever resume it."""
+        name = request.tool_call.get("name")
+        if name not in self.interrupt_on:
+            return
+        configurable = get_config().get("configurable") or {}
+        if configurable.get(CONFIG_KEY_CHECKPOINTER) is None:
+            raise ConfigurationError(
+                f"tool {name!r} needs an operator's approval, and the pause is a checkpoint: "
+                "run the agent with a checkpointer (an orchestrated saga, or "
+                "create_compensating_agent(..., checkpointer=...)); choreographed sagas "
+                "cannot wait for approval"
+            )
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
+        self._require_checkpointer(request)
         ran: list[ToolCallRequest] = []
 
         def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
@@ -113,6 +131,7 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
+        self._require_checkpointer(request)
         ran: list[ToolCallRequest] = []
 
         async def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
@@ -134,6 +153,11 @@ def _refused_or(
     if ran or not isinstance(result, ToolMessage) or result.status != "error":
         return result
     name = request.tool_call.get("name")
-    raise ToolRejectedError(
-        f"operator rejected {name} (call {request.tool_call.get('id')}): {content_text(result)}"
-    )
+    # LangChain's wording: "User rejected the tool call for `tool` with reason: <why>".
+    text = content_text(result)
+    why = text.split(_REASON, 1)[1] if _REASON in text else "no reason given"
+    raise ToolRejectedError(f"operator rejected {name} (call {request.tool_call.get('id')}): {why}")
+
+
+_REASON = " with reason: "
+"""What precedes the operator's reason in the message LangChain writes for a rejection."""

@@ -8,13 +8,15 @@ in one turn, for three calls: ``hold_room`` (compensable, no approval), ``charge
 Every partner write lands in one SQLite file (``partner.sqlite`` under the data folder),
 keyed by the call's idempotency key, so a test counts what ran and what was undone. The CLI
 reaches the saga through ``--app tests.support.gated_saga:graph``, with the data folder in
-``GATE_DATA`` and the model server in ``OPENAI_BASE_URL``.
+``GATE_DATA`` and the model server in ``OPENAI_BASE_URL``. ``GATE_KILL_AT=<tool>`` makes the
+process die by SIGKILL when that tool is about to write.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 from collections.abc import Mapping
 from contextlib import closing
@@ -69,6 +71,8 @@ class Partner:
 
     def do(self, tool: str, args: Mapping[str, Any]) -> str:
         key = idempotency_key()
+        if os.environ.get("GATE_KILL_AT") == tool:  # a crash test: die before the write
+            os.kill(os.getpid(), signal.SIGKILL)
         with closing(self._open()) as conn, conn:
             conn.execute(
                 "INSERT OR IGNORE INTO effects VALUES (?, ?, ?, 'done')",

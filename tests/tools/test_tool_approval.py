@@ -20,7 +20,15 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from sagagraph import build_saga_graph, new_saga_id, open_checkpointer, run_saga, saga_status
+from sagagraph import (
+    build_saga_graph,
+    new_saga_id,
+    open_checkpointer,
+    resume_saga,
+    rollback_saga,
+    run_saga,
+    saga_status,
+)
 from sagagraph.errors import InputError, ToolRejectedError
 from sagagraph.graph import approve_tool_call, reject_tool_call
 from tests.support.child_processes import reaped
@@ -139,6 +147,9 @@ def test_answers_that_fit_no_waiting_call_are_refused(app: Any, tmp_path: Path) 
         approve_tool_call(app, saga_id, edit={"amount_cents": 1})
     with pytest.raises(InputError, match="--why is required"):
         reject_tool_call(app, saga_id, "  ")
+    with pytest.raises(InputError, match="tool calls wait for approval; reject them"):
+        rollback_saga(app, saga_id)
+    assert resume_saga(app, saga_id)["approvals"] == view["approvals"]  # still waiting
     approve_tool_call(app, saga_id)
     with pytest.raises(InputError, match="no tool call waits for approval"):
         approve_tool_call(app, saga_id)
@@ -231,6 +242,10 @@ def test_reject_from_the_cli_rolls_the_saga_back(
     bad = cli("approve", view["saga_id"], "--db", db, "--edit", "[1]", env=env)
     assert bad.returncode == 2
     assert "--edit: expected a JSON object" in bad.stderr
+    nowhere = cli("approve", view["saga_id"], "--db", db, "--app", "tests.nope:graph", env=env)
+    assert nowhere.returncode == 2
+    assert nowhere.stderr.count("\n") == 1
+    assert "--app 'tests.nope:graph': No module named 'tests.nope'" in nowhere.stderr
     done = cli("reject", view["saga_id"], "--db", db, "--why", "over budget", "--json", env=env)
     assert done.returncode == 3, done.stderr
     rolled = json.loads(done.stdout)
@@ -268,3 +283,59 @@ def test_the_middleware_alone_rolls_back_a_rejected_run(
         "hold_room": "undone",
         "charge_card": "undone",
     }
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_process_killed_while_carrying_out_an_approval_leaves_the_calls_waiting_again(
+    backend: str, tmp_path: Path, server: ScriptedOpenAIServer
+) -> None:
+    """The approving process dies (SIGKILL) as the approved ``charge_card`` is about to write:
+    the decision dies with it, so the calls wait again, and the next approval runs each call
+    once (a call that ran before the kill runs again with its key: the partner keeps one)."""
+    env = os.environ | {
+        "PYTHONPATH": str(REPO),
+        "GATE_DATA": str(tmp_path),
+        "OPENAI_BASE_URL": server.base_url,
+    }
+    with saga_database(backend, tmp_path) as db:
+        with open_checkpointer(db) as checkpointer:
+            app = build_saga_graph(definition(tmp_path, server.base_url)).compile(
+                checkpointer=checkpointer
+            )
+            view = waiting(app, tmp_path)
+        saga_id = view["saga_id"]
+        app_flag = ["--app", "tests.support.gated_saga:graph"]
+        killed = cli(
+            "approve", saga_id, "--db", db, *app_flag, env=env | {"GATE_KILL_AT": "charge_card"}
+        )
+        assert killed.returncode == -signal.SIGKILL
+        assert "charge_card" not in Partner(tmp_path).effects()
+
+        with open_checkpointer(db) as checkpointer:
+            app = build_saga_graph(definition(tmp_path, server.base_url)).compile(
+                checkpointer=checkpointer
+            )
+            again = saga_status(app, saga_id)
+            assert again["status"] == "waiting_for_operator"
+            assert {a["id"] for a in again["approvals"]} == {a["id"] for a in view["approvals"]}
+            assert resume_saga(app, saga_id)["status"] == "waiting_for_operator"
+            done = approve_tool_call(app, saga_id)
+    assert done["status"] == "completed"
+    rows = Partner(tmp_path).rows()
+    assert [r["tool"] for r in rows] == ["hold_room", "charge_card", "send_wire"]
+    assert {r["state"] for r in rows} == {"done"}
+
+
+def test_a_gated_call_without_a_checkpointer_is_refused_in_one_line(
+    tmp_path: Path, server: ScriptedOpenAIServer
+) -> None:
+    """Nothing could resume the pause: the run fails, and the calls it made are undone."""
+    from sagagraph import create_compensating_agent
+    from sagagraph.errors import ConfigurationError
+    from tests.support.gated_saga import chat_model, payout_tools
+
+    partner = Partner(tmp_path)
+    agent, _ = create_compensating_agent(chat_model(server.base_url), payout_tools(partner))
+    with pytest.raises(ConfigurationError, match="needs an operator's approval, and the pause"):
+        agent.invoke({"messages": [("user", "pay")]})
+    assert {t: e["state"] for t, e in partner.effects().items()} == {"hold_room": "undone"}

@@ -38,7 +38,7 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_page_has_its_blocks() -> None:
-    assert len(blocks("python")) == 3
+    assert len(blocks("python")) == 4
     assert len(blocks("sh")) == 1
     assert len(blocks("json")) == 1
     fenced = re.findall(r"^```(\w*)$", PAGE.read_text(), flags=re.M)
