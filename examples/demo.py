@@ -15,23 +15,34 @@ from sagagraph.cli import main as sagagraph
 
 HERE = Path(__file__).resolve().parent
 PAPERS = HERE / "papers"
-PAPER = PAPERS / "wheat_heat_stress_plos_one_2018.pdf"
 DEMO = Path("outputs") / "demo"
+
+
+def shown(path: Path) -> str:
+    """``path`` from the working folder when it is under it (``examples/papers/...``)."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+PAPER = shown(PAPERS / "wheat_heat_stress_plos_one_2018.pdf")
+INCOMPLETE = shown(PAPERS / "incomplete_paper.md")
 
 SCENARIOS = [
     (
         "1. Success: a complete paper",
-        ["run", str(PAPER), "--saga-id", "success"],
+        ["run", PAPER, "--saga-id", "success"],
     ),
     (
         "2. Early termination: a paper with only a title, an introduction and a methodology",
-        ["run", str(PAPERS / "incomplete_paper.md"), "--saga-id", "early-termination"],
+        ["run", INCOMPLETE, "--saga-id", "early-termination"],
     ),
     (
         "3. Compensation: a complete paper whose summarizer fails",
         [
             "run",
-            str(PAPER),
+            PAPER,
             "--saga-id",
             "compensation",
             "--fail-at",
