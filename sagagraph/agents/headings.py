@@ -112,7 +112,8 @@ _SENTENCE_BREAK = re.compile(r"[a-z)][.!?]\s+[A-Z]")
 _MARKDOWN = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.*?)\s*#*\s*$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _SPACING_ACCENTS = {"´": "\u0301", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303"}
-_DETACHED_ACCENT = re.compile(r"([´¨ˆ˜])\s?([A-Za-z])")
+# TeX prints the accent apart, sometimes after a space as well: "INTRODUCCI ´ON".
+_DETACHED_ACCENT = re.compile(r"(?:(?<=[A-Za-z])\s)?([´¨ˆ˜])\s?([A-Za-z])")
 _GLUED = re.compile(r"[a-z)\]][A-Z]|\d\)|\(\d")
 _CAPTION = re.compile(r"^(table|figure|fig\.|algorithm|tableau|tabelle|abbildung|tabla)\b", re.I)
 _ARTEFACTS = str.maketrans({"\u00ad": None, "\u200b": None, "\ufeff": None, "\u2010": "-"})

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from sagagraph.agents.headings import known_heading
 from sagagraph.agents.paper import Paper, Section
 from sagagraph.agents.plan_signals import plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
@@ -52,14 +53,15 @@ PATTERNS = {
         r"literature|state of the art|preliminaries|survey of|travaux connexes|etat de l'art|"
         r"travaux anterieurs|verwandte arbeiten|stand der forschung|grundlagen|"
         r"trabajos? relacionados?|estado del arte|trabalhos relacionados|lavori correlati|"
-        r"stato dell'arte|fundamentacao)\b"
+        r"stato dell'arte|fundamentacao|antecedentes|marco teorico|referencial teorico)\b"
     ),
     "method": re.compile(
         r"\b(methods?|methodology|approach(es)?|model|models|architecture|framework|proposed|"
         r"design|designing|algorithms?|technique|formulation|system|implementation|pipeline|"
         r"construct(ing|ion)?|task definition|problem (definition|statement|setup)|guidelines|"
         r"protocol|study design|methode|methodologie|approche|modele|ansatz|methoden|methodik|"
-        r"verfahren|modell|metodo|metodologia|enfoque|abordagem|approccio|modelo|modello)\b"
+        r"verfahren|modell|metodos?|metodologias?|methodologies|methodes|enfoque|abordagem|"
+        r"approccio|modelos?|modello|modeles)\b"
     ),
     "experiments": re.compile(
         r"\b(experiments?|experimental|evaluation|results|analysis|case study|ablation|"
@@ -154,9 +156,27 @@ def _closing_tail(sections: Sequence[Section], intro: int, end: int) -> int | No
     return next((i for i in tops[-2:] if TAIL.search(sections[i].name)), None)
 
 
+def _nest_unnumbered(sections: Sequence[Section]) -> tuple[Section, ...]:
+    """Unnumbered papers print every heading alike: a known heading with (almost) no text of
+    its own ("Materials and methods", "Results") is followed by its subsections, set as if
+    they were sections. Those are nested under it, up to the next known heading."""
+    out: list[Section] = []
+    parent: Section | None = None
+    for section in sections:
+        known = known_heading(section.title) is not None
+        if known or section.level != 1 or section.title != section.heading:
+            parent = section if known and section.level == 1 and section.words < 20 else None
+            out.append(section)
+        elif parent is not None:
+            out.append(replace(section, level=2))
+        else:
+            out.append(section)
+    return tuple(out)
+
+
 def find_parts(paper: Paper) -> dict[str, PartMatch]:
     """The required parts ``paper`` has, by part name (a missing part has no entry)."""
-    sections = paper.sections
+    sections = _nest_unnumbered(paper.sections)
     parts: dict[str, PartMatch] = {}
 
     def take(part: str, index: int) -> None:

@@ -15,6 +15,7 @@ import pytest
 from sagagraph.agents.headings import HeadingScanner, is_debris, known_heading
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import ValidatorAgent
+from sagagraph.agents.pdf.layout import PageLayout
 from sagagraph.agents.pdf.page_cleaning import clean_pages
 from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES, parse_paper
 from sagagraph.agents.plan_signals import plan_signals
@@ -298,3 +299,32 @@ def test_the_validator_step_halts_a_plan_whatever_the_engine_says() -> None:
         result.reason and "plans a study" in result.reason and "Expected Results" in result.reason
     )
     assert result.data["missing"] == ["results"]
+
+
+def test_unnumbered_subsections_nest_under_their_known_heading() -> None:
+    """PLOS-style: "Materials and methods" has no text of its own; its subsections follow,
+    set apart by the layout only."""
+    pages = [
+        "A wheat study\n" + ABSTRACT + "\nIntroduction\n" + prose(15),
+        "Materials and methods\nGrowth Conditions\n" + prose(15) + "\nTrait Measures\n" + prose(15),
+        "Results\nYield Traits\n" + prose(20) + "\nDiscussion\n" + prose(15),
+        "Conclusion\n" + prose(5) + "\nReferences\n" + references(8, numbered=""),
+    ]
+    marked = frozenset({"GrowthConditions", "TraitMeasures", "YieldTraits"})
+    p = parse_paper("plos.pdf", pages, layout=[PageLayout(emphasized=marked)] * len(pages))
+    assert {"Growth Conditions", "Trait Measures"} <= {s.heading for s in p.sections}
+    found = {f.part: f.heading for f in validation_report(p).found}
+    assert found["method"] == "Materials and methods"
+
+
+def test_the_papers_title_is_no_heading_and_split_accents_join() -> None:
+    title = "Comparative physiological and metabolomics analysis of wheat"
+    page = "Abstract\n" + prose(6) + "\nIntroduction\n" + prose(3) + "\n" + title
+    layout = [PageLayout(emphasized=frozenset({title.replace(" ", "")}))]
+    with_title = parse_paper("plos.pdf", [page, prose(10)], layout=layout)
+    assert title in [s.heading for s in with_title.sections], "the layout alone vouches for it"
+    p = parse_paper("plos.pdf", [page, prose(10)], metadata_title=title, layout=layout)
+    assert [s.heading for s in p.sections] == ["Abstract", "Introduction"]
+    assert title in p.sections[-1].text
+    spanish = parse_paper("es.pdf", ["Resumen\n" + prose(6) + "\nI. INTRODUCCI ´ON\n" + prose(3)])
+    assert [s.heading for s in spanish.sections] == ["Resumen", "I. INTRODUCCIÓN"]

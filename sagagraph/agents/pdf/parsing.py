@@ -90,6 +90,29 @@ def _split_references(
     found.append((UNHEADED_REFERENCES, body[start][0], 1, "References", body[start:]))
 
 
+def _drop_title_lines(
+    found: list[tuple[str, int, int, str, list[tuple[int, str]]]],
+    front: list[str],
+    metadata_title: str,
+) -> None:
+    """The paper's own title, set large on its first page, is no section heading (PLOS prints
+    the abstract before it): its lines go back to the text before it."""
+    title = normalize_title(metadata_title)
+    if len(title.split()) < 3:
+        return
+    for i in range(len(found) - 1, -1, -1):
+        heading, page, _, name, body = found[i]
+        words = normalize_title(name)
+        if page > 2 or len(words.split()) < 3 or words not in title or name != heading:
+            continue
+        lines = [(page, heading), *body]
+        del found[i]
+        if i > 0:
+            found[i - 1][4].extend(lines)
+        else:
+            front.extend(line for _, line in lines)
+
+
 def parse_paper(
     source: str,
     pages: Sequence[str],
@@ -133,6 +156,7 @@ def parse_paper(
         found.append((heading.heading, page, heading.level, heading.title, body))
         i = j + 1 if heading.lines == 2 else i + 1
     if not markdown:
+        _drop_title_lines(found, front, metadata_title)
         _split_references(found)
     title = ""
     if (
