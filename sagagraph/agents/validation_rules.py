@@ -39,6 +39,10 @@ PART_LABELS = {
 
 UNHEADED_ABSTRACT = "(unheaded opening paragraph)"
 """The heading reported for an abstract printed without one (ACM style)."""
+UNHEADED_INTRODUCTION = "(unheaded introduction after the abstract)"
+"""The heading reported for an introduction printed without one (BMJ style)."""
+UNHEADED_OPENING_WORDS = 300
+"""An abstract section this long that runs into a methods section holds the introduction."""
 
 MIN_SECTION_WORDS = 100
 """A body section (with its subsections) shorter than this is not substantive."""
@@ -147,13 +151,32 @@ TAIL = re.compile(
 """A closing section by function: a discussion, an outlook or perspectives, in any language."""
 
 
+def _unheaded_opening(sections: Sequence[Section], paper: Paper) -> int | None:
+    """Journals that print no "Introduction" heading (BMJ) run the introduction on from the
+    abstract up to "METHODS": an abstract section far longer than an abstract, followed by
+    a methods section, holds the opening. Its index, or None."""
+    abstract = paper.abstract_section()
+    if abstract is None or abstract.words < UNHEADED_OPENING_WORDS:
+        return None
+    at = sections.index(abstract)
+    after = next((i for i in range(at + 1, len(sections)) if sections[i].level == 1), None)
+    if after is None or not PATTERNS["method"].search(sections[after].name):
+        return None
+    return at
+
+
 def _closing_tail(sections: Sequence[Section], intro: int, end: int) -> int | None:
-    """A discussion or outlook among the last two content sections before the references
-    closes the paper ("Discussion" then a "Clinical perspectives" box; French "Travaux
-    existants et perspectives"); earlier in the paper such a heading is body."""
+    """A discussion, summary or outlook among the last two content sections before the
+    references closes the paper ("Discussion" then a "Clinical perspectives" box; French
+    "Travaux existants et perspectives"); earlier in the paper such a heading (a "Summary"
+    box in the results) is body."""
     tops = [i for i in range(intro + 1, end) if sections[i].level == 1]
     tops = [i for i in tops if not BACK_MATTER.match(sections[i].name)]
-    return next((i for i in tops[-2:] if TAIL.search(sections[i].name)), None)
+    for pattern in (TAIL, PATTERNS["closing"]):  # a discussion before a summary box
+        found = next((i for i in tops[-2:] if pattern.search(sections[i].name)), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _nest_unnumbered(sections: Sequence[Section]) -> tuple[Section, ...]:
@@ -190,15 +213,19 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
 
     intro = _opening(sections, paper)
     if intro is None:
-        return parts
-    take("introduction", intro)
+        intro = _unheaded_opening(sections, paper)
+        if intro is None:
+            return parts
+        parts["introduction"] = PartMatch(
+            "introduction", UNHEADED_INTRODUCTION, sections[intro].page
+        )
+    else:
+        take("introduction", intro)
     references = paper.references_section()
     ref_index = sections.index(references) if references is not None else len(sections)
     if references is not None and ref_index > intro and references.words >= 10:
         take("references", ref_index)
     conclusion = _first(sections, "conclusion", intro + 1, top=True)
-    if conclusion is None or conclusion >= ref_index:
-        conclusion = _first(sections, "closing", intro + 1, top=True)
     if conclusion is None or conclusion >= ref_index:
         conclusion = _closing_tail(sections, intro, ref_index)
     if conclusion is not None and conclusion < ref_index:

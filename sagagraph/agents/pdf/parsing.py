@@ -22,7 +22,7 @@ from sagagraph.agents.headings import (
 from sagagraph.agents.paper import BACK_MATTER_TITLES, Paper, Section
 from sagagraph.agents.pdf.files import PageProgress, fail, pdf_pages, read_bytes, text_pages
 from sagagraph.agents.pdf.layout import PageLayout
-from sagagraph.agents.pdf.page_cleaning import clean_pages, reference_run
+from sagagraph.agents.pdf.page_cleaning import clean_pages, reference_run, repair_slashed_marks
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 """Plain-text formats read as UTF-8; ``.md`` and ``.markdown`` use ``#`` headings."""
@@ -127,6 +127,7 @@ def parse_paper(
     lines that notes are made of; text patterns work without it.
     """
     page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
+    page_lines = repair_slashed_marks(page_lines)
     cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
     lines = cleaned.lines
     emphasized: list[set[str] | frozenset[str]] = [
