@@ -85,7 +85,8 @@ _FUNCTION_WORDS = frozenset(
 _NUMBERED = re.compile(
     r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})(?:\.?\s+|\.(?=[A-Z][A-Za-z]))(?P<title>\S.*)$"
 )
-_ROMAN = re.compile(r"^(?P<num>[IVX]{1,6})\.(?:\s+|(?=[A-Z][A-Za-z]))(?P<title>\S.*)$")
+# Letter-spaced numerals ("I I I. SOLUTION") are numerals too.
+_ROMAN = re.compile(r"^(?P<num>[IVX](?: ?[IVX]){0,5})\.(?:\s+|(?=[A-Z][A-Za-z]))(?P<title>\S.*)$")
 _LETTER = re.compile(r"^(?P<num>[A-H])(?:\.\d{1,2})*\.?\s+(?P<title>\S.*)$")
 _CHAPTER = re.compile(
     r"^(?:chapter|chapitre|kapitel|cap[ií]tulo|capitolo)\s+(?P<num>\d{1,2}|[IVX]{1,6})[.:]?"
@@ -112,7 +113,8 @@ _SENTENCE_BREAK = re.compile(r"[a-z)][.!?]\s+[A-Z]")
 _MARKDOWN = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.*?)\s*#*\s*$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _SPACING_ACCENTS = {"´": "\u0301", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303"}
-_DETACHED_ACCENT = re.compile(r"([´¨ˆ˜])\s?([A-Za-z])")
+# TeX prints the accent apart, sometimes after a space as well: "INTRODUCCI ´ON".
+_DETACHED_ACCENT = re.compile(r"(?:(?<=[A-Za-z])\s)?([´¨ˆ˜])\s?([A-Za-z])")
 _GLUED = re.compile(r"[a-z)\]][A-Z]|\d\)|\(\d")
 _CAPTION = re.compile(r"^(table|figure|fig\.|algorithm|tableau|tabelle|abbildung|tabla)\b", re.I)
 _ARTEFACTS = str.maketrans({"\u00ad": None, "\u200b": None, "\ufeff": None, "\u2010": "-"})
@@ -197,6 +199,8 @@ def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
         return False
     if sum(w.replace(".", "", 1).replace(",", "").isdigit() for w in words) > 1:
         return False
+    if any(len(w) >= RUN_TOGETHER for w in words):  # "Forthisproblemwehaveused..."
+        return False
     visible = [c for c in title if not c.isspace()]
     letters = sum(c.isalpha() for c in visible)
     return letters >= 0.6 * len(visible) and not is_debris(title)
@@ -217,6 +221,17 @@ def is_debris(title: str) -> bool:
         for a, b in pairwise(tokens)
     )
     return stray or bool(_DEBRIS_MARKS.search(title))
+
+
+_REFERENCE_NAMES = frozenset(
+    {"references", "bibliography", "works cited", "literature cited", "referencias"}
+    | {"bibliografia", "bibliographie", "references bibliographiques", "literatur"}
+    | {"literaturverzeichnis", "riferimenti", "riferimenti bibliografici"}
+)
+_CITATION = re.compile(r",|\b(?:1[6-9]|20)\d\d[a-z]?\b")
+"""What a reference entry has and a heading rarely does: a comma between authors, a year."""
+RUN_TOGETHER = 35
+"""A "word" this long is words a font printed without spaces: never part of a heading."""
 
 
 def _is_caps(text: str) -> bool:
@@ -321,6 +336,8 @@ class HeadingScanner:
             return None
         parts = tuple(int(p) for p in m.group("num").split("."))
         title, used = self._wrapped(m.group("title"), next_line)
+        if self._seen & _REFERENCE_NAMES and _CITATION.search(title):
+            return None  # "2. Geerts WH, Code KI: A prospective study" is an entry, not a section
         if not _looks_like_title(title) or not (
             self._follows(parts) or self._restarts(parts, title)
         ):
@@ -350,7 +367,7 @@ class HeadingScanner:
         if not m or self._scheme in ("arabic", "letter"):
             return None
         title, used = self._wrapped(m.group("title"), next_line)
-        value = roman_value(m.group("num"))
+        value = roman_value(m.group("num").replace(" ", ""))
         if not _looks_like_title(title) or not (
             self._follows((value,)) or self._restarts((value,), title)
         ):

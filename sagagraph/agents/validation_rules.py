@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from sagagraph.agents.headings import known_heading
 from sagagraph.agents.paper import Paper, Section
 from sagagraph.agents.plan_signals import plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
@@ -38,6 +39,10 @@ PART_LABELS = {
 
 UNHEADED_ABSTRACT = "(unheaded opening paragraph)"
 """The heading reported for an abstract printed without one (ACM style)."""
+UNHEADED_INTRODUCTION = "(unheaded introduction after the abstract)"
+"""The heading reported for an introduction printed without one (BMJ style)."""
+UNHEADED_OPENING_WORDS = 300
+"""An abstract section this long that runs into a methods section holds the introduction."""
 
 MIN_SECTION_WORDS = 100
 """A body section (with its subsections) shorter than this is not substantive."""
@@ -52,14 +57,15 @@ PATTERNS = {
         r"literature|state of the art|preliminaries|survey of|travaux connexes|etat de l'art|"
         r"travaux anterieurs|verwandte arbeiten|stand der forschung|grundlagen|"
         r"trabajos? relacionados?|estado del arte|trabalhos relacionados|lavori correlati|"
-        r"stato dell'arte|fundamentacao)\b"
+        r"stato dell'arte|fundamentacao|antecedentes|marco teorico|referencial teorico)\b"
     ),
     "method": re.compile(
         r"\b(methods?|methodology|approach(es)?|model|models|architecture|framework|proposed|"
         r"design|designing|algorithms?|technique|formulation|system|implementation|pipeline|"
         r"construct(ing|ion)?|task definition|problem (definition|statement|setup)|guidelines|"
         r"protocol|study design|methode|methodologie|approche|modele|ansatz|methoden|methodik|"
-        r"verfahren|modell|metodo|metodologia|enfoque|abordagem|approccio|modelo|modello)\b"
+        r"verfahren|modell|metodos?|metodologias?|methodologies|methodes|enfoque|abordagem|"
+        r"approccio|modelos?|modello|modeles)\b"
     ),
     "experiments": re.compile(
         r"\b(experiments?|experimental|evaluation|results|analysis|case study|ablation|"
@@ -145,18 +151,55 @@ TAIL = re.compile(
 """A closing section by function: a discussion, an outlook or perspectives, in any language."""
 
 
+def _unheaded_opening(sections: Sequence[Section], paper: Paper) -> int | None:
+    """Journals that print no "Introduction" heading (BMJ) run the introduction on from the
+    abstract up to "METHODS": an abstract section far longer than an abstract, followed by
+    a methods section, holds the opening. Its index, or None."""
+    abstract = paper.abstract_section()
+    if abstract is None or abstract.words < UNHEADED_OPENING_WORDS:
+        return None
+    at = sections.index(abstract)
+    after = next((i for i in range(at + 1, len(sections)) if sections[i].level == 1), None)
+    if after is None or not PATTERNS["method"].search(sections[after].name):
+        return None
+    return at
+
+
 def _closing_tail(sections: Sequence[Section], intro: int, end: int) -> int | None:
-    """A discussion or outlook among the last two content sections before the references
-    closes the paper ("Discussion" then a "Clinical perspectives" box; French "Travaux
-    existants et perspectives"); earlier in the paper such a heading is body."""
+    """A discussion, summary or outlook among the last two content sections before the
+    references closes the paper ("Discussion" then a "Clinical perspectives" box; French
+    "Travaux existants et perspectives"); earlier in the paper such a heading (a "Summary"
+    box in the results) is body."""
     tops = [i for i in range(intro + 1, end) if sections[i].level == 1]
     tops = [i for i in tops if not BACK_MATTER.match(sections[i].name)]
-    return next((i for i in tops[-2:] if TAIL.search(sections[i].name)), None)
+    for pattern in (TAIL, PATTERNS["closing"]):  # a discussion before a summary box
+        found = next((i for i in tops[-2:] if pattern.search(sections[i].name)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _nest_unnumbered(sections: Sequence[Section]) -> tuple[Section, ...]:
+    """Unnumbered papers print every heading alike: a known heading with (almost) no text of
+    its own ("Materials and methods", "Results") is followed by its subsections, set as if
+    they were sections. Those are nested under it, up to the next known heading."""
+    out: list[Section] = []
+    parent: Section | None = None
+    for section in sections:
+        known = known_heading(section.title) is not None
+        if known or section.level != 1 or section.title != section.heading:
+            parent = section if known and section.level == 1 and section.words < 20 else None
+            out.append(section)
+        elif parent is not None:
+            out.append(replace(section, level=2))
+        else:
+            out.append(section)
+    return tuple(out)
 
 
 def find_parts(paper: Paper) -> dict[str, PartMatch]:
     """The required parts ``paper`` has, by part name (a missing part has no entry)."""
-    sections = paper.sections
+    sections = _nest_unnumbered(paper.sections)
     parts: dict[str, PartMatch] = {}
 
     def take(part: str, index: int) -> None:
@@ -170,15 +213,19 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
 
     intro = _opening(sections, paper)
     if intro is None:
-        return parts
-    take("introduction", intro)
+        intro = _unheaded_opening(sections, paper)
+        if intro is None:
+            return parts
+        parts["introduction"] = PartMatch(
+            "introduction", UNHEADED_INTRODUCTION, sections[intro].page
+        )
+    else:
+        take("introduction", intro)
     references = paper.references_section()
     ref_index = sections.index(references) if references is not None else len(sections)
     if references is not None and ref_index > intro and references.words >= 10:
         take("references", ref_index)
     conclusion = _first(sections, "conclusion", intro + 1, top=True)
-    if conclusion is None or conclusion >= ref_index:
-        conclusion = _first(sections, "closing", intro + 1, top=True)
     if conclusion is None or conclusion >= ref_index:
         conclusion = _closing_tail(sections, intro, ref_index)
     if conclusion is not None and conclusion < ref_index:

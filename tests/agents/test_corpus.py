@@ -13,7 +13,11 @@ from sagagraph.agents.paper import Paper
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES
 from sagagraph.agents.quote_check import QUOTED
-from sagagraph.agents.validation_rules import REQUIRED_PARTS, UNHEADED_ABSTRACT
+from sagagraph.agents.validation_rules import (
+    REQUIRED_PARTS,
+    UNHEADED_ABSTRACT,
+    UNHEADED_INTRODUCTION,
+)
 from sagagraph.errors import PaperLoadError
 from tests.support.corpus import CorpusPdf, corpus_pdfs
 from tests.support.services import CORPUS
@@ -88,10 +92,11 @@ def test_offline_validator_matches_the_label(
     assert report.is_valid == (pdf.label == "valid"), report.reason
     assert [p.part for p in report.found] == [p for p in REQUIRED_PARTS if p not in report.missing]
     outline = paper.outline()
+    unheaded = (UNHEADED_ABSTRACT, UNHEADED_INTRODUCTION)
     for part in report.found:
         assert 1 <= part.page <= len(paper.pages)
-        assert part.heading == UNHEADED_ABSTRACT or f"p.{part.page}  {part.heading}" in outline
-        if part.heading not in (UNHEADED_ABSTRACT, UNHEADED_REFERENCES):
+        assert part.heading in unheaded or f"p.{part.page}  {part.heading}" in outline
+        if part.heading not in (*unheaded, UNHEADED_REFERENCES):
             # The heading is printed on the page it names, as the reader will look for it.
             page = " ".join(paper.pages[part.page - 1].split())
             assert " ".join(part.heading.split()) in page, part

@@ -15,11 +15,16 @@ import pytest
 from sagagraph.agents.headings import HeadingScanner, is_debris, known_heading
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import ValidatorAgent
-from sagagraph.agents.pdf.page_cleaning import clean_pages
+from sagagraph.agents.pdf.layout import PageLayout
+from sagagraph.agents.pdf.page_cleaning import clean_pages, repair_slashed_marks
 from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES, parse_paper
 from sagagraph.agents.plan_signals import plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
-from sagagraph.agents.validation_rules import REQUIRED_PARTS, validation_report
+from sagagraph.agents.validation_rules import (
+    REQUIRED_PARTS,
+    UNHEADED_INTRODUCTION,
+    validation_report,
+)
 from sagagraph.saga.protocol import StepContext
 
 _WHO = ("The cohort", "Our model", "The assay", "Each run", "The baseline", "The new method")
@@ -298,3 +303,96 @@ def test_the_validator_step_halts_a_plan_whatever_the_engine_says() -> None:
         result.reason and "plans a study" in result.reason and "Expected Results" in result.reason
     )
     assert result.data["missing"] == ["results"]
+
+
+def test_unnumbered_subsections_nest_under_their_known_heading() -> None:
+    """PLOS-style: "Materials and methods" has no text of its own; its subsections follow,
+    set apart by the layout only."""
+    pages = [
+        "A wheat study\n" + ABSTRACT + "\nIntroduction\n" + prose(15),
+        "Materials and methods\nGrowth Conditions\n" + prose(15) + "\nTrait Measures\n" + prose(15),
+        "Results\nYield Traits\n" + prose(20) + "\nDiscussion\n" + prose(15),
+        "Conclusion\n" + prose(5) + "\nReferences\n" + references(8, numbered=""),
+    ]
+    marked = frozenset({"GrowthConditions", "TraitMeasures", "YieldTraits"})
+    p = parse_paper("plos.pdf", pages, layout=[PageLayout(emphasized=marked)] * len(pages))
+    assert {"Growth Conditions", "Trait Measures"} <= {s.heading for s in p.sections}
+    found = {f.part: f.heading for f in validation_report(p).found}
+    assert found["method"] == "Materials and methods"
+
+
+def test_the_papers_title_is_no_heading_and_split_accents_join() -> None:
+    title = "Comparative physiological and metabolomics analysis of wheat"
+    page = "Abstract\n" + prose(6) + "\nIntroduction\n" + prose(3) + "\n" + title
+    layout = [PageLayout(emphasized=frozenset({title.replace(" ", "")}))]
+    with_title = parse_paper("plos.pdf", [page, prose(10)], layout=layout)
+    assert title in [s.heading for s in with_title.sections], "the layout alone vouches for it"
+    p = parse_paper("plos.pdf", [page, prose(10)], metadata_title=title, layout=layout)
+    assert [s.heading for s in p.sections] == ["Abstract", "Introduction"]
+    assert title in p.sections[-1].text
+    spanish = parse_paper("es.pdf", ["Resumen\n" + prose(6) + "\nI. INTRODUCCI ´ON\n" + prose(3)])
+    assert [s.heading for s in spanish.sections] == ["Resumen", "I. INTRODUCCIÓN"]
+
+
+# A 1994 preprint: its font map prefixes every digit and mark with a slash, runs words
+# together and letter-spaces the Roman numerals; its reference list has no heading.
+def test_a_preprint_whose_font_slashes_its_marks() -> None:
+    entries = "\n".join(
+        f"/[/{'/'.join(str(k))}/] N/. Author{k}/, Phys/. Rev/. D/{k}/, /1/1/3 /(/1/9/8/9/)/."
+        for k in range(1, 18)
+    )
+    p = paper(
+        "HeavyMesonsInARelativisticModel\n" + ABSTRACT + "\nI/. INTRODUCTION\n" + prose(15),
+        "I I/. THE MODEL\n"
+        + prose(20)
+        + "\nForthisproblemwehaveusedharmonicoscillatorwavefunctions\n"
+        + prose(5)
+        + "\nI I I/. SOLUTION OF THE WAVE EQUATIONS\n"
+        + prose(15),
+        "IV/. RESULTS\n" + prose(15) + "\nV/. CONCLUSION AND OUTLOOK\n" + prose(6),
+        "ACKNOWLEDGEMENTS\nWe thank the group/.\n" + entries,
+    )
+    assert_valid(p)
+    headings = [s.heading for s in p.sections]
+    assert "I I I. SOLUTION OF THE WAVE EQUATIONS" in headings
+    assert headings[-1] == UNHEADED_REFERENCES and "[1] N. Author1, Phys." in p.sections[-1].text
+    scanner = HeadingScanner()
+    scanner.scan("Introduction")
+    assert (
+        scanner.scan("Forthisproblemwehaveusedharmonicoscillatorwavefunctions", emphasized=True)
+        is None
+    )
+
+
+def test_a_slash_is_kept_where_the_document_does_not_slash_its_marks() -> None:
+    page = ["Results", "Half the runs (1/2) used and/or skipped http://x.org/a.b steps."]
+    assert repair_slashed_marks([page]) == [page]
+
+
+# BMJ journals print no "Introduction" heading: it runs on from the structured abstract.
+def test_an_introduction_without_a_heading_after_a_structured_abstract() -> None:
+    p = paper(
+        "Iron deficiency after eradication\nABSTRACT\nBackground "
+        + prose(8)
+        + "\nConclusions "
+        + prose(6)
+        + "\n"
+        + prose(25),
+        "METHODS\n" + prose(25) + "\nRESULTS\n" + prose(20) + "\nSummary\n" + prose(20),
+        "DISCUSSION\n"
+        + prose(20)
+        + "\nAcknowledgements\nWe thank the nurses.\nREFERENCES\n"
+        + references(12, numbered="{}. "),
+    )
+    assert_valid(p)
+    found = {f.part: f.heading for f in validation_report(p).found}
+    assert found["introduction"] == UNHEADED_INTRODUCTION
+    assert found["conclusion"] == "DISCUSSION", "a summary box in the results does not close"
+
+
+def test_numbered_reference_entries_are_not_sections() -> None:
+    scanner = HeadingScanner()
+    for line in ("1 Introduction", "2 Method", "3 Conclusion", "References"):
+        assert scanner.scan(line) is not None
+    assert scanner.scan("4. Kudsk KA, Fabian TC, Baum S: Silent deep vein thrombosis") is None
+    assert scanner.scan("5 Geerts, W. (2008) A prospective study") is None

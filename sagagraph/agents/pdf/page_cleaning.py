@@ -37,6 +37,28 @@ _HYPHEN_END = re.compile(r"(?P<head>[A-Za-zÀ-ÿ]*[A-Za-zÀ-ÿ])-$")
 _WORDS = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ-]*")
 
 
+_SLASHED = re.compile(r"/(?=[\d.,;:()\[\]=+\-`'!?])")
+SLASHED_PER_1000 = 2.0
+"""Marks per 1,000 characters above which a text layer is taken to slash its punctuation."""
+MIN_SLASHED = 20
+"""...and at least this many: a few fractions or URLs in a short text are not the pattern."""
+
+
+def repair_slashed_marks(pages: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Pages whose font map prefixes every digit and mark with a slash, repaired.
+
+    Some TeX fonts of the 1990s map ``.`` to ``/.``, ``[1]`` to ``/[/1/]``, ``1989`` to
+    ``/1/9/8/9``: headings read ``I I/. SOLUTION`` and references ``/[/1/] N/. Isgur``. The
+    slashes go only when the whole document shows the pattern, so a ``1/2`` or an
+    ``and/or`` elsewhere is left alone.
+    """
+    chars = sum(len(line) for page in pages for line in page)
+    marks = sum(len(_SLASHED.findall(line)) for page in pages for line in page)
+    if marks < MIN_SLASHED or marks * 1000 < SLASHED_PER_1000 * chars:
+        return [list(page) for page in pages]
+    return [[_SLASHED.sub("", line) for line in page] for page in pages]
+
+
 def _key(line: str) -> str:
     """A line compared without spaces, as layout and text extraction space runs differently."""
     return "".join(line.split())

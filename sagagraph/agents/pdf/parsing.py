@@ -22,7 +22,7 @@ from sagagraph.agents.headings import (
 from sagagraph.agents.paper import BACK_MATTER_TITLES, Paper, Section
 from sagagraph.agents.pdf.files import PageProgress, fail, pdf_pages, read_bytes, text_pages
 from sagagraph.agents.pdf.layout import PageLayout
-from sagagraph.agents.pdf.page_cleaning import clean_pages, reference_run
+from sagagraph.agents.pdf.page_cleaning import clean_pages, reference_run, repair_slashed_marks
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 """Plain-text formats read as UTF-8; ``.md`` and ``.markdown`` use ``#`` headings."""
@@ -98,6 +98,29 @@ def _split_references(
     found.append((UNHEADED_REFERENCES, body[start][0], 1, "References", body[start:]))
 
 
+def _drop_title_lines(
+    found: list[tuple[str, int, int, str, list[tuple[int, str]]]],
+    front: list[str],
+    metadata_title: str,
+) -> None:
+    """The paper's own title, set large on its first page, is no section heading (PLOS prints
+    the abstract before it): its lines go back to the text before it."""
+    title = normalize_title(metadata_title)
+    if len(title.split()) < 3:
+        return
+    for i in range(len(found) - 1, -1, -1):
+        heading, page, _, name, body = found[i]
+        words = normalize_title(name)
+        if page > 2 or len(words.split()) < 3 or words not in title or name != heading:
+            continue
+        lines = [(page, heading), *body]
+        del found[i]
+        if i > 0:
+            found[i - 1][4].extend(lines)
+        else:
+            front.extend(line for _, line in lines)
+
+
 def parse_paper(
     source: str,
     pages: Sequence[str],
@@ -114,6 +137,7 @@ def parse_paper(
     first page's largest text, preferred to the metadata title.
     """
     page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
+    page_lines = repair_slashed_marks(page_lines)
     cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
     lines = cleaned.lines
     emphasized: list[set[str] | frozenset[str]] = [
@@ -143,6 +167,7 @@ def parse_paper(
         found.append((heading.heading, page, heading.level, heading.title, body))
         i = j + 1 if heading.lines == 2 else i + 1
     if not markdown:
+        _drop_title_lines(found, front, metadata_title)
         _split_references(found)
     title = ""
     if (
