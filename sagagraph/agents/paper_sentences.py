@@ -41,7 +41,8 @@ _METHOD_OR_RESULT = re.compile(
     re.IGNORECASE,
 )
 _CITATION = re.compile(
-    r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)"
+    r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
+    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]"
 )
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|without|cannot|lack(?:s|ed|ing)?|unable|absence of|"
