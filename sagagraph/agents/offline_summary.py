@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.paper_sentences import cites_others
 from sagagraph.agents.text_repair import longest_unknown, lost_ligatures, repair_words
 from sagagraph.agents.validation_rules import PATTERNS
 from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
@@ -57,6 +58,12 @@ _NOISE = re.compile(r"https?:|www\.|@|arxiv|\b(?:Figure|Fig\.|Table)\s*\d+\s*:",
 _GLUED_NOTE = re.compile(r"(?<=[a-z]{3})\d{1,2}(?=[\s,.;:)—–]|$)")
 _GLUED_COMMA_NOTE = re.compile(r"(?<=[A-Za-z\d]),\d{1,2}(?=\s)")
 _MATH = re.compile(r"[∑∏∫∈∉⊂⊆⊇∀∃∇∂√∝≜|={}\\^_]|\b[a-z]\s?[<>≤≥]\s?\d")
+_BACK_MATTER = re.compile(
+    r"\bauthors?\W*\s*(?:roles|contributions?)|\bcontributions? of the authors\b|\bfunding\b|"
+    r"\bconflicts? of interest\b|\bcompeting interests?\b|\backnowledg|\bdata availability\b|"
+    r"\bsupporting information\b|\bdisclosure",
+    re.IGNORECASE,
+)
 _POWER = re.compile(r"\b10\^[−-]?\d{1,3}\b")
 _BULLET = re.compile(r"^(?:[•◦▪‣●○■–—-]|\(?[a-z0-9]{1,2}\))\s")
 # A sentence that leans on the one before it cannot stand alone in a summary.
@@ -93,7 +100,8 @@ _NOT_BODY = {
         r"^(?:\(?[A-Za-z]\)\s|(?:Fig(?:ure)?s?|Table|Tab|Source|Fonte|Fuente|Scheme|Chart|"
         r"Plate|Algorithm|Listing|Supplementary)\b\.?\s*[\dA-Z]?)|\(±\s?S[ED]\)|"
         r"\b(?:Fig(?:ure)?|Table)\s+\d+[.:]\s+[A-Z]|\b(?:are|is) shown (?:as|in (?:black|red|"
-        r"blue|grey|gray))\b|\bsee text for\b|\bscores? plot\b|^[A-Z]{1,4}\d?:\s",
+        r"blue|grey|gray))\b|\bsee text for\b|\bscores? plot\b|^[A-Z]{1,4}\d?:\s|"
+        r"\b(?:is|are) illustrating\b|\(\w[\w ]{0,30}: [^()]{1,80}\)",
         re.IGNORECASE,
     ),
     "keyword list": re.compile(r"^(?:[^,.;]{1,40}, ){5,}"),
@@ -112,7 +120,13 @@ _NOT_BODY = {
         r"\bend (?:for|if|while|procedure|function)\b|←|:=|^(?:Input|Output|Require|Ensure|"
         r"Procedure|Function)\b|\b(?:for each|foreach)\b.*\bdo\b|\breturn [a-z_]\w*\s*[.;]?$",
     ),
-    "equation": re.compile(r"^Let [A-Za-zα-ωΑ-Ω]\w{0,2} (?:be|denote)\b|[=<>≤≥]\s*[A-Za-z\d(]"),
+    "equation": re.compile(
+        r"^Let [A-Za-zα-ωΑ-Ω]\w{0,2} (?:be|denote)\b|[=<>≤≥]\s*[A-Za-z\d(]|···|⋯|"
+        r"\b[a-z]\d,\s?[a-z]\d\b"
+    ),
+    "two sentences run together": re.compile(
+        r"(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)(?<!e\.g)(?<!i\.e)\.\s[a-z]{3,}"
+    ),
     "reference fragment": re.compile(
         r"\bet al\.,?\s+\(?\d{4}|\b(?:19|20)\d\d[a-z]?\.\s+[A-Z]|\bpp\.\s?\d|\bIn "
         r"Proceedings\b|\bvol\.\s?\d|\bJournal of\b|\bISBN\b|\barXiv\b",
@@ -125,6 +139,13 @@ _NOT_BODY = {
         r"For|Using|Given) [a-z]|^(?:[IVX]+-[A-Z]|[A-Z]|\d+(?:\.\d+)+|Q\d+)[.:)]\s"
     ),
     "bullet": re.compile(r"[•▪◦●■]"),
+    "author contributions": re.compile(
+        r"\b(?:initiated|designed|conceived|supervised) (?:and \w+ )?the (?:study|project|work)\b|"
+        r"\bwrote the (?:first )?(?:draft|manuscript|paper)\b|\bcontributed to the (?:design|"
+        r"writing|analysis|interpretation)\b|\bread and approved the final\b|\brevisions? of "
+        r"the manuscript\b|\bwere involved in (?:the )?(?:data|study|design|analysis)",
+        re.IGNORECASE,
+    ),
 }
 _RESULT_CUE = re.compile(
     r"\b(?:we (?:found|find|show|showed|demonstrate\w*|observe\w*)|results? (?:show|indicate|"
@@ -215,6 +236,8 @@ def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
     for chunk in paper.chunks(chunk_chars):
         for block in chunk.split("\n\n"):
             first, _, rest = block.partition("\n")
+            if first in headings and _BACK_MATTER.search(first):
+                continue  # authors' roles, funding, conflicts: not what the paper says
             text = rest if rest and first in headings else block
             pieces.append(split_sentences(text))
     return pieces
@@ -228,13 +251,16 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
         return repair_words(clean_sentence(sentence), ligatures=ligatures)
 
     flat = [(c, clean(s)) for c, sentences in enumerate(chunks) for s in sentences]
+    # A sentence that cited others describes their work: it ranks below the paper's own.
+    citing = {clean(s) for sentences in chunks for s in sentences if cites_others(s)}
     first: dict[str, int] = {}
     for c, s in flat:
         first.setdefault(s, c)
     flat = [(c, s) for s, c in first.items()]  # a repeated sentence counts once, where it began
     kept = [(c, s) for c, s in flat if usable(s)]
     if sum(count_words(s) for _, s in kept) < words:
-        kept = [(c, s) for c, s in flat if count_words(s) >= 4]  # terse text: take what there is
+        # Terse text: take what there is, debris still left out.
+        kept = [(c, s) for c, s in flat if count_words(s) >= 4 and debris_kind(s) is None]
     abstract = {clean(s) for s in split_sentences(paper.abstract)}
     conclusion: set[str] = set()
     for section in paper.main_sections():
@@ -262,6 +288,8 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
             score += 0.35
         if _METHOD_CUE.search(sentence):
             score += 0.15
+        if sentence in citing:
+            score -= 0.25
         if chunk != previous_chunk:
             score += 0.1  # a chunk's opening sentence usually frames it
         previous_chunk = chunk

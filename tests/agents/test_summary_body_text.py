@@ -84,6 +84,10 @@ LIGATURE_LOSSES = frozenset(
         ("Study population The study population comprised participants of a cohort study.", "h"),
         ("The density reaches ∼ 1025 cm−3 in the core of the plasma during the pulse.", "sup"),
         ("The halls arequitecrampedasbothprogrammesshareonebuilding in the old town.", "run"),
+        ("Assume that our collection contains D documents, d1,d2,···,dD in all of it.", "eq"),
+        ("Our model outperforms BM25. tiple datasets, the smallest of the five, benefit.", "2"),
+        ("Anna Example initiated and designed the study and wrote the first draft of it.", "roles"),
+        ("Hierarchical heat map (distance measure: Pearson) of the key metabolite levels.", "cap"),
     ],
 )
 def test_each_class_of_debris_is_not_a_summary_sentence(sentence: str, kind: str) -> None:
