@@ -20,6 +20,8 @@ from sagagraph.agents.words import split_sentences
 
 QUOTE_WORDS = 30
 """A quoted sentence longer than this is cut, with an ellipsis, after this many words."""
+SEARCH_PAGES = 4
+"""A sentence is looked up on the page of the one before it and the few pages after."""
 
 _NOT_OWN_SECTION = re.compile(
     r"related work|prior work|previous work|background|literature|state of the art|"
@@ -118,7 +120,7 @@ def paper_sentences(paper: Paper, keys: PageKeys | None = None) -> list[Sentence
         for text in split_sentences(fold_lines(section.text)):
             if len(text.split()) < 5 or _REFERENCE_LIKE.match(text):
                 continue
-            found = keys.locate(" ".join(text.split()[:QUOTE_WORDS]), page)
+            found = keys.locate(" ".join(text.split()[:QUOTE_WORDS]), page, within=SEARCH_PAGES)
             if found is None:
                 continue
             page = max(page, found) if found >= section.page else page
