@@ -28,6 +28,7 @@ from sagagraph.agents.paper_sentences import (
 from sagagraph.agents.practices import PRACTICES, Practice
 from sagagraph.agents.quote_check import PageKeys
 from sagagraph.agents.schemas import Review
+from sagagraph.agents.text_repair import known
 from sagagraph.agents.words import count_words
 
 MAX_REMARKS = 5
@@ -218,7 +219,8 @@ _CLAIM = re.compile(
     r"study|examine|investigate|report|evaluate|demonstrate)|(?:this|the present) (?:paper|"
     r"study|work|article|thesis|package) (?:proposes|presents|introduces|shows|describes|"
     r"investigates|examines|argues|develops|reports|explores|provides)|in this (?:paper|work|"
-    r"study|thesis|article),? we|the (?:aim|objective|purpose|goal) of (?:this|the present) "
+    r"study|thesis|article),? we (?:propose|present|introduce|show|describe|argue|develop|study|"
+    r"report|explore|investigate)|the (?:aim|objective|purpose|goal) of (?:this|the present) "
     r"(?:study|paper|work|thesis)|(?:main |major )?contributions? of this (?:work|paper))\b",
     re.IGNORECASE,
 )
@@ -281,6 +283,13 @@ class _Reading:
     results_part: Sentence | None
     """The first sentence of the results (or method) section: where a suggestion goes."""
     closing: Sentence | None
+    english: bool
+    """Whether the paper is written in English (most of its words are English ones)."""
+
+
+def _english(text: str) -> bool:
+    tokens = re.findall(r"[A-Za-z]{2,}", text)[:5000]
+    return bool(tokens) and sum(known(t) for t in tokens) >= 0.7 * len(tokens)
 
 
 def _read(paper: Paper) -> _Reading:
@@ -298,7 +307,10 @@ def _read(paper: Paper) -> _Reading:
         if _RESULT.search(s.text)
         and s is not claim
         and not cites_others(s.text)
-        and (s.section in {a.section for a in abstract} or _OWN_VOICE.search(s.text))
+        and (
+            _OWN_VOICE.search(s.text)
+            or (s.section in {a.section for a in abstract} and _NUMBER.search(s.text))
+        )
     ]
     result = next((s for s in stated if _NUMBER.search(s.text)), None) or next(iter(stated), None)
     kind = paper_kind(paper, own, experiments=bool(results))
@@ -311,6 +323,7 @@ def _read(paper: Paper) -> _Reading:
         result=result if result is not claim else None,
         results_part=next(iter(results or method or own), None),
         closing=conclusion[-1] if conclusion else None,
+        english=_english(paper.text),
     )
 
 
@@ -332,7 +345,13 @@ def _where(s: Sentence | None) -> str:
 
 
 def _absent(r: _Reading, practice: Practice, criterion: Criterion) -> tuple[str, str] | None:
-    """A weakness and its suggestion when the practice is missing from the whole text."""
+    """A weakness and its suggestion when the practice is missing from the whole text.
+
+    Never for a paper not written in English: the words searched for are English ones, so
+    their absence would prove nothing.
+    """
+    if not r.english:
+        return None
     if practice.evidence(r.sentences) is not None or not practice.missing(r.keys):
         return None
     anchor = r.result or r.claim or r.results_part
@@ -390,9 +409,16 @@ def _general(r: _Reading) -> list[tuple[str, str]]:
 
 def _fallback(r: _Reading) -> tuple[str, str] | None:
     """A last weakness when every check passed: the claim the reader must take on trust."""
-    anchor = r.result or r.claim
+    anchor = r.result or r.claim or r.results_part or next(iter(r.sentences), None)
     if anchor is None:
         return None
+    if not r.english:
+        return (
+            f"The paper is not in English, so the offline rules, which search for English "
+            f"words, cannot tell what it lacks; a reader should check the passage "
+            f"{anchor.cite()} against its evidence.",
+            f"Point from {anchor.cite()} to the table, figure or section that supports it.",
+        )
     return (
         f"The offline rules found nothing missing for {r.kind.name}; the central claim "
         f"{anchor.cite()} still needs a reader's check against the evidence.",

@@ -6,8 +6,12 @@ the conclusion, not only its opening pages. Within a chunk, sentences are scored
 (words frequent in the paper but not in every sentence), with bonuses for the abstract and
 the conclusion, for a section's opening sentence and for phrases that state contributions.
 The chosen sentences keep their reading order; whole sentences whose lengths sum to the gap
-make the count exact. Sentences that cannot stand alone (an opening "also", "this" or
-"however"), formula debris, bullets and citation stubs are never candidates.
+make the count exact. Only body prose is a candidate (:func:`usable`): never a caption, a
+running head, a copyright or licence line, an affiliation or e-mail line, pseudo-code, an
+equation, a reference fragment, a heading glued to its first sentence, a number whose
+superscript the PDF flattened ("1025 cm−3" for 10^25), nor a sentence that cannot stand alone
+(an opening "also", "this" or "however"). Words the PDF broke are repaired first
+(:mod:`~sagagraph.agents.text_repair`): letters lost with a ligature, words run together.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.paper_sentences import cites_others
+from sagagraph.agents.text_repair import longest_unknown, lost_ligatures, repair_words
 from sagagraph.agents.validation_rules import PATTERNS
 from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
 
@@ -52,6 +58,13 @@ _NOISE = re.compile(r"https?:|www\.|@|arxiv|\b(?:Figure|Fig\.|Table)\s*\d+\s*:",
 _GLUED_NOTE = re.compile(r"(?<=[a-z]{3})\d{1,2}(?=[\s,.;:)—–]|$)")
 _GLUED_COMMA_NOTE = re.compile(r"(?<=[A-Za-z\d]),\d{1,2}(?=\s)")
 _MATH = re.compile(r"[∑∏∫∈∉⊂⊆⊇∀∃∇∂√∝≜|={}\\^_]|\b[a-z]\s?[<>≤≥]\s?\d")
+_BACK_MATTER = re.compile(
+    r"\bauthors?\W*\s*(?:roles|contributions?)|\bcontributions? of the authors\b|\bfunding\b|"
+    r"\bconflicts? of interest\b|\bcompeting interests?\b|\backnowledg|\bdata availability\b|"
+    r"\bsupporting information\b|\bdisclosure",
+    re.IGNORECASE,
+)
+_POWER = re.compile(r"\b10\^[−-]?\d{1,3}\b")
 _BULLET = re.compile(r"^(?:[•◦▪‣●○■–—-]|\(?[a-z0-9]{1,2}\))\s")
 # A sentence that leans on the one before it cannot stand alone in a summary.
 _DEPENDENT = re.compile(
@@ -77,6 +90,85 @@ _STUB = re.compile(
     r"from the|in the|of the|and the|or)\s*[.!?]$|\(\s*[,;]?\s*\)|\[\s*\]|\s[,;]\s*[.!?]$",
     re.IGNORECASE,
 )
+
+
+MAX_UNKNOWN_LETTERS = 25
+"""A sentence keeping an unknown word longer than this (words run together) is not used."""
+# What is not body prose, each a class of PDF debris seen in real papers.
+_NOT_BODY = {
+    "caption": re.compile(
+        r"^(?:\(?[A-Za-z]\)\s|(?:Fig(?:ure)?s?|Table|Tab|Source|Fonte|Fuente|Scheme|Chart|"
+        r"Plate|Algorithm|Listing|Supplementary)\b\.?\s*[\dA-Z]?)|\(±\s?S[ED]\)|"
+        r"\b(?:Fig(?:ure)?|Table)\s+\d+[.:]\s+[A-Z]|\b(?:are|is) shown (?:as|in (?:black|red|"
+        r"blue|grey|gray))\b|\bsee text for\b|\bscores? plot\b|^[A-Z]{1,4}\d?:\s|"
+        r"\b(?:is|are) illustrating\b|\(\w[\w ]{0,30}: [^()]{1,80}\)",
+        re.IGNORECASE,
+    ),
+    "keyword list": re.compile(r"^(?:[^,.;]{1,40}, ){5,}"),
+    "copyright or licence": re.compile(
+        r"©|\(c\) ?\d{4}|\bcopyright\b|\blicen[cs]ed?\b|\bcreative commons\b|\ball rights "
+        r"reserved\b|\bopen access\b|\bpermits unrestricted\b|\bpublished by\b|\bdoi\b|"
+        r"\bpublisher\b",
+        re.IGNORECASE,
+    ),
+    "affiliation or e-mail": re.compile(
+        r"@|\be-?mail\b|\bcorrespond\w*\b|\baddressed to\b|\b(?:department|faculty|school|"
+        r"centre|center|institute) (?:of|for)\b|\b[A-Z]{1,2}-\d{4,5}\b|\bORCID\b",
+        re.IGNORECASE,
+    ),
+    "pseudo-code": re.compile(
+        r"\bend (?:for|if|while|procedure|function)\b|←|:=|^(?:Input|Output|Require|Ensure|"
+        r"Procedure|Function)\b|\b(?:for each|foreach)\b.*\bdo\b|\breturn [a-z_]\w*\s*[.;]?$",
+    ),
+    "equation": re.compile(
+        r"^Let [A-Za-zα-ωΑ-Ω]\w{0,2} (?:be|denote)\b|[=<>≤≥]\s*[A-Za-z\d(]|···|⋯|"
+        r"\b[a-z]\d,\s?[a-z]\d\b"
+    ),
+    "two sentences run together": re.compile(
+        r"(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)(?<!e\.g)(?<!i\.e)\.\s[a-z]{3,}"
+    ),
+    "reference fragment": re.compile(
+        r"\bet al\.,?\s+\(?\d{4}|\b(?:19|20)\d\d[a-z]?\.\s+[A-Z]|\bpp\.\s?\d|\bIn "
+        r"Proceedings\b|\bvol\.\s?\d|\bJournal of\b|\bISBN\b|\barXiv\b",
+    ),
+    "flattened superscript": re.compile(
+        r"[∼~≈]\s?10\d{1,2}\b|\b(?:cm|mm|nm|μm|km|m|kg|mg|g|s|ms|mol|eV|Hz|K|J|W|L|Pa)[−-]\d\b"
+    ),
+    "heading glued to a sentence": re.compile(
+        r"^(?:[A-Z][\w’'-]*)(?: [\w’'-]+){0,5} (?:The|We|Our|This|These|Each|All|In|To|An?|Here|"
+        r"For|Using|Given) [a-z]|^(?:[IVX]+-[A-Z]|[A-Z]|\d+(?:\.\d+)+|Q\d+)[.:)]\s"
+    ),
+    "bullet": re.compile(r"[•▪◦●■]"),
+    "author contributions": re.compile(
+        r"\b(?:initiated|designed|conceived|supervised) (?:and \w+ )?the (?:study|project|work)\b|"
+        r"\bwrote the (?:first )?(?:draft|manuscript|paper)\b|\bcontributed to the (?:design|"
+        r"writing|analysis|interpretation)\b|\bread and approved the final\b|\brevisions? of "
+        r"the manuscript\b|\bwere involved in (?:the )?(?:data|study|design|analysis)",
+        re.IGNORECASE,
+    ),
+}
+_RESULT_CUE = re.compile(
+    r"\b(?:we (?:found|find|show|showed|demonstrate\w*|observe\w*)|results? (?:show|indicate|"
+    r"suggest|demonstrate)|significantly|outperform\w*|no evidence|(?:was|were) associated "
+    r"with|improv\w+ (?:by|over)|achiev\w+)\b",
+    re.IGNORECASE,
+)
+_METHOD_CUE = re.compile(
+    r"\b(?:we (?:used|use|employed|employ|applied|apply|conducted|collected|trained|measured|"
+    r"analy[sz]ed|designed|implemented|propose|present|introduce)|(?:was|were) (?:used|measured|"
+    r"assessed|analy[sz]ed|collected|estimated))\b",
+    re.IGNORECASE,
+)
+
+
+def debris_kind(sentence: str) -> str | None:
+    """The kind of non-body text ``sentence`` is (``caption``, ``pseudo-code``...), or None."""
+    for kind, pattern in _NOT_BODY.items():
+        if pattern.search(sentence):
+            return kind
+    if longest_unknown(sentence) > MAX_UNKNOWN_LETTERS:
+        return "words run together"
+    return None
 
 
 @dataclass(frozen=True)
@@ -114,9 +206,12 @@ def usable(sentence: str) -> bool:
     words = sentence.split()
     if not 8 <= len(words) <= 55 or _NOISE.search(sentence):
         return False
-    if _MATH.search(sentence) or _BULLET.match(sentence) or _STUB.search(sentence):
+    # A power written out ("10^25") is how a superscript survives, not formula debris.
+    if _MATH.search(_POWER.sub("", sentence)) or _BULLET.match(sentence) or _STUB.search(sentence):
         return False
     if _DEPENDENT.match(sentence) or _ROADMAP.search(sentence):
+        return False
+    if debris_kind(sentence) is not None:
         return False
     if not (sentence[0].isupper() or sentence[0] in "\"'“") or sentence[-1] not in ".!?":
         return False
@@ -141,6 +236,8 @@ def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
     for chunk in paper.chunks(chunk_chars):
         for block in chunk.split("\n\n"):
             first, _, rest = block.partition("\n")
+            if first in headings and _BACK_MATTER.search(first):
+                continue  # authors' roles, funding, conflicts: not what the paper says
             text = rest if rest and first in headings else block
             pieces.append(split_sentences(text))
     return pieces
@@ -148,19 +245,27 @@ def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
 
 def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     chunks = _chunk_sentences(paper, chunk_chars)
-    flat = [(c, clean_sentence(s)) for c, sentences in enumerate(chunks) for s in sentences]
+    ligatures = lost_ligatures(paper.text)
+
+    def clean(sentence: str) -> str:
+        return repair_words(clean_sentence(sentence), ligatures=ligatures)
+
+    flat = [(c, clean(s)) for c, sentences in enumerate(chunks) for s in sentences]
+    # A sentence that cited others describes their work: it ranks below the paper's own.
+    citing = {clean(s) for sentences in chunks for s in sentences if cites_others(s)}
     first: dict[str, int] = {}
     for c, s in flat:
         first.setdefault(s, c)
     flat = [(c, s) for s, c in first.items()]  # a repeated sentence counts once, where it began
     kept = [(c, s) for c, s in flat if usable(s)]
     if sum(count_words(s) for _, s in kept) < words:
-        kept = [(c, s) for c, s in flat if count_words(s) >= 4]  # terse text: take what there is
-    abstract = {clean_sentence(s) for s in split_sentences(paper.abstract)}
+        # Terse text: take what there is, debris still left out.
+        kept = [(c, s) for c, s in flat if count_words(s) >= 4 and debris_kind(s) is None]
+    abstract = {clean(s) for s in split_sentences(paper.abstract)}
     conclusion: set[str] = set()
     for section in paper.main_sections():
         if PATTERNS["conclusion"].search(section.name):
-            conclusion |= {clean_sentence(s) for s in split_sentences(section.text)}
+            conclusion |= {clean(s) for s in split_sentences(section.text)}
     term_lists = [_terms(s) for _, s in kept]
     df = Counter(t for terms in term_lists for t in set(terms))
     tf = Counter(t for terms in term_lists for t in terms)
@@ -178,6 +283,13 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
             score += 0.4
         if _CUE.search(sentence):
             score += 0.3
+        # A summary says what was done and what was found: method and result sentences rank up.
+        if _RESULT_CUE.search(sentence):
+            score += 0.35
+        if _METHOD_CUE.search(sentence):
+            score += 0.15
+        if sentence in citing:
+            score -= 0.25
         if chunk != previous_chunk:
             score += 0.1  # a chunk's opening sentence usually frames it
         previous_chunk = chunk

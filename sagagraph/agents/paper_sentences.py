@@ -20,6 +20,8 @@ from sagagraph.agents.words import split_sentences
 
 QUOTE_WORDS = 30
 """A quoted sentence longer than this is cut, with an ellipsis, after this many words."""
+SEARCH_PAGES = 4
+"""A sentence is looked up on the page of the one before it and the few pages after."""
 
 _NOT_OWN_SECTION = re.compile(
     r"related work|prior work|previous work|background|literature|state of the art|"
@@ -41,7 +43,8 @@ _METHOD_OR_RESULT = re.compile(
     re.IGNORECASE,
 )
 _CITATION = re.compile(
-    r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)"
+    r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
+    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]"
 )
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|without|cannot|lack(?:s|ed|ing)?|unable|absence of|"
@@ -117,7 +120,7 @@ def paper_sentences(paper: Paper, keys: PageKeys | None = None) -> list[Sentence
         for text in split_sentences(fold_lines(section.text)):
             if len(text.split()) < 5 or _REFERENCE_LIKE.match(text):
                 continue
-            found = keys.locate(" ".join(text.split()[:QUOTE_WORDS]), page)
+            found = keys.locate(" ".join(text.split()[:QUOTE_WORDS]), page, within=SEARCH_PAGES)
             if found is None:
                 continue
             page = max(page, found) if found >= section.page else page

@@ -102,9 +102,13 @@ class PageKeys:
         printed = tuple(unicodedata.normalize("NFKC", p) for p in pages)
         return cls(tuple(text_key(p) for p in printed), printed)
 
-    def locate(self, quote: str, page: int | None = None) -> int | None:
+    def locate(self, quote: str, page: int | None = None, within: int | None = None) -> int | None:
         """The 1-based page ``quote`` is printed on (``page`` first, then the rest); None
-        when it is on none. A quote may run over a page break onto the next page."""
+        when it is on none. A quote may run over a page break onto the next page.
+
+        ``within`` limits the search to that many pages after ``page`` (and the one before),
+        for callers that look up every sentence of a long paper.
+        """
         pieces = _pieces(quote)
         if sum(len(p) for p in pieces) < MIN_QUOTE_LETTERS:
             return None
@@ -112,6 +116,8 @@ class PageKeys:
         if page is not None and 1 <= page <= len(self.pages):
             order.remove(page - 1)
             order.insert(0, page - 1)
+            if within is not None:
+                order = [i for i in order if page - 2 <= i <= page - 1 + within]
         for i in order:
             page_key = self.pages[i]
             following = self.pages[i + 1][:2000] if i + 1 < len(self.pages) else ""

@@ -16,6 +16,7 @@ from sagagraph.agents.offline_summary import clean_text
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.quote_check import QUOTED, verify_review
 from sagagraph.agents.schemas import Review
+from sagagraph.agents.text_repair import lost_ligatures, repair_words
 from sagagraph.agents.words import split_sentences
 
 DEBRIS = {
@@ -31,15 +32,16 @@ _CITED = re.compile(r"'([^']{1,120})' \(p\.(\d+)\)")
 """A section cited by heading and page (``'3 Method' (p.4)``)."""
 
 
-def _folded(text: str) -> str:
-    return " ".join(clean_text(text).split())
+def _folded(text: str, ligatures: bool = False) -> str:
+    """The paper's text as the summarizer reads it: citations out, broken words repaired."""
+    return " ".join(repair_words(clean_text(text), ligatures=ligatures).split())
 
 
 def assert_summary_is_prose(paper: Paper, text: str, words: int) -> None:
     assert len(text.split()) == words
     sentences = split_sentences(text)
     assert sentences and text.rstrip()[-1] in ".!?"
-    source = _folded(paper.main_text())
+    source = _folded(paper.main_text(), lost_ligatures(paper.text))
     last = -1
     for sentence in sentences:
         for name, pattern in DEBRIS.items():
@@ -58,7 +60,7 @@ def assert_summary_is_prose(paper: Paper, text: str, words: int) -> None:
 
 def assert_summary_covers_the_paper(paper: Paper, text: str) -> None:
     """Sentences come from the first, middle and last third of the main text."""
-    source = _folded(paper.main_text())
+    source = _folded(paper.main_text(), lost_ligatures(paper.text))
     thirds = {min(2, 3 * source.find(s[:-1]) // max(len(source), 1)) for s in split_sentences(text)}
     assert thirds == {0, 1, 2}, thirds
 
