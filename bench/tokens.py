@@ -40,7 +40,8 @@ from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.parsing import load_paper
-from sagagraph.agents.schemas import Review, Summary, ValidationReport
+from sagagraph.agents.quote_check import as_quoted
+from sagagraph.agents.schemas import QuotedReview, Summary, ValidationReport
 from sagagraph.prompts import render_prompt
 from tests.support.openai_server import (
     Reply,
@@ -78,7 +79,7 @@ class Script:
         offline = OfflineEngine()
         self.answers = {
             "ValidationReport": offline.validate(paper)[0].model_dump(),
-            "Review": offline.review(paper)[0].model_dump(),
+            "QuotedReview": as_quoted(offline.review(paper)[0]).model_dump(),
             "Summary": offline.summarize(paper, WORDS)[0].model_dump(),
         }
 
@@ -124,7 +125,7 @@ def naive_pipeline(chat: ChatOpenAI, paper: Paper) -> None:
         "summarizer", scope="the paper above", words=WORDS, most_words=WORDS + 30
     )
     _ask(chat, ValidationReport, [whole, HumanMessage(validator)])
-    _ask(chat, Review, [whole, HumanMessage(render_prompt("reviewer"))])
+    _ask(chat, QuotedReview, [whole, HumanMessage(render_prompt("reviewer"))])
     _ask(chat, Summary, [whole, HumanMessage(summarizer)])
 
 
@@ -183,7 +184,7 @@ def resume_after_crash(server: ScriptedOpenAIServer, script: Script, paper: Path
     assert view["status"] == "completed", view["reason"]
     return {
         "first_run_tokens": first_run,
-        "respent_on_committed_steps": script.spent(mark, ("ValidationReport", "Review")),
+        "respent_on_committed_steps": script.spent(mark, ("ValidationReport", "QuotedReview")),
         "summarizer_tokens_on_resume": script.spent(mark, ("Summary",)),
         "requests_on_resume": [s for s, _, _ in script.ledger[mark:]],
     }

@@ -1,6 +1,8 @@
 """``make demo``: the three reference scenarios of the paper saga, then the travel booking.
 
-Runs offline, through the same ``sagagraph`` command a user types, into ``outputs/demo``.
+Runs offline, through the same ``sagagraph`` command a user types, into ``outputs/demo``. The
+complete paper is a real one, ``papers/wheat_heat_stress_plos_one_2018.pdf`` (CC BY 4.0, see
+``papers/SOURCES.md``); the incomplete one is a stub written for the demo.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from sagagraph.cli import main as sagagraph
 
 HERE = Path(__file__).resolve().parent
 PAPERS = HERE / "papers"
+PAPER = PAPERS / "wheat_heat_stress_plos_one_2018.pdf"
 DEMO = Path("outputs") / "demo"
 
 SCENARIOS = [
     (
         "1. Success: a complete paper",
-        ["run", str(PAPERS / "complete_paper.md"), "--saga-id", "success"],
+        ["run", str(PAPER), "--saga-id", "success"],
     ),
     (
         "2. Early termination: a paper with only a title, an introduction and a methodology",
@@ -28,7 +31,7 @@ SCENARIOS = [
         "3. Compensation: a complete paper whose summarizer fails",
         [
             "run",
-            str(PAPERS / "complete_paper.md"),
+            str(PAPER),
             "--saga-id",
             "compensation",
             "--fail-at",

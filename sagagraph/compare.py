@@ -155,7 +155,9 @@ def _paper_definition(settings: Settings, password: str | None) -> SagaDefinitio
     from sagagraph.agents.paper_saga import paper_saga_definition
 
     engine = make_engine(settings.llm, settings.model)
-    return paper_saga_definition(engine=engine, outputs_dir=settings.outputs, password=password)
+    return paper_saga_definition(
+        engine=engine, outputs_dir=settings.outputs, password=password, pipeline=settings.pipeline
+    )
 
 
 def _router_model(settings: Settings) -> BaseChatModel:

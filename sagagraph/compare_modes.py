@@ -39,6 +39,8 @@ class ModeRun(TypedDict):
     status: str
     """Final status, or ``error`` when the saga could not start (bad input)."""
     reason: str | None
+    route: list[str]
+    """Steps (knowledge sources and refinements too) whose execute ran, in order."""
     steps_run: int
     """Distinct steps (knowledge sources and refinements too) whose execute ran."""
     events: int
@@ -135,6 +137,7 @@ def compare_modes(
                         saga_id=saga_id,
                         status=str(view["status"]),
                         reason=view.get("reason"),
+                        route=_steps_run(view["events"]),
                         steps_run=len(_steps_run(view["events"])),
                         events=len(view["events"]),
                         tokens=dict(view["usage"]),  # type: ignore[typeddict-item]
@@ -145,14 +148,27 @@ def compare_modes(
     return rows
 
 
+def route_differences(rows: Sequence[ModeRun]) -> list[str]:
+    """One line per paper whose modes ran different steps (a refinement, another alternative)."""
+    lines: list[str] = []
+    for paper in dict.fromkeys(r["paper"] for r in rows):
+        routes = {r["mode"]: r["route"] for r in rows if r["paper"] == paper}
+        if len({tuple(route) for route in routes.values()}) > 1:
+            shown = "; ".join(f"{m}: {' > '.join(r) or '-'}" for m, r in routes.items())
+            lines.append(f"{Path(paper).name}: {shown}")
+    return lines
+
+
 def render_mode_comparison(rows: Sequence[ModeRun]) -> str:
-    """The rows as a text table: outcome, steps run, events, tokens and wall time per mode."""
-    header = ("paper", "mode", "outcome", "steps", "events", "tokens in/out", "seconds")
+    """The rows as a text table: outcome, route, steps run, events, tokens and wall time per
+    mode; then the papers whose modes took different routes."""
+    header = ("paper", "mode", "outcome", "route", "steps", "events", "tokens in/out", "seconds")
     table = [header] + [
         (
             Path(r["paper"]).name,
             r["mode"],
             r["status"],
+            " > ".join(r["route"]) or "-",
             str(r["steps_run"]),
             str(r["events"]),
             _tokens(r["tokens"]),
@@ -160,4 +176,12 @@ def render_mode_comparison(rows: Sequence[ModeRun]) -> str:
         )
         for r in rows
     ]
-    return "\n".join(aligned(table))
+    lines = aligned(table)
+    differences = route_differences(rows)
+    lines.append("")
+    if differences:
+        lines.append(f"{len(differences)} paper(s) took different routes:")
+        lines += [f"  {d}" for d in differences]
+    else:
+        lines.append("every mode took the same route on every paper")
+    return "\n".join(lines)

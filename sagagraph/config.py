@@ -39,6 +39,8 @@ class Settings:
     """Seconds each paper step may take (``--step-timeout``, ``SAGAGRAPH_STEP_TIMEOUT``)."""
     mode: str = "orchestration"
     """``orchestration`` or ``blackboard``: which graph runs (and resumes) the saga (``--mode``)."""
+    pipeline: str = "default"
+    """``default`` (validator, reviewer, summarizer) or ``adaptive`` (``--pipeline``)."""
 
     @classmethod
     def resolve(
@@ -52,6 +54,7 @@ class Settings:
         parallel: bool | None = None,
         step_timeout: float | str | None = None,
         mode: str | None = None,
+        pipeline: str | None = None,
     ) -> Settings:
         env = os.environ
         if step_timeout is not None:
@@ -67,6 +70,7 @@ class Settings:
             parallel=bool(parallel),
             step_timeout=timeout,
             mode=mode or "orchestration",
+            pipeline=pipeline or "default",
         )
 
     def recorded(self) -> dict[str, Any]:
@@ -78,6 +82,7 @@ class Settings:
             "parallel": self.parallel,
             "step_timeout": self.step_timeout,
             "mode": self.mode,
+            "pipeline": self.pipeline,
         }
 
 

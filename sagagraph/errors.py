@@ -128,6 +128,11 @@ class AgentRunError(StepError):
     """An agent run failed; its tool calls were undone (the message says the first failure)."""
 
 
+class ToolRejectedError(StepError):
+    """An operator rejected a tool call that needed approval: the step fails, and the saga
+    compensates (the message names the tool and the operator's reason)."""
+
+
 class CheckpointerLostError(SagaGraphError):
     """The connection to the checkpointer's database broke while a saga ran: the saga stopped
     at its last checkpoint; once the database answers, ``sagagraph recover`` finishes it."""

@@ -8,7 +8,7 @@ not even parse. :func:`redact` hides:
   URL environment variables (:data:`URL_ENV_VARS`), and every value given to
   :func:`register_secret` (a PDF password, a key passed in code);
 - anything shaped like a credential, by pattern, without parsing: ``scheme://user:pass@``,
-  ``password=...``, ``Bearer ...``, ``sk-...`` keys.
+  ``password=...``, ``Bearer ...``, ``sk-...`` and LangSmith ``lsv2_...`` keys.
 
 :class:`RedactingFilter` applies it to log records; events and error descriptions apply it
 where they are built (``make_event``, ``describe_error``), so every path gets it for free.
@@ -25,9 +25,25 @@ from collections.abc import Mapping
 from typing import Any
 
 MASK = "***"
-SECRET_ENV_VARS = ("OPENAI_API_KEY", "SAGAGRAPH_PDF_PASSWORD")
+SECRET_ENV_VARS = (
+    "OPENAI_API_KEY",
+    "SAGAGRAPH_PDF_PASSWORD",
+    "LANGSMITH_API_KEY",
+    "LANGCHAIN_API_KEY",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+)
 """Environment variables whose whole value is a secret."""
-URL_ENV_VARS = ("SAGAGRAPH_DB", "SAGAGRAPH_AMQP_URL", "SAGAGRAPH_BUS", "OPENAI_BASE_URL")
+URL_ENV_VARS = (
+    "SAGAGRAPH_DB",
+    "SAGAGRAPH_AMQP_URL",
+    "SAGAGRAPH_BUS",
+    "OPENAI_BASE_URL",
+    "SAGAGRAPH_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "LANGSMITH_ENDPOINT",
+    "LANGCHAIN_ENDPOINT",
+)
 """Environment variables holding URLs whose password is a secret."""
 MIN_SECRET_LENGTH = 4
 """Shorter values are not searched for: masking every "ab" would garble text, not protect."""
@@ -38,6 +54,7 @@ _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]*):(?:[^\s@/
 _PASSWORD_PARAM = re.compile(r"(?i)\b((?:pass(?:word)?|pwd|secret|api_key|apikey)=)[^&;\s]*")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"']+")
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{3,}")
+_LANGSMITH_KEY = re.compile(r"\blsv2_[A-Za-z0-9_*]{3,}")
 
 _URL_PASSWORD = re.compile(r"://[^\s:/@]*:((?:[^\s@/]*@)+)")
 
@@ -100,6 +117,8 @@ def redact(text: str) -> str:
         text = _BEARER.sub(rf"\1{MASK}", text)
     if "sk-" in text:
         text = _KEY_LIKE.sub(f"sk-{MASK}", text)
+    if "lsv2_" in text:  # a LangSmith key, even the partly masked form its client prints
+        text = _LANGSMITH_KEY.sub(f"lsv2_{MASK}", text)
     return text
 
 

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.services import CORPUS, fresh_postgres_database, require_rabbitmq, unavailable
+from tests.support.corpus import require_corpus
+from tests.support.services import (
+    CORPUS,
+    CORPUS_NEXT,
+    fresh_postgres_database,
+    require_rabbitmq,
+    unavailable,
+)
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +58,12 @@ def corpus() -> Path:
         # and fail under CI=true, where the corpus must be present.
         unavailable(f"corpus at {CORPUS}", "labels.json not found (set SAGAGRAPH_CORPUS)")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def corpus_next() -> Path:
+    """The second folder of real PDFs, ``../shared/corpus-next`` (hard kinds), read in place."""
+    return require_corpus(CORPUS_NEXT)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
     from sagagraph.agents.engine import PaperEngine
     from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
     from sagagraph.agents.offline_engine import OfflineEngine
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     from sagagraph.agents.paper import Paper, PaperTooShortError, Section
     from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
     from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
-    from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
+    from sagagraph.agents.paper_profile import PaperProfile, profile_paper
+    from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper
     from sagagraph.agents.pdf.parsing import load_paper
     from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
 
 _EXPORTS = {
+    "sagagraph.agents.adaptive_agents": "ReproducibilityAgent SurveyReviewerAgent",
     "sagagraph.agents.engine": "PaperEngine",
     "sagagraph.agents.models": "make_chat_model make_engine resolve_llm",
     "sagagraph.agents.offline_engine": "OfflineEngine",
@@ -37,7 +40,8 @@ _EXPORTS = {
     "sagagraph.agents.paper": "Paper PaperTooShortError Section",
     "sagagraph.agents.paper_agents": "ReviewerAgent SummarizerAgent ValidatorAgent",
     "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
-    "sagagraph.agents.paper_saga": "PAPER_STEPS paper_saga_definition",
+    "sagagraph.agents.paper_profile": "PaperProfile profile_paper",
+    "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
     "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
     "sagagraph.agents.pdf.parsing": "load_paper",
     "sagagraph.agents.schemas": "PartFound Review Summary ValidationReport",
@@ -50,6 +54,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [
+    "ADAPTIVE_STEPS",
     "PAPER_STEPS",
     "MalformedModelOutput",
     "ModelCallError",
@@ -60,13 +65,16 @@ __all__ = [
     "PaperEngine",
     "PaperLoadError",
     "PaperLoader",
+    "PaperProfile",
     "PaperTooShortError",
     "PartFound",
+    "ReproducibilityAgent",
     "Review",
     "ReviewerAgent",
     "Section",
     "SummarizerAgent",
     "Summary",
+    "SurveyReviewerAgent",
     "ValidationReport",
     "ValidatorAgent",
     "check_paper",
@@ -76,5 +84,6 @@ __all__ = [
     "paper_blackboard_graph",
     "paper_refinements",
     "paper_saga_definition",
+    "profile_paper",
     "resolve_llm",
 ]

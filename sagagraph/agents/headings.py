@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from sagagraph.storable_text import replace_surrogates
 
@@ -20,6 +21,10 @@ related works|prior work|previous work|literature review|preliminaries|method|me
 methodology|materials and methods|approach|experiments|experimental setup|evaluation|results|
 discussion|limitations|future work|conclusion|conclusions|concluding remarks|
 conclusion and future work|conclusions and future work|discussion and conclusion|
+experimental results|experimental evaluation|experimental setup and results|
+results and discussion|methods and materials|material and methods|patients and methods|
+subjects and methods|outlook|conclusion and outlook|conclusions and outlook|
+summary and outlook|discussion and outlook|perspectives|clinical perspectives|
 discussion and conclusions|summary and conclusions|acknowledgments|acknowledgements|
 acknowledgment|acknowledgement|references|bibliography|works cited|literature cited|appendix|
 appendices|keywords|index terms|ccs concepts|ethics statement|ethical considerations|
@@ -28,7 +33,8 @@ author contributions|funding|competing interests"""
 # Other languages, written as normalize_title leaves them (lower case, no accents).
 _FRENCH = """resume|introduction|etat de l'art|travaux connexes|travaux anterieurs|methode|
 methodologie|approche|methode proposee|experiences|experimentations|evaluation|resultats|
-discussion|conclusion|conclusions|conclusion et perspectives|perspectives|remerciements|
+discussion|conclusion|conclusions|conclusion et perspectives|perspectives|travaux futurs|
+discussion et perspectives|bilan et perspectives|remerciements|
 references|references bibliographiques|bibliographie|annexe"""
 _GERMAN = """zusammenfassung|kurzfassung|einleitung|einfuhrung|hintergrund|grundlagen|
 verwandte arbeiten|stand der forschung|methode|methoden|methodik|ansatz|experimente|
@@ -37,7 +43,8 @@ schlussfolgerungen|fazit und ausblick|zusammenfassung und ausblick|ausblick|dank
 literatur|literaturverzeichnis|quellen|anhang"""
 _SPANISH = """resumen|introduccion|antecedentes|trabajo relacionado|trabajos relacionados|
 estado del arte|metodo|metodologia|enfoque|experimentos|evaluacion|resultados|discusion|
-conclusion|conclusiones|trabajo futuro|agradecimientos|referencias|bibliografia|apendice"""
+conclusion|conclusiones|trabajo futuro|trabajos futuros|perspectivas|
+conclusiones y trabajo futuro|agradecimientos|referencias|bibliografia|apendice"""
 _PORTUGUESE = """resumo|introducao|fundamentacao teorica|trabalhos relacionados|metodo|
 metodologia|abordagem|experimentos|avaliacao|resultados|discussao|conclusao|conclusoes|
 consideracoes finais|trabalhos futuros|agradecimentos|referencias|bibliografia|apendice"""
@@ -52,22 +59,51 @@ def _vocabulary(*lists: str) -> frozenset[str]:
 
 KNOWN_HEADINGS = _vocabulary(_ENGLISH, _FRENCH, _GERMAN, _SPANISH, _PORTUGUESE, _ITALIAN)
 """Headings recognised without a number, compared after :func:`normalize_title`."""
+_SPACELESS = {k.replace(" ", ""): k for k in KNOWN_HEADINGS}
+"""Known headings without their spaces: a letter-spaced ``R E S U L T S`` or a font that runs
+words together (``RELATEDWORK``) still names one."""
+
+
+def known_heading(title: str) -> str | None:
+    """The known heading ``title`` names (normalised), also when its spacing is broken."""
+    name = normalize_title(title)
+    if name in KNOWN_HEADINGS:
+        return name
+    spaceless = name.replace(" ", "")
+    # Spacing is only trusted to be broken when it visibly is: single letters, or no space.
+    if spaceless in _SPACELESS and (" " not in name or max(map(len, name.split())) <= 2):
+        return _SPACELESS[spaceless]
+    return None
+
 
 _FUNCTION_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the"}
     | {"to", "via", "with", "&", "-"}
 )
-_NUMBERED = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+(?P<title>\S.*)$")
-_ROMAN = re.compile(r"^(?P<num>[IVX]{1,6})\.\s+(?P<title>\S.*)$")
+# A font that runs words together prints "1.Introduction" and "II.RELATED WORK": a capital
+# right after the number's full stop still starts a title.
+_NUMBERED = re.compile(
+    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})(?:\.?\s+|\.(?=[A-Z][A-Za-z]))(?P<title>\S.*)$"
+)
+_ROMAN = re.compile(r"^(?P<num>[IVX]{1,6})\.(?:\s+|(?=[A-Z][A-Za-z]))(?P<title>\S.*)$")
 _LETTER = re.compile(r"^(?P<num>[A-H])(?:\.\d{1,2})*\.?\s+(?P<title>\S.*)$")
+_CHAPTER = re.compile(
+    r"^(?:chapter|chapitre|kapitel|cap[ií]tulo|capitolo)\s+(?P<num>\d{1,2}|[IVX]{1,6})[.:]?"
+    r"(?:\s+(?P<title>\S.*))?$",
+    re.IGNORECASE,
+)
 _APPENDIX = re.compile(r"^appendix(?:\s+[A-H0-9]+)?\s*[:.\-—–]?\s*\S.*$", re.IGNORECASE)
 _RUN_IN = (
     r"abstract|summary|r[ée]sum[ée]|zusammenfassung|kurzfassung|resumen|resumo|sommario|"
     r"riassunto|keywords|key words|index terms|mots[- ]cl[ée]s|schl[üu]sselw[öo]rter"
 )
 _INLINE = re.compile(rf"^(?P<name>{_RUN_IN})\s*[—–:.\-]+\s*(?P<rest>\S.*)$", re.IGNORECASE)
-# All capitals need no punctuation: "ABSTRACT We propose ..." is still a run-in heading.
+# All capitals need no punctuation: "ABSTRACT We propose ..." and "METHODS Patients were..."
+# are run-in headings (two-column medical layouts); the name must be a known heading.
 _INLINE_CAPS = re.compile(r"^(?P<name>ABSTRACT|SUMMARY|R[ÉE]SUM[ÉE])\s+(?P<rest>[A-Z].*)$")
+_RUN_IN_CAPS = re.compile(
+    r"^(?P<name>[A-ZÀ-Ý][A-ZÀ-Ý'’&\- ]{2,58}?)\s+(?P<rest>[A-ZÀ-Ý][a-zà-ÿ]+\b.*)$"
+)
 _INLINE_THANKS = re.compile(
     r"^(?P<name>acknowledge?ments?)[.:]?\s+(?P<rest>(?:We|This|The|Thanks|I|Our)\b.*)$",
     re.IGNORECASE,
@@ -152,7 +188,10 @@ def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
     greek = "\u0370" <= first <= "\u03ff"
     if not (first.isupper() or (greek and any(w[:1].isupper() for w in words[1:]))):
         return False
-    if title.endswith((".", ",", ";", "-")) or "@" in title or "http" in title.lower():
+    lowered = title.lower()
+    if title.endswith((".", ",", ";", "-")) or "@" in title or "http" in lowered:
+        return False
+    if "www." in lowered or ".org" in lowered or ".com" in lowered:
         return False
     if _SENTENCE_BREAK.search(title.replace("e.g.", "eg").replace("vs.", "vs")):
         return False
@@ -160,7 +199,24 @@ def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
         return False
     visible = [c for c in title if not c.isspace()]
     letters = sum(c.isalpha() for c in visible)
-    return letters >= 0.6 * len(visible)
+    return letters >= 0.6 * len(visible) and not is_debris(title)
+
+
+_DEBRIS_MARKS = re.compile(r"[/\\|]\.|\.[/\\|]|[{}^~]")
+
+
+def is_debris(title: str) -> bool:
+    """True for a "title" no author writes: no word of two letters or more (``E``), several
+    stray letters (``I I I/. SOLUTION``), or marks that only broken text layers print."""
+    words = [w for w in re.split(r"[^\w]+", title) if w]
+    if not any(sum(c.isalpha() for c in w) >= 2 for w in words):
+        return True
+    tokens = title.split()
+    stray = any(
+        len(a) == 1 and a.isalpha() and b[:1].isalpha() and len(b.rstrip("/.")) == 1
+        for a, b in pairwise(tokens)
+    )
+    return stray or bool(_DEBRIS_MARKS.search(title))
 
 
 def _is_caps(text: str) -> bool:
@@ -212,6 +268,7 @@ class HeadingScanner:
         found = (
             self._inline(line)
             or self._known(line)
+            or self._chapter(line, next_line)
             or self._numbered(line, next_line)
             or self._roman(line, next_line)
             or self._appendix(line, next_line)
@@ -234,16 +291,21 @@ class HeadingScanner:
     def _inline(self, line: str) -> Heading | None:
         m = _INLINE.match(line) or _INLINE_CAPS.match(line) or _INLINE_THANKS.match(line)
         if not m:
-            return None
+            m = _RUN_IN_CAPS.match(line)
+            if not m or known_heading(m.group("name")) is None or len(m.group("rest")) < 20:
+                return None
         name = m.group("name")
         if normalize_title(name) in self._seen:
             return None
         return Heading(heading=name, title=name, level=1, rest=m.group("rest"))
 
     def _known(self, line: str) -> Heading | None:
-        name = normalize_title(line) if len(line) <= 60 else ""  # "" is no known heading
+        # A heading starts with a capital: "methods." is the end of a sentence that wrapped.
+        if len(line) > 60 or not line[:1].isupper():
+            return None
+        name = normalize_title(line)
         thanks = name.startswith("acknowledg") and len(name.split()) <= 4
-        if name not in KNOWN_HEADINGS and not thanks:
+        if known_heading(line) is None and not thanks:
             return None
         # An unnumbered heading after the appendices started (say "Summary") belongs to them.
         level = 2 if self._scheme == "letter" else 1
@@ -266,6 +328,22 @@ class HeadingScanner:
         self._accept(parts, "arabic")
         heading = line if used == 1 else f"{line} {next_line}"
         return Heading(heading=heading, title=title, level=len(parts), lines=used)
+
+    def _chapter(self, line: str, next_line: str | None) -> Heading | None:
+        """A thesis chapter: ``Chapter 2`` with its title on the same line or the next one."""
+        m = _CHAPTER.match(line)
+        if not m or self._scheme == "letter":
+            return None
+        num = m.group("num")
+        value = int(num) if num.isdigit() else roman_value(num.upper())
+        title, used = m.group("title"), 1
+        if not title and next_line and _looks_like_title(next_line):
+            title, used = next_line, 2
+        if not title or not _looks_like_title(title) or not self._follows((value,)):
+            return None
+        self._accept((value,), "arabic")
+        heading = f"{line} {title}" if used == 2 else line
+        return Heading(heading=heading, title=title, level=1, lines=used)
 
     def _roman(self, line: str, next_line: str | None) -> Heading | None:
         m = _ROMAN.match(line)

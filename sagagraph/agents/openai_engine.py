@@ -14,8 +14,10 @@ before the messages, and the two schemas differ; servers such as vLLM, whose gui
 leaves the prompt alone, cache the shared prefix as it is.)
 
 A summary draft of the wrong length is sent back with its word count (a bounded number of
-rounds) before anything is fitted, and fitting only drops or adds whole sentences. Review points
-that cite a section the paper lacks are sent back once, then dropped.
+rounds) before anything is fitted, and fitting only drops or adds whole sentences. Every review
+point carries a verbatim quote and its page (:class:`~sagagraph.agents.schemas.QuotedReview`);
+points whose quote is not in the paper (:mod:`~sagagraph.agents.quote_check`), or that cite a
+section the paper lacks, are sent back once, then dropped and listed.
 
 One structured call, its bounded repair and its errors without secrets are
 :mod:`~sagagraph.agents.openai_calls`; the checks a reply must pass beyond its schema are
@@ -35,12 +37,13 @@ from sagagraph.agents.model_options import StructuredOutputMethod, resolve_metho
 from sagagraph.agents.offline_summary import ranked_sentences
 from sagagraph.agents.openai_calls import DEFAULT_REPAIR_ATTEMPTS, StructuredCalls
 from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.quote_check import checked_review, from_quoted, verify_review
 from sagagraph.agents.reply_checks import check_report, check_summary
-from sagagraph.agents.review_grounding import drop_points, ungrounded_points
-from sagagraph.agents.schemas import Review, Summary, ValidationReport
+from sagagraph.agents.review_grounding import ungrounded_points
+from sagagraph.agents.schemas import QuotedReview, Review, Summary, ValidationReport
 from sagagraph.agents.validator_evidence import DEFAULT_EVIDENCE_TOKENS, validator_evidence
 from sagagraph.agents.words import count_words, fit_to_words, fit_whole_sentences
-from sagagraph.errors import ConfigurationError, MalformedModelOutput
+from sagagraph.errors import ConfigurationError
 from sagagraph.prompts import render_prompt
 from sagagraph.saga.protocol import Usage
 
@@ -50,6 +53,11 @@ DEFAULT_CONTEXT_CHARS = 100_000
 """Characters of paper text one request carries (about 25k tokens at ~4 characters a token)."""
 DEFAULT_REVISION_ROUNDS = 2
 """Times a summary of the wrong length is sent back with its word count, before fitting."""
+
+
+def paged_text(paper: Paper) -> str:
+    """The paper's text with a ``[page N]`` line before each page."""
+    return "\n".join(f"[page {n}]\n{page}" for n, page in enumerate(paper.pages, 1))
 
 
 class OpenAIEngine(StructuredCalls):
@@ -114,36 +122,49 @@ class OpenAIEngine(StructuredCalls):
         )
 
     def review(self, paper: Paper) -> tuple[Review, Usage]:
-        """Strengths, weaknesses and suggestions; the paper text leads the prompt.
+        """Strengths, weaknesses and suggestions, each with a verbatim quote and its page.
 
-        Points citing a section the paper lacks are sent back once, then dropped.
+        The model answers a :class:`~sagagraph.agents.schemas.QuotedReview`; points whose
+        quote is not printed in the paper, or that cite a section the paper lacks, are sent
+        back once, then dropped (listed in ``Review.dropped``, which the reviewer step records
+        as events).
         """
         messages = [self._paper_message(paper), HumanMessage(render_prompt("reviewer"))]
-        review, usage = self._ask("reviewer", Review, messages)
-        bad = ungrounded_points(review, paper)
+        draft, usage = self._ask("reviewer", QuotedReview, messages)
+        review, bad = self._checked(draft, paper)
         if not bad:
             return review, usage
-        log.info("reviewer: %d point(s) cite sections the paper lacks; sent back", len(bad))
+        log.info("reviewer: %d point(s) not grounded in the paper; sent back", len(bad))
         headings = "; ".join(s.heading for s in paper.sections) or "(none detected)"
         retry = [
             *messages,
-            AIMessage(review.model_dump_json()),
+            AIMessage(draft.model_dump_json()),
             HumanMessage(
-                "These points cite sections the paper does not have: "
+                "These points are not grounded in the paper: "
                 + " | ".join(bad)
                 + f". The paper's headings are: {headings}. Rewrite the review so that every "
-                "point cites only these headings."
+                "point cites only these headings and quotes words printed on the page it gives, "
+                "copied exactly."
             ),
         ]
-        revised, more = self._ask("reviewer", Review, retry)
-        usage = self._sum(usage, more)
-        still = ungrounded_points(revised, paper)
-        kept = drop_points(revised, still) if still else revised
-        if kept is None:
-            raise MalformedModelOutput(
-                "reviewer: every point of a list cites sections the paper does not have"
-            )
-        return kept, usage
+        revised, more = self._ask("reviewer", QuotedReview, retry)
+        review, _ = self._checked(revised, paper)
+        return checked_review(review, paper.pages), self._sum(usage, more)
+
+    @staticmethod
+    def _checked(draft: QuotedReview, paper: Paper) -> tuple[Review, list[str]]:
+        """The draft as a verified :class:`Review`, and why each removed point was removed."""
+        review = from_quoted(draft)
+        outside = ungrounded_points(review, paper)
+        kept = review.model_copy(
+            update={
+                part: [p for p in getattr(review, part) if p not in outside]
+                for part in ("strengths", "weaknesses", "suggestions")
+            }
+        )
+        verified, _ = verify_review(kept, paper.pages)
+        why = [*(f"cites a section the paper lacks: {p}" for p in outside), *verified.dropped]
+        return verified.model_copy(update={"dropped": why}), why
 
     def summarize(self, paper: Paper, words: int) -> tuple[Summary, Usage]:
         """Exactly ``words`` words: the model's summary, fitted with the paper's sentences.
@@ -208,8 +229,12 @@ class OpenAIEngine(StructuredCalls):
     # -- prompts ----------------------------------------------------------------------------
 
     def _paper_message(self, paper: Paper, text: str | None = None) -> SystemMessage:
-        """The shared first message: instructions, then the paper (clipped to the budget)."""
-        body = paper.text if text is None else text
+        """The shared first message: instructions, then the paper (clipped to the budget).
+
+        The whole paper goes with a ``[page N]`` line before each page, so a review point can
+        give the page its quote is printed on.
+        """
+        body = paged_text(paper) if text is None else text
         if len(body) > self.context_chars:
             cut = body.rfind(" ", 0, self.context_chars)
             shown = body[: cut if cut > 0 else self.context_chars]

@@ -15,13 +15,18 @@ from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_review import OFFLINE_REVIEW_NOTE
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.pdf.loader import PaperLoader
+from sagagraph.agents.quote_check import checked_review
 from sagagraph.agents.schemas import Review, ValidationReport
 from sagagraph.agents.store import OutputStore
-from sagagraph.agents.validation_rules import PART_LABELS
+from sagagraph.agents.validation_rules import PART_LABELS, confirm_reported_results
 from sagagraph.agents.words import count_words
 from sagagraph.errors import InputError, MalformedModelOutput
+from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import StepContext, StepResult
+from sagagraph.saga.view import make_event
 
+QUOTE_CHECK = "quote_check"
+"""Action of the reviewer's events for a point dropped because its quote is not in the paper."""
 VALIDATION_FILE = "validation.txt"
 REVIEW_FILE = "review.txt"
 SUMMARY_FILE = "summary.txt"
@@ -42,7 +47,7 @@ def _services(ctx: StepContext) -> tuple[PaperEngine, PaperLoader, OutputStore]:
     return engine, loader, store
 
 
-class _PaperAgent:
+class PaperAgent:
     """What the three agents share: loading the paper, writing and deleting their file."""
 
     name: str
@@ -87,6 +92,8 @@ def render_review(paper: Paper, review: Review, engine: str = "") -> str:
     lines = [f"Review of: {paper.title}", ""]
     if engine == "offline":
         lines += [OFFLINE_REVIEW_NOTE, ""]
+    if review.kind:
+        lines += [f"Kind of paper: {review.kind}", ""]
     for heading, items in (
         ("Strengths", review.strengths),
         ("Weaknesses", review.weaknesses),
@@ -96,19 +103,35 @@ def render_review(paper: Paper, review: Review, engine: str = "") -> str:
     return "\n".join(lines)
 
 
-class ValidatorAgent(_PaperAgent):
+class ValidatorAgent(PaperAgent):
     """Step ``validator``: halts the saga when the paper is not a complete research paper."""
 
     name = "validator"
     file_name = VALIDATION_FILE
 
+    def __init__(self, profile: bool = False) -> None:
+        self.profile = profile
+        """Add the paper's profile (kind, experiments: :mod:`sagagraph.agents.paper_profile`) to
+        the findings, for the adaptive pipeline's routers."""
+
+    def __repr__(self) -> str:
+        return f"ValidatorAgent(profile={self.profile})" if self.profile else "ValidatorAgent()"
+
     def execute(self, ctx: StepContext) -> StepResult:
         engine, _, _ = _services(ctx)
         paper = self._paper(ctx)
         report, usage = engine.validate(paper)
-        data = report.model_dump()
+        # Any engine's verdict: headings alone cannot tell a research plan from a paper.
+        report = confirm_reported_results(report, paper)
+        data: dict[str, Any] = report.model_dump()
+        if self.profile:
+            from sagagraph.agents.paper_profile import profile_paper
+
+            data["profile"] = dict(profile_paper(paper))
         if not report.is_valid or report.missing:
             why = f"missing {', '.join(report.missing)}" if report.missing else report.reason
+            if "results" in report.missing:  # a plan: the reason names the evidence
+                why = report.reason.removeprefix("Not a complete research paper: ")
             return StepResult(
                 data=data, halt=True, reason=f"not a complete research paper: {why}", usage=usage
             )
@@ -116,8 +139,12 @@ class ValidatorAgent(_PaperAgent):
         return StepResult(data=data, output=output, usage=usage)
 
 
-class ReviewerAgent(_PaperAgent):
-    """Step ``reviewer``: strengths, weaknesses and suggestions, in ``review.txt``."""
+class ReviewerAgent(PaperAgent):
+    """Step ``reviewer``: strengths, weaknesses and suggestions, in ``review.txt``.
+
+    Whatever the engine, every point's quote is checked against the paper's pages before the
+    file is written; each point dropped is a ``quote_check`` event of the step.
+    """
 
     name = "reviewer"
     file_name = REVIEW_FILE
@@ -126,11 +153,14 @@ class ReviewerAgent(_PaperAgent):
         engine, _, _ = _services(ctx)
         paper = self._paper(ctx)
         review, usage = engine.review(paper)
+        review = checked_review(review, paper.pages)
+        for why in review.dropped:
+            emit_event(make_event(self.name, QUOTE_CHECK, "dropped", ctx.attempt, why))
         output = self._write(ctx, render_review(paper, review, engine.name))
         return StepResult(data=review.model_dump(), output=output, usage=usage)
 
 
-class SummarizerAgent(_PaperAgent):
+class SummarizerAgent(PaperAgent):
     """Step ``summarizer``: a summary of exactly ``words`` words, in ``summary.txt``."""
 
     name = "summarizer"

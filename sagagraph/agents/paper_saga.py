@@ -11,9 +11,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
+from sagagraph.agents.paper_profile import REVIEWED_AS_SURVEY
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.store import OutputStore
 from sagagraph.errors import (
@@ -23,7 +25,7 @@ from sagagraph.errors import (
     PaperLoadError,
     StepTimeoutError,
 )
-from sagagraph.saga.protocol import Retry, SagaDefinition, Step
+from sagagraph.saga.protocol import Retry, SagaDefinition, Step, StepResult
 
 PAPER_SAGA = "paper_review"
 
@@ -40,6 +42,11 @@ PAPER_EVENT_NAMES = {
 """Name of the saga definition."""
 PAPER_STEPS = ("validator", "reviewer", "summarizer")
 """Its steps, in order."""
+ADAPTIVE_STEPS = ("validator", "reviewer", "survey_reviewer", "reproducibility", "summarizer")
+"""The steps of the adaptive pipeline, in definition order (not all of them run)."""
+PIPELINES = ("default", "adaptive")
+"""``default``: validator, reviewer, summarizer. ``adaptive``: after the validator, reviewer or
+survey_reviewer, then reproducibility when the paper reports experiments, then summarizer."""
 
 
 def paper_saga_definition(
@@ -52,6 +59,7 @@ def paper_saga_definition(
     step_timeout: float | None = None,
     retry: Retry | None = None,
     parallel: bool = False,
+    pipeline: str = "default",
 ) -> SagaDefinition:
     """The ``paper_review`` saga definition.
 
@@ -62,7 +70,14 @@ def paper_saga_definition(
     transient error (unreachable server, HTTP error, timeout), the offline engine never.
     ``parallel=True`` runs reviewer and summarizer side by side once the paper is validated
     (both need only the validated paper); deterministic orchestration only.
+    ``pipeline="adaptive"``: see :func:`adaptive_steps`.
     """
+    if pipeline not in PIPELINES:
+        raise ConfigurationError(
+            f"pipeline: expected one of {', '.join(PIPELINES)}, got {pipeline!r}"
+        )
+    if pipeline == "adaptive" and parallel:
+        raise ConfigurationError("the adaptive pipeline runs as a chain: not with parallel=True")
     if loader is not None and password is not None:
         raise ConfigurationError("paper saga: pass the password to the PaperLoader, not both")
     if summary_words < 1:
@@ -82,6 +97,15 @@ def paper_saga_definition(
         "loader": loader,
         "store": OutputStore(outputs_dir),
     }
+    if pipeline == "adaptive":
+        return SagaDefinition(
+            PAPER_SAGA,
+            adaptive_steps(retry, step_timeout, summary_words),
+            services,
+            check_input=paper_input_check(loader),
+            label=paper_label,
+            route_facts=paper_route_facts,
+        )
     steps = (
         Step(ValidatorAgent(), retry=retry, timeout=step_timeout, can_halt=True),
         Step(ReviewerAgent(), retry=retry, timeout=step_timeout),
@@ -100,6 +124,52 @@ def paper_saga_definition(
         label=paper_label,
         event_names=PAPER_EVENT_NAMES,
     )
+
+
+def adaptive_steps(
+    retry: Retry, step_timeout: float | None, summary_words: int
+) -> tuple[Step, ...]:
+    """The adaptive pipeline: validator; then ``reviewer`` (empirical papers, the default) or
+    ``survey_reviewer`` (surveys, position and theory papers); then ``reproducibility`` when
+    the paper reports experiments (optional); then summarizer. The rules read the validator's
+    profile of the paper (:mod:`sagagraph.agents.paper_profile`)."""
+    return (
+        Step(ValidatorAgent(profile=True), retry=retry, timeout=step_timeout, can_halt=True),
+        Step(
+            ReviewerAgent(),
+            retry=retry,
+            timeout=step_timeout,
+            choice="review",
+            description="peer review of an empirical or system paper: strengths, weaknesses, "
+            "suggestions",
+        ),
+        Step(
+            SurveyReviewerAgent(),
+            retry=retry,
+            timeout=step_timeout,
+            choice="review",
+            when=lambda facts: facts.get("kind") in REVIEWED_AS_SURVEY,
+            description="review of a survey, position or theory paper: coverage, taxonomy, recency",
+        ),
+        Step(
+            ReproducibilityAgent(),
+            retry=retry,
+            timeout=step_timeout,
+            optional=True,
+            when=lambda facts: bool(facts.get("reports_experiments")),
+            description="which artefacts (code, data, seeds, hardware) a paper that reports "
+            "experiments names",
+        ),
+        Step(SummarizerAgent(summary_words), retry=retry, timeout=step_timeout),
+    )
+
+
+def paper_route_facts(results: Mapping[str, StepResult]) -> dict[str, Any]:
+    """What the adaptive pipeline's routers decide by: the validator's profile of the paper
+    (kind, whether it reports experiments, the evidence), never the paper's text."""
+    validator = results.get("validator")
+    profile = dict((validator.data.get("profile") or {}) if validator else {})
+    return {k: profile[k] for k in ("kind", "reports_experiments", "evidence") if k in profile}
 
 
 def paper_label(saga_input: Mapping[str, Any]) -> str | None:

@@ -2,7 +2,8 @@
 
 A point cites a section by number ("Section 4", "Sec. 3.2", "§5") or by its heading in quotes
 ("'4 Experiments'"). :func:`ungrounded_points` lists the points whose citations the paper's
-outline does not back; the engine sends them back once, then drops what is still ungrounded.
+outline does not back; the engine sends them back once, then drops what is still ungrounded
+(with the points whose quote is not in the paper, :mod:`~sagagraph.agents.quote_check`).
 """
 
 from __future__ import annotations
@@ -58,14 +59,3 @@ def ungrounded_points(review: Review, paper: Paper) -> list[str]:
     """Every point of ``review`` that cites a section the paper does not have."""
     points = review.strengths + review.weaknesses + review.suggestions
     return [p for p in points if not point_is_grounded(p, paper)]
-
-
-def drop_points(review: Review, bad: list[str]) -> Review | None:
-    """``review`` without the ``bad`` points; None when a list would be left empty."""
-    kept = [
-        [p for p in items if p not in bad]
-        for items in (review.strengths, review.weaknesses, review.suggestions)
-    ]
-    if not all(kept):
-        return None
-    return Review(strengths=kept[0], weaknesses=kept[1], suggestions=kept[2])

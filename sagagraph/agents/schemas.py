@@ -29,11 +29,46 @@ class ValidationReport(BaseModel):
 
 
 class Review(BaseModel):
-    """A peer review grounded in the paper's own content."""
+    """A peer review grounded in the paper's own content.
+
+    Each point ends with its evidence, ``(p.N) "words printed on page N"``; the points whose
+    quote is not in the paper are removed and listed in ``dropped``
+    (:mod:`~sagagraph.agents.quote_check`).
+    """
 
     strengths: list[str] = Field(min_length=1, description="what the paper does well")
     weaknesses: list[str] = Field(min_length=1, description="what is missing or unconvincing")
     suggestions: list[str] = Field(min_length=1, description="concrete improvements")
+    dropped: list[str] = Field(
+        default_factory=list,
+        description="points removed because their evidence is not in the paper, with why",
+    )
+    kind: str = Field(
+        default="",
+        description="what kind of paper it is (empirical, system, survey, theory, qualitative "
+        "or clinical study, software...) and the evidence for it",
+    )
+
+
+class QuotedPoint(BaseModel):
+    """One review point and the paper's own words it rests on."""
+
+    point: str = Field(description="the remark, one or two sentences of plain prose")
+    page: int = Field(ge=1, description="1-based page of the paper where the quote is printed")
+    quote: str = Field(
+        description="words copied verbatim from that page (one sentence or part of one) that "
+        "the remark rests on"
+    )
+
+
+class QuotedReview(BaseModel):
+    """A peer review as a model writes it: every point with a verbatim quote and its page."""
+
+    strengths: list[QuotedPoint] = Field(min_length=1, description="what the paper does well")
+    weaknesses: list[QuotedPoint] = Field(
+        min_length=1, description="what is missing or unconvincing"
+    )
+    suggestions: list[QuotedPoint] = Field(min_length=1, description="concrete improvements")
 
 
 class Summary(BaseModel):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sagagraph.agents.paper import Paper, Section
+from sagagraph.agents.plan_signals import plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
 
 REQUIRED_PARTS = ("abstract", "introduction", "body", "method", "conclusion", "references")
@@ -30,8 +31,10 @@ PART_LABELS = {
     "method": "method or approach",
     "conclusion": "conclusion",
     "references": "references",
+    "results": "reported results (the document plans its study)",
 }
-"""What each part means, for messages."""
+"""What each part means, for messages ("results" is missing from a plan, see
+:mod:`~sagagraph.agents.plan_signals`)."""
 
 UNHEADED_ABSTRACT = "(unheaded opening paragraph)"
 """The heading reported for an abstract printed without one (ACM style)."""
@@ -126,15 +129,29 @@ def _opening(sections: Sequence[Section], paper: Paper) -> int | None:
     return None
 
 
-def _closing_discussion(sections: Sequence[Section], intro: int, end: int) -> int | None:
-    """A Discussion that is the last top-level section before the references closes too."""
+BACK_MATTER = re.compile(
+    r"^(acknowledg|appendix|appendices|funding|conflicts? of interest|competing interests?|"
+    r"declarations?|disclosures?|author(s'?)? contributions?|description of authors|"
+    r"data (and code )?availability|code availability|ethics|ethical (approval|statement)|"
+    r"abbreviations|supplementary|supporting information|remerciements|agradecimientos|"
+    r"danksagung|agradecimentos|ringraziamenti|financement|financiamiento)"
+)
+"""Sections after the body that are not content: thanks, funding, declarations."""
+TAIL = re.compile(
+    r"\b(discussion|diskussion|discusion|discussao|discussione|outlook|perspectives?|"
+    r"perspectivas|prospettive|ausblick|future (work|directions|research)|"
+    r"travaux futurs|trabajo futuro|trabalhos futuros|sviluppi futuri)\b"
+)
+"""A closing section by function: a discussion, an outlook or perspectives, in any language."""
+
+
+def _closing_tail(sections: Sequence[Section], intro: int, end: int) -> int | None:
+    """A discussion or outlook among the last two content sections before the references
+    closes the paper ("Discussion" then a "Clinical perspectives" box; French "Travaux
+    existants et perspectives"); earlier in the paper such a heading is body."""
     tops = [i for i in range(intro + 1, end) if sections[i].level == 1]
-    tops = [i for i in tops if not sections[i].name.startswith(("acknowledg", "appendix"))]
-    if tops and re.search(
-        r"\b(discussion|diskussion|discusion|discussao)\b", sections[tops[-1]].name
-    ):
-        return tops[-1]
-    return None
+    tops = [i for i in tops if not BACK_MATTER.match(sections[i].name)]
+    return next((i for i in tops[-2:] if TAIL.search(sections[i].name)), None)
 
 
 def find_parts(paper: Paper) -> dict[str, PartMatch]:
@@ -163,7 +180,7 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
     if conclusion is None or conclusion >= ref_index:
         conclusion = _first(sections, "closing", intro + 1, top=True)
     if conclusion is None or conclusion >= ref_index:
-        conclusion = _closing_discussion(sections, intro, ref_index)
+        conclusion = _closing_tail(sections, intro, ref_index)
     if conclusion is not None and conclusion < ref_index:
         take("conclusion", conclusion)
     end = conclusion if conclusion is not None and conclusion < ref_index else ref_index
@@ -202,6 +219,10 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
         body = next((i for i in discursive if i != method), None)
     if body is None:  # no section reviews prior work: the other substantive ones are the body
         body = next((i for i in region if i != method), None)
+    if body is None and region == [method] and "conclusion" in parts:
+        # A short paper's one middle section is its method and all its body ("2 Approach"
+        # between the introduction and the conclusion of a 3-page workshop paper).
+        body = method
     if body is not None:
         take("body", body)
     if method is not None:
@@ -224,4 +245,32 @@ def validation_report(paper: Paper) -> ValidationReport:
             f"Complete research paper: all {len(REQUIRED_PARTS)} required parts found "
             f"across {len(paper.pages)} page(s)."
         )
-    return ValidationReport(is_valid=not missing, found=found, missing=missing, reason=reason)
+    report = ValidationReport(is_valid=not missing, found=found, missing=missing, reason=reason)
+    if missing and paper.sections:
+        plan = plan_signals(paper)
+        if plan.is_plan:  # the deeper reason: a plan, whatever else it lacks
+            reason = (
+                "Not a complete research paper: it plans a study rather than reporting one "
+                f"({plan.why()}); also missing {labels}."
+            )
+            update = {"missing": [*missing, "results"], "reason": reason}
+            return report.model_copy(update=update)
+    return confirm_reported_results(report, paper)
+
+
+def confirm_reported_results(report: ValidationReport, paper: Paper) -> ValidationReport:
+    """``report`` refused when ``paper`` plans its study instead of reporting it.
+
+    Headings cannot tell a research proposal from a paper; its tense and its plan can (see
+    :mod:`~sagagraph.agents.plan_signals`). Any engine's report passes through here, so the
+    LLM validator is held to the same line. A report already refused keeps its reason.
+    """
+    if not report.is_valid:
+        return report
+    plan = plan_signals(paper)
+    if not plan.is_plan:
+        return report
+    reason = (
+        f"Not a complete research paper: it plans a study rather than reporting one ({plan.why()})."
+    )
+    return report.model_copy(update={"is_valid": False, "missing": ["results"], "reason": reason})

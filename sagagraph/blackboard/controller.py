@@ -6,7 +6,10 @@ Deterministic rules by default, in this order:
    cannot be solved without that entry, so the run is abandoned and goes to ``compensate``,
    which retracts every contribution still on the board, newest first;
 2. a knowledge source whose prerequisites are on the board and whose own topic is not: it runs
-   (in definition order when several could);
+   (in definition order when several could). When the definition has optional or alternative
+   sources, the source whose trigger (``Step.when``) matches the board's content runs: an
+   optional source only when its trigger matches (a low-confidence review triggers a critic),
+   of alternatives the first whose trigger matches, else the default;
 3. a refinement whose topics are on the board and that has not been tried: it runs (a failed
    refinement is retracted by its own node and is not tried again: the board it refined still
    solves the problem);
@@ -19,7 +22,7 @@ With ``router="llm"`` rules 2-4 are asked of a chat model through the LLM router
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -31,13 +34,19 @@ from sagagraph.blackboard.refinement import Refinement
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.llm_router import Asking, deciding, router_node
+from sagagraph.graph.llm_router import (
+    Asking,
+    deciding,
+    router_node,
+    router_prompt,
+)
 from sagagraph.graph.router_model import bind_router_model
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.prompts import render_prompt
 from sagagraph.saga.guard import FINISH
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition
+from sagagraph.saga.routes import facts_from_records, next_by_rules
 from sagagraph.saga.view import committed_order, make_event
 
 _FINAL = ("ok", "error", "timeout", "halted")
@@ -84,7 +93,11 @@ def choose(
     if stop is not None:
         return stop
     board = state.get("board") or []
-    for step in definition.steps:
+    if definition.has_choices:
+        trigger = triggered(definition, state)
+        if trigger is not None:
+            return trigger
+    for step in definition.steps if not definition.has_choices else ():
         needs = definition.dependencies(step.name)
         if not is_live(board, step.name) and all(is_live(board, n) for n in needs):
             have = ", ".join(needs) or "nothing"
@@ -100,17 +113,43 @@ def choose(
     return Choice(FINISH, "rule: every topic is on the board; the problem is solved")
 
 
+def board_facts(definition: SagaDefinition, state: BoardState) -> tuple[list[str], dict[str, Any]]:
+    """The topics live on the board (definition order) and the route facts they make."""
+    board = state.get("board") or []
+    live = [n for n in definition.step_names if is_live(board, n)]
+    records = state.get("results") or {}
+    return live, facts_from_records(definition, {n: records[n] for n in live if n in records})
+
+
+def triggered(definition: SagaDefinition, state: BoardState) -> Choice | None:
+    """Rule 2 for a definition with optional or alternative knowledge sources: the source
+    whose trigger (``Step.when``) matches what is on the board; None when every point is
+    passed (refinements, then finishing, come next)."""
+    live, facts = board_facts(definition, state)
+    choice = next_by_rules(definition, live, facts)
+    if choice.step == FINISH:
+        return None
+    have = ", ".join(live) or "nothing"
+    why = f"; {choice.detail}" if choice.detail else ""
+    return Choice(choice.step, f"rule: board has {have}; no {choice.step} entry yet{why}")
+
+
 def router_view(
     definition: SagaDefinition, refinements: Sequence[Refinement], state: BoardState
 ) -> tuple[SagaDefinition, list[str]]:
     """The steps the LLM router may name now, and those already done (for the guard).
 
-    A refinement that was tried and failed is left out: it is not tried again.
+    A refinement that was tried and failed is left out: it is not tried again. When the
+    definition has optional or alternative sources, refinements are optional options too (the
+    topic one refines may never be posted: its alternative ran instead).
     """
     events = state.get("events") or []
     usable = [r for r in refinements if tried(events, r.name) in (None, "ok")]
-    steps = (*definition.steps, *(r.step for r in usable))
-    routed = SagaDefinition(definition.name, steps, definition.services)
+    extra = [replace(r.step, optional=True) if definition.has_choices else r.step for r in usable]
+    steps = (*definition.steps, *extra)
+    routed = SagaDefinition(
+        definition.name, steps, definition.services, route_facts=definition.route_facts
+    )
     done = committed_order(events, state.get("results") or {})
     done += [r.name for r in usable if tried(events, r.name) == "ok"]
     return routed, done
@@ -136,7 +175,7 @@ def make_controller(
             runnable = bind_router_model(router_model, options)
         except ConfigurationError as error:
             unusable = error
-    system = render_prompt("router", finish=FINISH)
+    system = render_prompt(router_prompt(definition), finish=FINISH)
 
     def by_rule(state: BoardState, update: dict[str, Any]) -> Command[Any]:
         choice = choose(definition, refinements, state)
@@ -156,6 +195,7 @@ def make_controller(
                 raise unusable
             return by_rule(state, update)
         routed, done = router_view(definition, refinements, state)
-        return runnable, saga_id, update, deciding(system, routed, done, options)
+        records = state.get("results") or {}
+        return runnable, saga_id, update, deciding(system, routed, done, options, records)
 
     return router_node(CONTROLLER, start, options)

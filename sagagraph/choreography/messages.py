@@ -19,6 +19,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from sagagraph.errors import BusError
 from sagagraph.saga.protocol import StepRecord, Usage
+from sagagraph.saga.tracing import trace_carrier
 from sagagraph.saga.view import Event, FailureRecord, now
 
 Kind = Literal["start", "done", "compensated", "compensation_failed"]
@@ -66,6 +67,10 @@ class SagaMessage(TypedDict):
     """Audit entries recorded by the handler that emitted this event."""
     usage: dict[str, Usage]
     """Tokens spent by that handler, by step."""
+    trace: NotRequired[dict[str, str]]
+    """The emitter's OpenTelemetry trace context (W3C ``traceparent``, ``tracestate``), so the
+    handler's spans join the saga's trace; absent when nothing was traced. Signed with the
+    rest: a forger cannot graft a saga's events onto another trace."""
     sig: NotRequired[str]
     """HMAC-SHA256 of the rest, with the deployment key (:mod:`.signing`); absent unsigned."""
 
@@ -96,7 +101,7 @@ def new_message(
     events: list[Event] | None = None,
     usage: dict[str, Usage] | None = None,
 ) -> SagaMessage:
-    return {
+    message: SagaMessage = {
         "id": message_id(saga_id, type),
         "type": type,
         "kind": kind,
@@ -118,6 +123,10 @@ def new_message(
         "events": list(events or []),
         "usage": dict(usage or {}),
     }
+    carrier = trace_carrier()
+    if carrier:
+        message["trace"] = carrier
+    return message
 
 
 def encode(message: SagaMessage) -> bytes:
@@ -164,6 +173,12 @@ def decode(body: bytes) -> SagaMessage:
             raise BusError(f"event {data.get('id')!r}: field {name!r} missing or malformed")
     if "sig" in data and not isinstance(data["sig"], str):
         raise BusError(f"event {data['id']!r}: field 'sig' malformed")
+    trace = data.get("trace")
+    if trace is not None and not (
+        isinstance(trace, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in trace.items())
+    ):
+        raise BusError(f"event {data['id']!r}: field 'trace' malformed (expected text headers)")
     if data["kind"] not in KINDS:
         raise BusError(f"event {data['id']!r}: unknown kind {data['kind']!r}")
     defaults: dict[str, Any] = {

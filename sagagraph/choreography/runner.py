@@ -42,6 +42,7 @@ from sagagraph.errors import BusError, ConfigurationError, InputError, SagaNotFo
 from sagagraph.saga.escalation import AlertHook
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
+from sagagraph.saga.tracing import saga_outcome, saga_span
 
 __all__ = [
     "AGENT_START_TIMEOUT",
@@ -121,11 +122,13 @@ def start_choreographed_saga(
     choreography = derive_choreography(definition, names)
     saga_id = saga_id or new_saga_id()
     _check_start(choreography, input, saga_id, fail_at)
-    start = _start_message(choreography, input, saga_id, fail_at)
-    with bus_for(bus_url) as bus:
-        _refuse_existing(bus, saga_id)
-        bus.prepare(choreography)
-        bus.publish([start])
+    # The start event carries this span's context: the step services' spans join its trace.
+    with saga_span(saga_id, "start"):
+        start = _start_message(choreography, input, saga_id, fail_at)
+        with bus_for(bus_url) as bus:
+            _refuse_existing(bus, saga_id)
+            bus.prepare(choreography)
+            bus.publish([start])
     return saga_id
 
 
@@ -164,8 +167,9 @@ def run_choreographed_saga(
     _check_start(choreography, input, saga_id, fail_at)
     if definition.check_input is not None:  # as run_saga: bad input starts no saga
         definition.check_input(input)
-    start = _start_message(choreography, input, saga_id, fail_at)
-    with bus_for(bus_url, state_dir=state_dir) as bus:
+    with saga_span(saga_id, "run") as span, bus_for(bus_url, state_dir=state_dir) as bus:
+        # The start event carries the run span's context: every step service's spans join it.
+        start = _start_message(choreography, input, saga_id, fail_at)
         _refuse_existing(bus, saga_id)
         bus.prepare(choreography)
         steps = place_services(bus, choreography, agents)
@@ -179,7 +183,9 @@ def run_choreographed_saga(
             definition_for=definition_for,
             on_escalation=on_escalation,
         )
-        return choreography_view(saga_id, messages)
+        view = choreography_view(saga_id, messages)
+        saga_outcome(span, view)
+        return view
 
 
 def place_services(
@@ -205,8 +211,10 @@ def place_services(
             "would split their events (stop them, or use --agents external)"
         )
     if placement == "auto" and live and missing:
+        serve = "step service {} serves" if len(live) == 1 else "step services {} serve"
+        do_not = "does not" if len(missing) == 1 else "do not"
         raise ConfigurationError(
-            f"step services {', '.join(live)} serve on {bus.url} but {', '.join(missing)} do not: "
+            f"{serve.format(', '.join(live))} on {bus.url} but {', '.join(missing)} {do_not}: "
             f"{start_them} (or stop the others to run all step services in this process)"
         )
     return [] if placement == "external" or (placement == "auto" and live) else missing

@@ -27,6 +27,7 @@ from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.step_reactions import DefinitionFor, StepReactions
 from sagagraph.choreography.topology import Choreography, StepRole
 from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.tracing import STEP, continued_from, saga_span
 from sagagraph.saga.view import describe_error
 
 log = logging.getLogger("sagagraph")
@@ -87,7 +88,16 @@ class StepService:
         handled before, that is what was emitted the first time (publishing it again is
         harmless: readers drop duplicates by id).
         """
-        with self._one_at_a_time:
+        # The handling joins the emitter's trace (the event's signed ``trace`` field), when
+        # the event is authentic: a forged event's spans start a trace of their own.
+        trace = message.get("trace") if self._auth.check(message) is None else None
+        operation = f"handle {message['type']}"
+        with (
+            self._one_at_a_time,
+            continued_from(trace),
+            saga_span(message["saga_id"], operation) as span,
+        ):
+            span.set_attribute(STEP, self.name)
             try:
                 return self._handle(message)
             except Exception as error:

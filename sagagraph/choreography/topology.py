@@ -182,6 +182,11 @@ def derive_choreography(
             f"saga {definition.name!r}: choreography runs steps as a chain; "
             "parallel steps (Step.after) need orchestration"
         )
+    if definition.has_choices:
+        raise ConfigurationError(
+            f"saga {definition.name!r}: choreography runs steps as a chain; "
+            "optional or alternative steps need orchestration or the blackboard"
+        )
     names = names if names is not None else event_names_for(definition)
     steps = definition.steps
     roles: list[StepRole] = []

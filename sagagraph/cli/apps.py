@@ -22,6 +22,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         parallel=getattr(args, "parallel", None),
         step_timeout=getattr(args, "step_timeout", None),
         mode=getattr(args, "mode", None),
+        pipeline=getattr(args, "pipeline", None),
     )
 
 
@@ -61,6 +62,7 @@ def paper_definition(
         loader=loader if loader is not None else PaperLoader(password),
         parallel=settings.parallel,
         step_timeout=settings.step_timeout,
+        pipeline=settings.pipeline,
     )
     if announce:
         from sagagraph.cli.progress import announce_steps
@@ -189,6 +191,7 @@ def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[S
         parallel=bool(recorded.get("parallel")),
         step_timeout=getattr(args, "step_timeout", None) or recorded.get("step_timeout"),
         mode=recorded.get("mode"),
+        pipeline=recorded.get("pipeline"),
     )
     return settings, str(recorded.get("router") or view.get("router") or "deterministic")
 
@@ -218,6 +221,17 @@ def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
     from sagagraph.checkpoints.factory import redact_url
 
     raise SagaNotFoundError(f"saga {saga_id!r}: not found in {redact_url(settings.db)}")
+
+
+def not_found(saga_id: str, settings: Settings) -> str:
+    """``saga 'X': not found in DB (checkpointer) nor on BUS (event log)``, passwords masked:
+    a typo in ``--db`` or ``$SAGAGRAPH_DB`` shows at once."""
+    from sagagraph.checkpoints.factory import redact_url
+
+    return (
+        f"saga {saga_id!r}: not found in {redact_url(settings.db)} (checkpointer) "
+        f"nor on {redact_url(settings.bus)} (event log)"
+    )
 
 
 def is_choreographed(settings: Settings, saga_id: str) -> bool:

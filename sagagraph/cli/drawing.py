@@ -1,6 +1,7 @@
 """``sagagraph graph``'s Mermaid text: LangGraph's own drawing of the paper saga.
 
-The paper saga is built for the command's two flags, ``--router`` and ``--parallel``, and
+The paper saga is built for the command's flags, ``--router``, ``--parallel`` and
+``--pipeline``, and
 LangGraph draws it (``get_graph().draw_mermaid()``); a combination the builder refuses
 (``--router llm --parallel``) fails with the builder's one-line reason.
 """
@@ -9,11 +10,18 @@ from __future__ import annotations
 
 ROUTERS = ("deterministic", "llm")
 """``--router``'s choices (the parser's ``router_flag``)."""
-COMBINATIONS = tuple((router, parallel) for router in ROUTERS for parallel in (False, True))
-"""Every (``--router``, ``--parallel``) the command accepts."""
+PIPELINES = ("default", "adaptive")
+"""``--pipeline``'s choices (the parser's ``pipeline_flag``)."""
+COMBINATIONS = tuple(
+    (router, parallel, pipeline)
+    for router in ROUTERS
+    for parallel in (False, True)
+    for pipeline in PIPELINES
+)
+"""Every (``--router``, ``--parallel``, ``--pipeline``) the command accepts."""
 
 
-def langgraph_drawing(router: str, parallel: bool) -> str:
+def langgraph_drawing(router: str, parallel: bool, pipeline: str = "default") -> str:
     """The paper saga's graph, compiled and drawn by LangGraph (ConfigurationError when the
     builder refuses the combination)."""
     from sagagraph.agents.paper_saga import paper_saga_definition
@@ -21,7 +29,9 @@ def langgraph_drawing(router: str, parallel: bool) -> str:
     from sagagraph.graph.builder import build_saga_graph
 
     settings = Settings.resolve(llm="offline")
-    definition = paper_saga_definition(outputs_dir=settings.outputs, parallel=parallel)
+    definition = paper_saga_definition(
+        outputs_dir=settings.outputs, parallel=parallel, pipeline=pipeline
+    )
     # Drawing never calls the model; a named stand-in keeps `graph` free of API keys.
     router_model = "drawing-only" if router == "llm" else None
     graph = build_saga_graph(definition, router=router, router_model=router_model)  # type: ignore[arg-type]

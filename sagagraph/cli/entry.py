@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from sagagraph.cli.interrupt import SagaInterrupted
-from sagagraph.cli.output import EXIT_COMPLETED, EXIT_INTERRUPTED, EXIT_UNEXPECTED
+from sagagraph.cli.output import (
+    EXIT_COMPLETED,
+    EXIT_INTERRUPTED,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    emit_error,
+)
 from sagagraph.cli.parser import build_parser
 from sagagraph.errors import SagaGraphError
 from sagagraph.redaction import install_log_redaction, redact
 from sagagraph.saga.view import describe_error
+from sagagraph.telemetry import check_langsmith, configure_tracing, flush_tracing
 
 
 def configure_logging(debug: bool) -> None:
@@ -29,7 +40,7 @@ def configure_logging(debug: bool) -> None:
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.ERROR)
 
 
-def interrupted(error: SagaInterrupted | KeyboardInterrupt) -> int:
+def interrupted(error: SagaInterrupted | KeyboardInterrupt, as_json: bool = False) -> int:
     saga_id = getattr(error, "saga_id", None)
     if saga_id:
         message = f"interrupted; saga {saga_id} can be continued: sagagraph resume {saga_id}"
@@ -38,6 +49,8 @@ def interrupted(error: SagaInterrupted | KeyboardInterrupt) -> int:
     else:
         message = "interrupted"
     print(f"sagagraph: {message}", file=sys.stderr, flush=True)
+    if as_json:
+        emit_error(message, EXIT_INTERRUPTED)
     if getattr(error, "abandoned", False):
         # A model call still blocks a worker thread of LangGraph's pool, which a normal exit
         # joins: end now. The saga's checkpoints are committed; the abandoned step re-runs.
@@ -86,10 +99,48 @@ def leave_abandoned_calls(code: int) -> None:
         os._exit(code)
 
 
+def notice(line: str) -> None:
+    """One line on stderr about the set-up (tracing), never a secret."""
+    print(f"sagagraph: {redact(line)}", file=sys.stderr, flush=True)
+
+
+def parse_arguments(argv: Sequence[str] | None) -> Any:
+    """The parsed command line; under ``--json`` a usage error also prints its JSON object.
+
+    argparse writes its usage error to stderr and exits with 2; the message is captured on
+    the way, so a script that asked for JSON still reads one object on stdout.
+    """
+    words = list(sys.argv[1:] if argv is None else argv)
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            args = build_parser().parse_args(words)
+    except SystemExit as stop:
+        sys.stderr.write(captured.getvalue())
+        if "--json" in words and stop.code not in (0, None):
+            last = (captured.getvalue().strip().splitlines() or ["error: bad usage"])[-1]
+            message = last.split(" error: ", 1)[-1]
+            emit_error(message, stop.code if isinstance(stop.code, int) else EXIT_USAGE)
+        raise
+    sys.stderr.write(captured.getvalue())
+    return args
+
+
 def run_command(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv)
     configure_logging(args.debug)
+    # Before any command loads LangChain, which reads the LangSmith variables once.
+    check_langsmith(notice)
+    tracing = configure_tracing(notice)
+    try:
+        return run_handler(args)
+    finally:
+        flush_tracing(tracing)
+
+
+def run_handler(args: argparse.Namespace) -> int:
+    """Run the parsed command; map its errors to one line and an exit code."""
+    as_json = bool(getattr(args, "json", False))
     try:
         code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
@@ -99,15 +150,18 @@ def run_command(argv: Sequence[str] | None) -> int:
     except SagaGraphError as error:
         if args.debug:
             raise
-        print(f"sagagraph: error: {redact(str(error))}", file=sys.stderr)
+        message = redact(str(error))
+        print(f"sagagraph: error: {message}", file=sys.stderr)
+        if as_json:
+            emit_error(message, error.exit_code)
         return error.exit_code
     except (SagaInterrupted, KeyboardInterrupt) as error:
-        return interrupted(error)
+        return interrupted(error, as_json)
     except Exception as error:
         if args.debug:
             raise
-        print(
-            f"sagagraph: unexpected error: {describe_error(error)} (--debug shows the traceback)",
-            file=sys.stderr,
-        )
+        message = f"unexpected error: {describe_error(error)}"
+        print(f"sagagraph: {message} (--debug shows the traceback)", file=sys.stderr)
+        if as_json:
+            emit_error(message, EXIT_UNEXPECTED)
         return EXIT_UNEXPECTED

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from sagagraph.cli.apps import paper_definition, settings_from
 from sagagraph.cli.flags import PAPER_STEPS
-from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view
+from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view, trail_lines
 from sagagraph.config import Settings, load_alert_hook
-from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
+from sagagraph.errors import ConfigurationError, SagaGraphError
 
 if TYPE_CHECKING:
     from sagagraph.choreography.bus import EventBus
@@ -104,14 +104,15 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def cmd_events(args: argparse.Namespace) -> int:
+    """A choreographed saga's messages on the bus; an orchestrated saga's recorded events
+    (its audit trail) when the bus has none for it; SagaNotFoundError when neither knows it."""
     from sagagraph.choreography.runner import saga_events
 
     settings = settings_from(args)
     with cli_bus(args, settings, runs_agents=False, create=False) as bus:
         events = saga_events(bus, args.saga_id, paper_definition_or_none(settings))
-        url = bus.url
     if not events:
-        raise InputError(f"saga {args.saga_id!r}: no events on {url!r}")
+        return orchestrated_events(args, settings)
     if args.json:
         json.dump(events, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -128,6 +129,33 @@ def cmd_events(args: argparse.Namespace) -> int:
     return EXIT_COMPLETED
 
 
+def orchestrated_events(args: argparse.Namespace, settings: Settings) -> int:
+    """``events ID`` of an orchestrated saga: the events its checkpoints record, one a line
+    (``--json``: a JSON array), or a line that says it has recorded none yet."""
+    from sagagraph.cli.apps import checkpoints_may_exist, inspection_app, not_found
+    from sagagraph.errors import SagaNotFoundError
+    from sagagraph.graph.runner import saga_status
+
+    view = None
+    if checkpoints_may_exist(settings.db):
+        with inspection_app(settings) as app:
+            try:
+                view = saga_status(app, args.saga_id)
+            except SagaNotFoundError:
+                view = None
+    if view is None:
+        raise SagaNotFoundError(not_found(args.saga_id, settings))
+    events = list(view.get("events") or [])
+    if args.json:
+        json.dump(events, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    elif not events:
+        print(f"saga {args.saga_id!r} ({view.get('mode') or 'orchestration'}): no events yet")
+    for event in [] if args.json else events:
+        print(f"{event['ts']}  {format_event(event).strip()}")
+    return EXIT_COMPLETED
+
+
 def paper_definition_or_none(settings: Settings) -> Any:
     """The paper saga's definition, to judge events by its history (None: not buildable here,
     say without the model's key; the events are then judged by their signatures only)."""
@@ -140,8 +168,8 @@ def paper_definition_or_none(settings: Settings) -> Any:
 def show_trail(view: dict[str, Any]) -> None:
     """Agents ran elsewhere or in threads: show the trail they left, in log order (stderr,
     also under ``--json``)."""
-    for event in view.get("events") or []:
-        print(format_event(event), file=sys.stderr)
+    for line in trail_lines(view.get("events") or []):
+        print(line, file=sys.stderr)
 
 
 def resume_choreography(args: argparse.Namespace) -> int:

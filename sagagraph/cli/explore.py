@@ -14,7 +14,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from sagagraph.cli.drawing import langgraph_drawing
 
     Settings.resolve(llm="offline")  # the environment is checked, as for every command
-    print(langgraph_drawing(args.router, args.parallel))
+    print(langgraph_drawing(args.router, args.parallel, args.pipeline))
     return EXIT_COMPLETED
 
 

@@ -9,7 +9,22 @@ from __future__ import annotations
 import argparse
 
 PAPER_STEPS = ("validator", "reviewer", "summarizer")
-"""The paper saga's steps, what ``--fail-at`` and ``agent NAME`` accept."""
+"""The paper saga's steps, what ``agent NAME`` accepts."""
+FAIL_AT_STEPS = ("validator", "reviewer", "survey_reviewer", "reproducibility", "summarizer")
+"""What ``--fail-at`` accepts: the steps of both pipelines."""
+PIPELINES = ("default", "adaptive")
+"""What ``--pipeline`` accepts (:data:`sagagraph.agents.paper_saga.PIPELINES`)."""
+
+
+def pipeline_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pipeline",
+        choices=PIPELINES,
+        default="default",
+        help="default: validator, reviewer, summarizer; adaptive: after the validator, reviewer "
+        "or survey_reviewer, then reproducibility for papers that report experiments, then "
+        "summarizer",
+    )
 
 
 def router_flag(
@@ -20,7 +35,7 @@ def router_flag(
 
 
 def fail_at_flag(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--fail-at", metavar="STEP", choices=PAPER_STEPS, help=what)
+    p.add_argument("--fail-at", metavar="STEP", choices=FAIL_AT_STEPS, help=what)
 
 
 def router_flags(p: argparse.ArgumentParser) -> None:

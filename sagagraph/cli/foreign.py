@@ -34,10 +34,17 @@ def foreign_definition(view: dict[str, Any]) -> str | None:
 def python_call(view: dict[str, Any], command: str) -> str:
     """The Python call that does what ``command`` would do to ``view``'s saga."""
     saga_id = view["saga_id"]
+    if command in ("approve", "reject") or view.get("approvals"):
+        return (
+            f'approve_tool_call(app, "{saga_id}") or reject_tool_call(app, "{saga_id}", why) '
+            "from sagagraph.graph, or the command with --app MODULE:FUNCTION"
+        )
     if command == "resolve" or view.get("waiting_for_operator"):
         return f'resolve_saga(app, "{saga_id}", "retry") (or "skip", note=...)'
     if command == "resume":
         return f'resume_saga(app, "{saga_id}")'
+    if command == "rollback":
+        return f'rollback_saga(app, "{saga_id}", reason=..., by=...)'
     return f'recover_sagas(app) or resume_saga(app, "{saga_id}")'
 
 

@@ -12,6 +12,7 @@ from sagagraph.cli.apps import (
     checkpoints_may_exist,
     inspection_app,
     load_view,
+    not_found,
     only_compensates,
     paper_app,
     pdf_password,
@@ -32,7 +33,7 @@ from sagagraph.cli.output import (
     recover_exit_code,
 )
 from sagagraph.config import Settings
-from sagagraph.errors import InputError, SagaGraphError
+from sagagraph.errors import InputError, SagaGraphError, SagaNotFoundError
 from sagagraph.redaction import redact
 
 __all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
@@ -47,9 +48,28 @@ def cmd_status(args: argparse.Namespace) -> int:
     if view is None:
         view = choreography_view_or_none(args)
         if view is None:
-            raise InputError(f"saga {args.saga_id!r}: not found (checkpointer and event log)")
+            raise SagaNotFoundError(not_found(args.saga_id, settings))
+    name_stuck_saga(view, settings)
     # The saga's own exit code, the one `run` gave (a batch script need not parse JSON).
     return emit(view, args.json)
+
+
+def name_stuck_saga(view: dict[str, Any], settings: Settings) -> None:
+    """Add the view's ``dead_lettered`` and ``orphaned`` (booleans): the work queue gave up on
+    the saga, or it is ``running`` or ``compensating`` with no live process behind it (its
+    lease is free: ``recover`` or ``rollback`` finishes it)."""
+    from sagagraph.cli.listing import UNFINISHED, lease_is_free
+
+    view["dead_lettered"] = bool(view.get("dead_letter"))
+    view["orphaned"] = False
+    if (
+        view.get("mode") != "choreography"
+        and view.get("status") in UNFINISHED
+        and not view.get("waiting_for_operator")
+        and not view["dead_lettered"]
+    ):
+        with inspection_app(settings) as app:
+            view["orphaned"] = lease_is_free(app, view["saga_id"])
 
 
 def graph_view_or_none(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:

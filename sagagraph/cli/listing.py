@@ -15,11 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sagagraph.cli.apps import checkpoints_may_exist, inspection_app, settings_from
+from sagagraph.cli.modes import short_name
 from sagagraph.cli.output import EXIT_COMPLETED
+from sagagraph.cli.times import parse_time, since_flag
 from sagagraph.config import Settings
 from sagagraph.errors import InputError, SagaBusyError, SagaGraphError, SagaNotFoundError
 
@@ -34,7 +37,7 @@ def row(view: dict[str, Any], paper: str | None, orphaned: bool) -> dict[str, An
         "saga_id": view["saga_id"],
         "status": view["status"],
         "orphaned": orphaned,
-        "dead_lettered": view.get("dead_letter") is not None,
+        "dead_lettered": bool(view.get("dead_letter")),
         "mode": view.get("mode") or "orchestration",
         "paper": paper,
         "updated": events[-1]["ts"] if events else None,
@@ -158,25 +161,50 @@ def wanted(r: dict[str, Any], status: str | None) -> bool:
         return True
     if status == "orphaned":
         return bool(r["orphaned"])
-    if status == "dead_lettered":
-        return bool(r.get("dead_lettered"))
+    if status in ("dead_letter", "dead_lettered"):
+        return bool(r["dead_lettered"])
     return bool(r["status"] == status)
 
 
 def shown_status(r: dict[str, Any]) -> str:
+    if r["dead_lettered"]:
+        return f"{r['status']} (dead-lettered)"
     if r["orphaned"]:
         return f"{r['status']} (orphaned)"
-    if r.get("dead_lettered"):
-        return f"{r['status']} (dead-lettered)"
     if r["waiting_for_operator"]:
         return f"{r['status']} (operator)"
     return str(r["status"])
 
 
+def updated_at(r: dict[str, Any]) -> datetime | None:
+    """When the saga last changed (its last event's time), None when nothing says."""
+    try:
+        return parse_time(str(r["updated"])) if r.get("updated") else None
+    except ValueError:
+        return None
+
+
+def newest_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows by update time, newest first; ties and rows without a time by id."""
+    by_id = sorted(rows, key=lambda r: str(r["saga_id"]))
+    oldest = datetime.min.replace(tzinfo=UTC)
+    return sorted(by_id, key=lambda r: updated_at(r) or oldest, reverse=True)
+
+
+def since(r: dict[str, Any], start: datetime | None) -> bool:
+    if start is None:
+        return True
+    at = updated_at(r)
+    return at is not None and at >= start
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     settings = settings_from(args)
+    start = since_flag(args.since, datetime.now(UTC)) if args.since else None
     everything = orchestrated_rows(settings) + choreographed_rows(settings)
-    rows = [r for r in everything if wanted(r, args.status)]
+    rows = [r for r in newest_first(everything) if wanted(r, args.status) and since(r, start)]
+    if args.limit is not None:
+        rows = rows[: args.limit]
     if args.json:
         json.dump(rows, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -190,7 +218,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             (
                 str(r["saga_id"]),
                 shown_status(r),
-                "choreo" if r["mode"] == "choreography" else "orch",
+                short_name(r["mode"]),
                 short_paper(r["paper"]),
                 str(r["updated"] or "-"),
                 ",".join(r["completed"]) or "-",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from sagagraph.cli.progress import say
+from sagagraph.cli.progress import STARTED, say, started_line
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import Event
 
@@ -29,6 +29,7 @@ _STATUS_EXIT = {
     "rolled_back": EXIT_ROLLED_BACK,
     "resolved_by_operator": EXIT_ROLLED_BACK,
     "compensation_failed": EXIT_NEEDS_OPERATOR,
+    "waiting_for_operator": EXIT_NEEDS_OPERATOR,
     # Only `status` sees these: the saga is not finished yet (or its process died).
     "queued": EXIT_TRY_LATER,
     "running": EXIT_TRY_LATER,
@@ -69,14 +70,46 @@ def format_event(event: Event) -> str:
     attempt = f" (attempt {event['attempt']})" if event["attempt"] > 1 else ""
     detail = f"  {event['detail']}" if event["detail"] else ""
     action = f"{event['action']} {event['outcome']}{attempt}"
-    return f"  {mark} {event['step']:<12} {action:<22}{detail}"
+    return f"  {mark} {event['step']:<12} {action:<22}{detail}".rstrip()
+
+
+def trail_lines(events: Iterable[Event]) -> Iterator[str]:
+    """A finished run's progress lines from its recorded events, in their recorded order: a
+    ``started`` line before each execute or compensate attempt's first event, then the event
+    (the agents of a choreography ran in threads or processes, so nothing printed live)."""
+    begun: set[tuple[str, str, int]] = set()
+    for event in events:
+        attempt = (event["step"], event["action"], event["attempt"])
+        if event["action"] in STARTED and attempt not in begun:
+            begun.add(attempt)
+            yield started_line(*attempt)
+        yield format_event(event)
+
+
+def shown_status(view: dict[str, Any]) -> str:
+    """The status as a person reads it: ``queued (dead-lettered)``, ``running (orphaned)``
+    when the view says so (``status`` adds those keys), else the status itself."""
+    if view.get("dead_lettered"):
+        return f"{view['status']} (dead-lettered)"
+    if view.get("orphaned"):
+        return f"{view['status']} (orphaned)"
+    return str(view["status"])
 
 
 def print_view(view: dict[str, Any], out: TextIO) -> None:
     """A human summary of a saga's view."""
-    print(f"saga {view['saga_id']}: {view['status']}", file=out)
+    print(f"saga {view['saga_id']}: {shown_status(view)}", file=out)
     if view.get("reason"):
         print(f"  reason: {view['reason']}", file=out)
+    if view.get("dead_lettered"):
+        detail = (view.get("dead_letter") or {}).get("detail") or "no detail"
+        print(f"  dead-lettered by the work queue: {detail}", file=out)
+    if view.get("orphaned"):
+        print(
+            "  orphaned: no live process runs it; `sagagraph recover` finishes it, "
+            f"`sagagraph rollback {view['saga_id']}` rolls it back",
+            file=out,
+        )
     if view.get("completed"):
         print(f"  completed: {', '.join(view['completed'])}", file=out)
     if view.get("compensated"):
@@ -98,7 +131,16 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
             f"sagagraph requeue {view['saga_id']}",
             file=out,
         )
-    if view.get("waiting_for_operator"):
+    for approval in view.get("approvals") or []:
+        args = json.dumps(approval["args"], sort_keys=True)
+        print(
+            f"  waiting for approval: {approval['step']} {approval['tool']} {args} "
+            f"(call {approval['call']}); run: sagagraph approve {view['saga_id']} "
+            f"[--call {approval['call']}] [--edit JSON] | sagagraph reject {view['saga_id']} "
+            "--why TEXT",
+            file=out,
+        )
+    if view.get("waiting_for_operator") and not view.get("approvals"):
         from sagagraph.cli.foreign import foreign_definition, python_call
 
         failure = view.get("compensation_failure") or {}
@@ -121,6 +163,15 @@ def emit(view: dict[str, Any], as_json: bool) -> int:
     else:
         print_view(view, sys.stdout)
     return exit_code_for(view)
+
+
+def emit_error(message: str, code: int) -> None:
+    """A refused or failed command under ``--json``: ``{"error": ..., "exit": code}`` on
+    stdout, so a script reading it parses one object, never an empty document. The same
+    one-line message goes to stderr as without ``--json``."""
+    json.dump({"error": message, "exit": code}, sys.stdout)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
 
 
 def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:

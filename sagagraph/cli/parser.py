@@ -24,17 +24,19 @@ from sagagraph.cli.flags import (
     insecure_bus_flag,
     json_flag,
     password_flag,
+    pipeline_flag,
     queue_flag,
     router_flag,
     router_flags,
     saga_id_arg,
     step_timeout_flag,
 )
+from sagagraph.cli.modes import MODES, ORCHESTRATION
 from sagagraph.saga.view import Status
 
-STATUSES = (*get_args(Status), "orphaned", "dead_lettered")
+STATUSES = (*get_args(Status), "orphaned", "dead_letter", "dead_lettered")
 """What ``list --status`` accepts: the saga statuses, ``orphaned`` (its process died) and
-``dead_lettered`` (it stopped its workers too often)."""
+``dead_letter`` or ``dead_lettered`` (the work queue gave up on it)."""
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -42,13 +44,20 @@ Flag = Callable[[argparse.ArgumentParser], None]
 
 
 class Handler:
-    """A verb's handler, ``module:function`` under ``sagagraph.cli``, imported when it runs."""
+    """A verb's handler, ``module:function`` under ``sagagraph.cli`` (or a full module name
+    starting ``sagagraph.``: the console, an entry point above the CLI), imported when it runs."""
 
     def __init__(self, target: str) -> None:
         self.module, _, self.function = target.partition(":")
 
+    @property
+    def module_name(self) -> str:
+        """The full name of the handler's module."""
+        full = self.module.startswith("sagagraph.")
+        return self.module if full else f"sagagraph.cli.{self.module}"
+
     def __call__(self, args: argparse.Namespace) -> int:
-        module = importlib.import_module(f"sagagraph.cli.{self.module}")
+        module = importlib.import_module(self.module_name)
         code: int = getattr(module, self.function)(args)
         return code
 
@@ -76,6 +85,17 @@ class VersionAction(argparse._VersionAction):
         super().__call__(parser, *args, **kwargs)
 
 
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def verb(sub: Subparsers, name: str, what: str, handler: str) -> argparse.ArgumentParser:
     """A sub-command that runs ``handler`` and accepts ``--debug`` after the verb too."""
     p = sub.add_parser(name, help=what)
@@ -97,12 +117,13 @@ def add_run(sub: Subparsers) -> None:
     router_flag(run)
     run.add_argument(
         "--mode",
-        choices=("orchestration", "choreography", "blackboard"),
-        default="orchestration",
+        choices=MODES,
+        default=ORCHESTRATION,
         help="a LangGraph graph coordinates the agents (default), events on a bus do, or a "
         "controller reading a shared board does",
     )
     fail_at_flag(run, f"make STEP fail, to watch the compensation ({', '.join(PAPER_STEPS)})")
+    pipeline_flag(run)
     password_flag(run)
     run.add_argument(
         "--parallel",
@@ -121,7 +142,10 @@ def add_lifecycle(sub: Subparsers) -> None:
     flags(status, saga_id_arg, db_flag, bus_flag, json_flag)
 
     lst = verb(
-        sub, "list", "list the sagas of the checkpointer and the event log", "listing:cmd_list"
+        sub,
+        "list",
+        "list the sagas of the checkpointer and the event log, newest first",
+        "listing:cmd_list",
     )
     lst.add_argument(
         "--status",
@@ -129,8 +153,14 @@ def add_lifecycle(sub: Subparsers) -> None:
         metavar="STATUS",
         help=f"only sagas with this status: {', '.join(STATUSES)}",
     )
+    lst.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only sagas updated since WHEN: a duration (30m, 2h, 7d) or an ISO date or time",
+    )
+    lst.add_argument("--limit", type=positive_int, metavar="N", help="at most N sagas (the newest)")
     flags(lst, db_flag, bus_flag)
-    json_flag(lst, "print a JSON array of sagas")
+    json_flag(lst, "print a JSON array of sagas, newest first")
 
     resume = verb(
         sub, "resume", "continue an unfinished saga where it stopped", "lifecycle:cmd_resume"
@@ -174,17 +204,74 @@ def add_lifecycle(sub: Subparsers) -> None:
     )
     json_flag(resolve)
 
+    rollback = verb(
+        sub,
+        "rollback",
+        "compensate one unfinished saga instead of finishing it",
+        "rollback:cmd_rollback",
+    )
+    saga_id_arg(rollback)
+    rollback.add_argument(
+        "--reason", metavar="TEXT", help="why (recorded in the saga's events and its reason)"
+    )
+    rollback.add_argument(
+        "--by", metavar="NAME", help="who asks (recorded in its events; default: your login)"
+    )
+    db_flag(rollback)
+    rollback.add_argument(
+        "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
+    )
+    json_flag(rollback)
+
+    add_approvals(sub)
+
+
+def add_approvals(sub: Subparsers) -> None:
+    """``approve`` and ``reject``: answer tool calls waiting for an operator's approval."""
+    approve = verb(
+        sub, "approve", "let tool calls waiting for approval run", "approvals:cmd_approve"
+    )
+    reject = verb(sub, "reject", "refuse tool calls waiting for approval", "approvals:cmd_reject")
+    approve.add_argument(
+        "--edit", metavar="JSON", help="run the call with these arguments (a JSON object)"
+    )
+    reject.add_argument("--why", metavar="TEXT", required=True, help="who decided, and why")
+    for p in (approve, reject):
+        saga_id_arg(p)
+        p.add_argument(
+            "--call", metavar="CALL_ID", help="only this call (status lists them; default: all)"
+        )
+        p.add_argument(
+            "--app",
+            metavar="MODULE:FUNCTION",
+            help="the saga's graph or definition, for a saga other than the paper's "
+            "(default: $SAGAGRAPH_APP)",
+        )
+        flags(p, db_flag, json_flag)
+
 
 def add_explore(sub: Subparsers) -> None:
     graph = verb(sub, "graph", "print the saga graph as Mermaid", "explore:cmd_graph")
     router_flag(graph, "the graph with fixed edges (default) or with the LLM supervisor")
     graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
+    pipeline_flag(graph)
 
     compare = verb(
-        sub, "compare", "run papers under both routers and compare", "explore:cmd_compare"
+        sub,
+        "compare",
+        "run papers under both routers and compare (needs a chat model for the LLM router)",
+        "explore:cmd_compare",
+    )
+    compare.description = (
+        "Run each paper under the deterministic router and the LLM router, side by side. The "
+        "LLM router asks a chat model: set OPENAI_API_KEY (any value for a local server) and "
+        "OPENAI_BASE_URL for an OpenAI-compatible one (Ollama, vLLM, llama.cpp). With --modes, "
+        "the coordination styles are compared instead, with deterministic routing: no model "
+        "is needed."
     )
     compare.add_argument("papers", nargs="+", metavar="PAPER", help="papers: .pdf, .txt or .md")
     fail_at_flag(compare, "make STEP fail in every run")
+    pipeline_flag(compare)
     compare.add_argument(
         "--modes",
         metavar="MODE,...",
@@ -200,9 +287,26 @@ def add_choreography(sub: Subparsers) -> None:
     agent.add_argument("name", choices=PAPER_STEPS, metavar="NAME", help=", ".join(PAPER_STEPS))
     flags(agent, bus_flag, bus_key_flags, insecure_bus_flag, engine_flags)
 
-    events = verb(sub, "events", "print a choreographed saga's event log", "events:cmd_events")
-    flags(events, saga_id_arg, bus_flag, bus_key_flags)
+    events = verb(
+        sub,
+        "events",
+        "print a saga's events: a choreographed saga's messages on the bus, an orchestrated "
+        "saga's recorded events",
+        "events:cmd_events",
+    )
+    flags(events, saga_id_arg, bus_flag, bus_key_flags, db_flag)
     json_flag(events, "print the events as a JSON array")
+
+    delete = verb(
+        sub,
+        "delete-namespace",
+        "remove a RabbitMQ bus namespace's queues and exchanges (the ?namespace= of --bus)",
+        "namespace:cmd_delete_namespace",
+    )
+    bus_flag(delete)
+    delete.add_argument(
+        "--yes", action="store_true", help="really delete them, with any events they hold"
+    )
 
 
 def add_workers(sub: Subparsers) -> None:
@@ -233,6 +337,7 @@ def add_workers(sub: Subparsers) -> None:
     router_flag(submit)
     fail_at_flag(submit, "make STEP fail in every saga")
     submit.add_argument("--parallel", action="store_true", help="reviewer and summarizer at once")
+    pipeline_flag(submit)
     flags(submit, queue_flag, db_flag, engine_flags)
     json_flag(submit, "print the submitted saga ids as JSON")
 
@@ -283,13 +388,45 @@ def app_flag(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--app", metavar="MODULE:FACTORY", help=what)
 
 
+def add_console(sub: Subparsers) -> None:
+    """``console``: the web view of sagas, served on this machine by default."""
+    console = verb(
+        sub,
+        "console",
+        "serve the web console: sagas, timelines, the operator's queue, actions",
+        "sagagraph.console.serve:cmd_console",
+    )
+    flags(console, db_flag, bus_flag)
+    console.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; any other needs "
+        "--token-file)",
+    )
+    console.add_argument(
+        "--port", type=int, default=8765, metavar="N", help="port to listen on (default 8765)"
+    )
+    console.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="file whose first line is the token actions need (Bearer header or form field)",
+    )
+
+
+EXIT_CODES = (
+    "exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step (invalid "
+    "paper), 4 needs an operator, 75 not finished yet (status of a queued or running saga, "
+    "recover leaving one unfinished: ask again later), 2 bad usage or unreadable input, "
+    "1 unexpected error, 130 interrupted"
+)
+"""The top-level ``--help`` epilog: every exit code of :mod:`sagagraph.cli.output`."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sagagraph",
         description="Run LLM agents as one all-or-nothing transaction (Saga pattern, LangGraph).",
-        epilog="exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step "
-        "(invalid paper), 4 needs an operator, 2 bad usage or unreadable input, "
-        "1 unexpected error, 130 interrupted",
+        epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
@@ -299,4 +436,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_explore(sub)
     add_choreography(sub)
     add_workers(sub)
+    add_console(sub)
     return parser

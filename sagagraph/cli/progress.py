@@ -1,8 +1,9 @@
 """Progress on stderr for the long phases: loading a PDF page by page, each step as it starts.
 
 Step *ends* come from the saga's events (``output.progress_printer``); a step's start is not an
-event, so the CLI wraps each participant to announce it. Everything goes to stderr, so the
-JSON on stdout stays clean under ``--json``.
+event, so the CLI wraps each participant to announce it. A choreographed run's lines are read
+back from its events once it ends (``output.trail_lines``), in the order they were recorded.
+Everything goes to stderr, so the JSON on stdout stays clean under ``--json``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
+
+STARTED = ("execute", "compensate")
+"""The actions whose start has a progress line of its own."""
 
 
 def say(text: str) -> None:
@@ -32,14 +36,22 @@ class Announced:
         self._show = show
 
     def execute(self, ctx: StepContext) -> StepResult:
-        attempt = f" (attempt {ctx.attempt})" if ctx.attempt > 1 else ""
-        self._show(f"  > {self.name:<12} execute started{attempt}")
+        self._show(started_line(self.name, "execute", ctx.attempt))
         result: StepResult = self.inner.execute(ctx)
         return result
 
     def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
-        self._show(f"  < {self.name:<12} compensate started")
+        self._show(started_line(self.name, "compensate", ctx.attempt))
         self.inner.compensate(ctx, result)
+
+
+def started_line(step: str, action: str, attempt: int) -> str:
+    """``  > reviewer     execute started`` (``<`` for a compensation): the line that comes
+    before the step's outcome, live or read back from its events."""
+    if action == "compensate":
+        return f"  < {step:<12} compensate started"
+    again = f" (attempt {attempt})" if attempt > 1 else ""
+    return f"  > {step:<12} {action} started{again}"
 
 
 def announce_steps(definition: SagaDefinition, show: Callable[[str], None] = say) -> SagaDefinition:

@@ -1,7 +1,8 @@
 """``sagagraph run``: one paper through the saga, orchestrated or choreographed.
 
-The saga id is printed first, before anything slow (loading a long PDF, a model call), and
-every long phase shows progress on stderr, also under ``--json``.
+The saga id is announced once the saga can start: its input was read and its model (and
+router) were set up, so a refused paper or a missing key never names a saga that ``status``
+cannot find. Every long phase shows progress on stderr, also under ``--json``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sagagraph.cli.apps import (
 )
 from sagagraph.cli.events import choreographed_input, cli_bus, definitions_for, show_trail
 from sagagraph.cli.interrupt import during, interruptible
+from sagagraph.cli.modes import CHOREOGRAPHY, ORCHESTRATION, run_label
 from sagagraph.cli.output import emit, progress_printer
 from sagagraph.cli.progress import page_printer, say
 from sagagraph.config import Settings, load_alert_hook
@@ -29,11 +31,17 @@ from sagagraph.errors import ConfigurationError, InputError
 
 def check_flags(args: argparse.Namespace) -> None:
     """Refuse flag combinations that cannot run, in the CLI's words."""
-    if args.parallel and args.mode != "orchestration":
+    if args.parallel and args.mode != ORCHESTRATION:
         raise ConfigurationError("--parallel needs --mode orchestration")
     if args.parallel and args.router != "deterministic":
         raise ConfigurationError("--parallel needs --router deterministic")
-    if args.router != "deterministic" and args.mode == "choreography":
+    if args.pipeline == "adaptive" and args.mode == CHOREOGRAPHY:
+        raise ConfigurationError("--pipeline adaptive needs --mode orchestration or blackboard")
+    if args.pipeline == "adaptive" and args.parallel:
+        raise ConfigurationError("--pipeline adaptive runs as a chain: not with --parallel")
+    if args.fail_at in ("survey_reviewer", "reproducibility") and args.pipeline != "adaptive":
+        raise ConfigurationError(f"--fail-at {args.fail_at} needs --pipeline adaptive")
+    if args.router != "deterministic" and args.mode == CHOREOGRAPHY:
         raise ConfigurationError("--router llm needs --mode orchestration or --mode blackboard")
 
 
@@ -45,13 +53,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     # An explicit --saga-id '' is refused, not replaced by a new id.
     saga_id = validate_saga_id(new_saga_id() if args.saga_id is None else args.saga_id)
-    if args.mode != "choreography":  # choreography's records are JSON, which keeps any name
+    if args.mode != CHOREOGRAPHY:  # choreography's records are JSON, which keeps any name
         from sagagraph.graph.runner import check_storable_input
 
         check_storable_input({"paper": str(Path(args.paper).resolve())})
-    routing = f"{args.router} routing" if args.mode == "orchestration" else "choreography"
-    shown = args.paper if args.paper.isprintable() else repr(args.paper)
-    say(f"saga {saga_id}: {shown} ({routing})")
     # An outputs folder that cannot hold files is refused before anything is written; it is
     # recorded absolute, so resume and recover write to it from any working directory.
     settings = replace(settings, outputs=str(usable_outputs_root(settings.outputs)))
@@ -61,12 +66,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     on_page = page_printer(repr(Path(args.paper).name)[1:-1])
     during(lambda: loader.load(args.paper, on_page=on_page), None)
     # Absolute, so that resume, recover and choreography agents find it from any folder.
+    args.original_paper = args.paper
     args.paper = str(Path(args.paper).resolve())
-    if args.mode == "choreography":
+    if args.mode == CHOREOGRAPHY:
         return run_choreography(args, settings, saga_id, loader)
     with paper_app(settings, args.router, loader=loader, args=args, announce=True) as app:
         if saga_status_or_none(app, saga_id) is not None:
             raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
+        announce_saga(args, saga_id)
         saga_input = {
             "paper": str(args.paper),
             "settings": settings.recorded() | {"router": args.router},
@@ -84,6 +91,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return emit(view, args.json)
 
 
+def announce_saga(args: argparse.Namespace, saga_id: str) -> None:
+    """``saga ID: PAPER (how it is coordinated)`` on stderr, the first line of a saga's run."""
+    shown = args.original_paper
+    shown = shown if shown.isprintable() else repr(shown)
+    say(f"saga {saga_id}: {shown} ({run_label(args.mode, args.router)})")
+
+
 def run_choreography(
     args: argparse.Namespace, settings: Settings, saga_id: str, loader: Any
 ) -> int:
@@ -91,6 +105,7 @@ def run_choreography(
 
     definition = paper_definition(settings, loader=loader)
     with cli_bus(args, settings, runs_agents=True) as bus:
+        announce_saga(args, saga_id)
 
         def run() -> dict[str, Any]:
             view: dict[str, Any] = run_choreographed_saga(

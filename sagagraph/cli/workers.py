@@ -33,7 +33,14 @@ def paper_saga(saga_input: Mapping[str, Any]) -> Any:
     model key), except under the LLM router, whose supervisor needs its model at once.
     """
     settings, router = recorded_settings({"input": saga_input}, argparse.Namespace())
-    key = (settings.outputs, settings.llm, settings.model, settings.parallel, router)
+    key = (
+        settings.outputs,
+        settings.llm,
+        settings.model,
+        settings.parallel,
+        settings.pipeline,
+        router,
+    )
     with _paper_lock:
         if key not in _paper_graphs:
             _paper_graphs[key] = paper_graph(settings, router, compensating=router != "llm")

@@ -31,16 +31,19 @@ from sagagraph.graph.runner import (
     RunOutput,
     _check_fail_at,
     already_exists,
+    foreign_writes,
     holds_saga,
     initial_state,
     raise_if_connection_lost,
     raise_if_disk_full,
+    run_config,
     saga_config,
     snapshot_view,
 )
 from sagagraph.graph.state_view import finished_view
 from sagagraph.saga.async_execution import run_in_step_thread
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.tracing import saga_outcome, saga_span
 
 
 class AsyncSagaApp(Protocol):
@@ -68,20 +71,28 @@ async def astream_saga(
     saga_id: str,
     durability: Durability,
     on_event: EventCallback | None,
+    config: RunnableConfig | None = None,
+    *,
+    operation: str = "run",
 ) -> dict[str, Any] | None:
     """:func:`~sagagraph.graph.runner.stream_saga` on ``astream``: the final values when the saga
-    ended, None when it paused or stopped unfinished."""
+    ended, None when it paused or stopped unfinished; the run is one span, as there."""
     output = RunOutput(on_event)
-    try:
-        stream = app.astream(
-            payload, saga_config(saga_id), durability=durability, stream_mode=output.modes
-        )
-        async for chunk in stream:
-            output.take(chunk)
-    except Exception as error:
-        raise_if_disk_full(error, saga_id)
-        raise_if_connection_lost(error, saga_id)
-        raise
+    with saga_span(saga_id, operation) as span:
+        try:
+            stream = app.astream(
+                payload,
+                run_config(saga_id, config),
+                durability=durability,
+                stream_mode=output.modes,
+            )
+            async for chunk in stream:
+                output.take(chunk)
+        except Exception as error:
+            raise_if_disk_full(error, saga_id)
+            raise_if_connection_lost(error, saga_id)
+            raise
+        saga_outcome(span, output.values if not output.interrupted else None)
     return output.finished()
 
 
@@ -107,7 +118,12 @@ async def _exists(app: AsyncSagaApp, saga_id: str) -> bool:
 
 async def asaga_status(app: AsyncSagaApp, saga_id: str) -> dict[str, Any]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    return snapshot_view(await _snapshot(app, saga_id), saga_id)
+    snap = await _snapshot(app, saga_id)
+    writes = None
+    if foreign_writes(snap) and isinstance(app.checkpointer, BaseCheckpointSaver):
+        saved = await app.checkpointer.aget_tuple(snap.config)
+        writes = list(saved.pending_writes or []) if saved is not None else None
+    return snapshot_view(snap, saga_id, writes)
 
 
 async def arun_saga(
@@ -118,13 +134,15 @@ async def arun_saga(
     fail_at: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Start a new saga and run it until it ends or waits for an operator; return its view.
 
     As :func:`~sagagraph.graph.runner.run_saga`: an existing id is refused (InputError),
     ``fail_at`` must name a step, and each step's completion is on disk before the next
-    step starts (``durability="sync"``), the saga's lease is held while it runs, and
-    ``on_event`` sees each event as its step finishes.
+    step starts (``durability="sync"``), the saga's lease is held while it runs,
+    ``on_event`` sees each event as its step finishes, and ``config`` (a LangChain config)
+    is merged with the saga's own, its metadata and tags carrying the saga id.
     """
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     _check_fail_at(app, fail_at)  # type: ignore[arg-type]  # reads only app.nodes
@@ -132,7 +150,7 @@ async def arun_saga(
     # must not stop the other sagas on this event loop.
     await run_in_step_thread(partial(check_new_input, app, input))
     with saga_lease(app.checkpointer, saga_id):
-        return await _run_leased(app, input, saga_id, fail_at, durability, on_event)
+        return await _run_leased(app, input, saga_id, fail_at, durability, on_event, config)
 
 
 async def _run_leased(
@@ -142,13 +160,13 @@ async def _run_leased(
     fail_at: str | None,
     durability: Durability,
     on_event: EventCallback | None,
+    config: RunnableConfig | None,
 ) -> dict[str, Any]:
     if await _exists(app, saga_id):
         raise already_exists(saga_id)
     payload = initial_state(saga_id, input, fail_at=fail_at)
-    return await _view_after(
-        app, saga_id, await astream_saga(app, payload, saga_id, durability, on_event)
-    )
+    finished = await astream_saga(app, payload, saga_id, durability, on_event, config)
+    return await _view_after(app, saga_id, finished)
 
 
 async def aresume_saga(
@@ -157,15 +175,19 @@ async def aresume_saga(
     *,
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Continue an unfinished saga from its last checkpoint; committed steps do not re-run.
 
     As :func:`~sagagraph.graph.runner.resume_saga`, a saga waiting for an operator is left as
-    it is, and SagaBusyError says another thread or process runs the saga now.
+    it is, SagaBusyError says another thread or process runs the saga now, and ``config``
+    is merged as :func:`arun_saga` merges it.
     """
     with saga_lease(app.checkpointer, saga_id):
         view = await asaga_status(app, saga_id)
         if view["waiting_for_operator"] or not view["next"]:
             return view
-        finished = await astream_saga(app, None, saga_id, durability, on_event)
+        finished = await astream_saga(
+            app, None, saga_id, durability, on_event, config, operation="resume"
+        )
         return await _view_after(app, saga_id, finished)

@@ -33,10 +33,13 @@ from sagagraph.graph.nodes import COMPLETE, ROUTES_ITSELF, SUPERVISOR
 from sagagraph.graph.state import SagaOutput, SagaState, committed
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import StepAttempts, execute_step
+from sagagraph.saga.guard import FINISH
 from sagagraph.saga.names import COMPENSATE, refuse_reserved
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext
 from sagagraph.saga.records import halt_record, step_failed
-from sagagraph.saga.view import FailureRecord
+from sagagraph.saga.routes import facts_from_records, next_by_rules, route_points
+from sagagraph.saga.tracing import route_decided
+from sagagraph.saga.view import FailureRecord, make_event
 
 RouterKind = Literal["deterministic", "llm"]
 
@@ -128,6 +131,7 @@ class RouteState(TypedDict, total=False):
 
     failure: FailureRecord | None
     halted: dict[str, Any] | None
+    saga_id: str
 
 
 def needs_compensation(state: SagaState | RouteState) -> bool:
@@ -139,7 +143,7 @@ RoutedNode = DualNode[SagaState, Command[Any]]
 """A chain's step node that routes itself (module docstring)."""
 
 
-def _routed(node: StepNode, next_node: str) -> RoutedNode:
+def _routed(node: StepNode, next_node: str, step_name: str) -> RoutedNode:
     """``node`` returning ``Command(goto=...)``: ``compensate`` when the saga must stop going
     forward once its update is applied, else ``next_node``.
 
@@ -150,7 +154,11 @@ def _routed(node: StepNode, next_node: str) -> RoutedNode:
     def goto(state: SagaState, update: dict[str, Any]) -> Command[Any]:
         failure = update["failure"] if "failure" in update else state.get("failure")
         halted = update["halted"] if "halted" in update else state.get("halted")
-        return Command(update=update, goto=COMPENSATE if failure or halted else next_node)
+        target = COMPENSATE if failure or halted else next_node
+        if target != SUPERVISOR:  # handing over to the LLM router decides nothing yet
+            saga_id = str(update.get("saga_id") or state.get("saga_id") or "")
+            route_decided(saga_id, "deterministic", step_name, goto=target)
+        return Command(update=update, goto=target)
 
     def run(state: SagaState, config: RunnableConfig) -> Command[Any]:
         return goto(state, node.func(state, config))
@@ -159,6 +167,54 @@ def _routed(node: StepNode, next_node: str) -> RoutedNode:
         return goto(state, await node.afunc(state, config))
 
     return RoutedNode(str(node.name), run, arun)
+
+
+def _routed_by_rules(node: StepNode, definition: SagaDefinition) -> RoutedNode:
+    """A chain's step node when the definition has optional or alternative steps: the next
+    node is what the declared rules choose (:func:`~sagagraph.saga.routes.next_by_rules`) from
+    the results committed once its update is applied, decided in the node, so the choice and
+    the step's writes land in one checkpoint. A rule's choice is recorded as a ``route`` event.
+    """
+
+    def goto(state: SagaState, update: dict[str, Any]) -> Command[Any]:
+        failure = update["failure"] if "failure" in update else state.get("failure")
+        halted = update["halted"] if "halted" in update else state.get("halted")
+        saga_id = str(update.get("saga_id") or state.get("saga_id") or "")
+        if failure or halted:
+            route_decided(saga_id, "deterministic", str(node.name), goto=COMPENSATE)
+            return Command(update=update, goto=COMPENSATE)
+        records = dict(state.get("results") or {}) | dict(update.get("results") or {})
+        done = [n for n in definition.step_names if n in records]
+        choice = next_by_rules(definition, done, facts_from_records(definition, records))
+        if choice.detail:
+            event = make_event(choice.step, "route", "ok", 1, f"rules: {choice.detail}")
+            update["events"] = [*update.get("events", []), event]
+        goto = END if choice.step == FINISH else choice.step
+        route_decided(saga_id, "deterministic", str(node.name), goto=goto)
+        if choice.step == FINISH:
+            update["status"] = "completed"
+        return Command(update=update, goto=goto)
+
+    def run(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        return goto(state, node.func(state, config))
+
+    async def arun(state: SagaState, config: RunnableConfig) -> Command[Any]:
+        return goto(state, await node.afunc(state, config))
+
+    return RoutedNode(str(node.name), run, arun)
+
+
+def successors(definition: SagaDefinition, name: str) -> tuple[str, ...]:
+    """The nodes that may follow step ``name`` of a chain with optional or alternative steps:
+    the steps of the next points up to the first required one, and ``END`` if none is."""
+    points = route_points(definition)
+    index = next(i for i, p in enumerate(points) if name in p.steps)
+    following: list[str] = []
+    for point in points[index + 1 :]:
+        following += point.steps
+        if not point.optional:
+            return tuple(following)
+    return (*following, END)
 
 
 def _route_parallel(
@@ -177,12 +233,18 @@ def _route_parallel(
             record.get("step") == step_name or record.get("step") not in steps
         )
 
-    def route(state: RouteState) -> Any:
+    def decide(state: RouteState) -> Any:
         if owns(state.get("failure")) or owns(state.get("halted")):
             return COMPENSATE
         if needs_compensation(state):
             return END
         return following or END
+
+    def route(state: RouteState) -> Any:
+        target = decide(state)
+        goto = ",".join(target) if isinstance(target, list) else str(target)
+        route_decided(str(state.get("saga_id") or ""), "deterministic", step_name, goto=goto)
+        return target
 
     route.__name__ = f"after_{step_name}"
     return route
@@ -265,7 +327,8 @@ def build_saga_graph(
             f"saga {definition.name!r}: parallel steps (Step.after) need router='deterministic'"
         )
     for i, step in enumerate(definition.steps):
-        is_last = i == len(names) - 1
+        # With optional or alternative steps, the rules decide when the saga is completed.
+        is_last = i == len(names) - 1 and not definition.has_choices
         if not chain:
             # A parallel definition's only last step may complete the saga; with several,
             # the ``complete`` join does.
@@ -275,11 +338,17 @@ def build_saga_graph(
         if not chain:
             graph.add_node(step.name, cast(Any, node))  # see compensation.add_compensation_nodes
             continue
-        nxt = SUPERVISOR if router == "llm" else names[i + 1] if not is_last else END
+        if router == "deterministic" and definition.has_choices:
+            routed = _routed_by_rules(node, definition)
+            destinations: tuple[str, ...] = (*successors(definition, step.name), COMPENSATE)
+        else:
+            last = i == len(names) - 1
+            nxt = SUPERVISOR if router == "llm" else names[i + 1] if not last else END
+            routed, destinations = _routed(node, nxt, step.name), (nxt, COMPENSATE)
         graph.add_node(
             step.name,
-            cast(Any, _routed(node, nxt)),
-            destinations=(nxt, COMPENSATE),
+            cast(Any, routed),
+            destinations=destinations,
             metadata={ROUTES_ITSELF: True},
         )
     add_compensation_nodes(graph, definition, on_escalation=on_escalation)

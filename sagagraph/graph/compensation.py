@@ -194,11 +194,14 @@ def make_escalate_node(
         decision = interrupt(payload)
         action = decision.get("action") if isinstance(decision, dict) else decision
         if action == "retry":
+            # The operator's note (who, and why), when given, stays in the audit trail.
+            note = str(decision.get("note") or "") if isinstance(decision, dict) else ""
+            detail = f"operator: retry: {note}" if note else "operator: retry"
             return Command(
                 update={
                     "status": "compensating",
                     "compensation_failure": None,
-                    "events": [make_event(failure["step"], "resolve", "ok", 1, "operator: retry")],
+                    "events": [make_event(failure["step"], "resolve", "ok", 1, detail)],
                 },
                 goto=COMPENSATE,
             )

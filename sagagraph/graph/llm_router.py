@@ -4,7 +4,11 @@ Before each step, and after the last, the supervisor sends the model a compact v
 saga as JSON: the saga's name, its steps in order, the steps committed so far and the last one
 that committed (``{"saga", "steps", "committed", "last"}``, plus ``"rejected"`` when asking
 again). Only step *names* reach the model: never the saga input, never a step's result data,
-never a paper's text, so instructions hidden in a paper cannot reach the router.
+never a paper's text, so instructions hidden in a paper cannot reach the router. A saga with
+optional or alternative steps adds the options open now (``"options"``: name, kind, choice,
+description) and the facts its definition declares for routing (``"facts"``,
+``SagaDefinition.route_facts``; nothing when it declares none), and is asked with the prompt
+``router_choices``.
 
 The model answers ``{"next_step": "...", "reason": "..."}``. ``next_step`` is a free string on
 purpose: a hallucinated step is visible and counted, not hidden by a schema. The request is
@@ -38,7 +42,7 @@ key.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -69,6 +73,13 @@ from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Usage
 from sagagraph.saga.records import router_aborted
+from sagagraph.saga.routes import (
+    facts_from_records,
+    next_by_rules,
+    route_points,
+    routing_options,
+)
+from sagagraph.saga.tracing import route_decided, route_outcome, route_span
 from sagagraph.saga.view import Event, committed_order, make_event
 
 log = logging.getLogger("sagagraph")
@@ -115,13 +126,25 @@ def deciding(
     definition: SagaDefinition,
     committed: Sequence[str],
     options: RouterOptions,
+    records: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Deciding:
-    """Ask for proposals until the guard accepts one or the attempts run out, then fall back."""
+    """Ask for proposals until the guard accepts one or the attempts run out, then fall back.
+
+    With optional or alternative steps the guard judges by the definition's points, the model
+    also sees the options open now and the declared route facts of the committed results
+    (``records``), and the fallback is the declared rules' choice.
+    """
     steps = definition.step_names
+    points = route_points(definition) if definition.has_choices else None
+    facts = router_facts(definition, records or {})
     decision = Decision()
     shown_to_model: list[dict[str, str]] = []
     for attempt in range(1, options.max_attempts + 1):
-        reply = yield router_messages(system, compact_view(definition, committed, shown_to_model))
+        view = compact_view(definition, committed, shown_to_model)
+        if points is not None:
+            view["options"] = routing_options(definition, committed)
+            view["facts"] = facts
+        reply = yield router_messages(system, view)
         decision.calls += 1
         decision.usage = _add(decision.usage, reply.usage)
         if reply.error is not None:
@@ -131,7 +154,7 @@ def deciding(
                 make_event(SUPERVISOR, "route", "error", attempt, decision.last_problem)
             )
             continue
-        verdict = reply.problem or guard(reply.next_step or "", steps, committed)
+        verdict = reply.problem or guard(reply.next_step or "", steps, committed, points=points)
         shown = repr(_shown(reply.proposal))
         if isinstance(verdict, Accepted):
             detail = f"proposal {shown} accepted"
@@ -146,9 +169,17 @@ def deciding(
         decision.events.append(make_event(SUPERVISOR, "route", "rejected", attempt, detail))
         shown_to_model.append({"proposal": _shown(reply.proposal), "reason": verdict.reason})
     if options.fallback == "deterministic":
-        decision.step = allowed_now(steps, committed)[0]
+        rules = ""
+        if points is None:
+            decision.step = allowed_now(steps, committed)[0]
+        else:
+            rule_facts = facts_from_records(definition, records or {})
+            by_rules = next_by_rules(definition, committed, rule_facts)
+            decision.step, rules = by_rules.step, by_rules.detail
         decision.fallback = True
         detail = f"fallback: deterministic route after {options.max_attempts} unusable proposal(s)"
+        if rules:
+            detail += f" (rules: {rules})"
         decision.events.append(
             make_event(decision.step, "route", "ok", options.max_attempts, detail)
         )
@@ -192,7 +223,7 @@ def make_supervisor(
         runnable = bind_router_model(router_model, options)
     except ConfigurationError as error:
         unusable = error
-    system = render_prompt("router", finish=FINISH)
+    system = render_prompt(router_prompt(definition), finish=FINISH)
 
     def start(state: SagaState, config: RunnableConfig) -> Asking | Command[Any]:
         """What the model is asked about, or the Command when it must not be asked."""
@@ -204,10 +235,26 @@ def make_supervisor(
             # The builder routes a failed or halted saga to compensate before asking; if a
             # resume ever lands here, nothing may run, whatever a model would say.
             return Command(update=update, goto=COMPENSATE)
-        committed = committed_order(state.get("events") or [], state.get("results") or {})
-        return runnable, saga_id, update, deciding(system, definition, committed, options)
+        records = state.get("results") or {}
+        committed = committed_order(state.get("events") or [], records)
+        return runnable, saga_id, update, deciding(system, definition, committed, options, records)
 
     return router_node(SUPERVISOR, start, options)
+
+
+def router_prompt(definition: SagaDefinition) -> str:
+    """The router's prompt: ``router``, or ``router_choices`` for a saga with options."""
+    return "router_choices" if definition.has_choices else "router"
+
+
+def router_facts(
+    definition: SagaDefinition, records: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """What the LLM router sees of earlier results: the definition's declared route facts
+    only (never a step's whole data, never the saga input); nothing when none are declared."""
+    if definition.route_facts is None or not definition.has_choices:
+        return {}
+    return facts_from_records(definition, records)
 
 
 StateT = TypeVar("StateT", bound=SagaState)
@@ -229,20 +276,47 @@ def router_node(
     def node(state: StateT, config: RunnableConfig) -> Command[Any]:
         started = start(state, config)
         if isinstance(started, Command):
-            return started
+            return traced_without_asking(name, state, config, started)
         model, saga_id, update, steps = started
-        decision = decide_next(model, steps, options.method)
-        return route_command(state, saga_id, update, decision, options)
+        with route_span(saga_id, "llm", name) as span:
+            decision = decide_next(model, steps, options.method)
+            command = route_command(state, saga_id, update, decision, options)
+            route_outcome(span, decision.events, goto=_target(command))
+        return command
 
     async def anode(state: StateT, config: RunnableConfig) -> Command[Any]:
         started = start(state, config)
         if isinstance(started, Command):
-            return started
+            return traced_without_asking(name, state, config, started)
         model, saga_id, update, steps = started
-        decision = await adecide_next(model, steps, options.method)
-        return route_command(state, saga_id, update, decision, options)
+        with route_span(saga_id, "llm", name) as span:
+            decision = await adecide_next(model, steps, options.method)
+            command = route_command(state, saga_id, update, decision, options)
+            route_outcome(span, decision.events, goto=_target(command))
+        return command
 
     return DualNode(name, node, anode)
+
+
+def _target(command: Command[Any]) -> str:
+    """Where a router's Command sends the saga, for its span (``finish`` for the end)."""
+    goto = command.goto
+    if isinstance(goto, str):
+        return FINISH if goto == END else goto
+    return ",".join(str(g) for g in goto) if isinstance(goto, (list, tuple)) else str(goto)
+
+
+def traced_without_asking(
+    name: str, state: SagaState, config: RunnableConfig, command: Command[Any]
+) -> Command[Any]:
+    """``command``, decided without a model (a failed saga goes to ``compensate``; the
+    blackboard controller's rules), recorded as one route decision span."""
+    update = command.update if isinstance(command.update, dict) else {}
+    saga_id = update.get("saga_id") or state.get("saga_id")
+    saga_id = saga_id or (config.get("configurable") or {}).get("thread_id") or ""
+    router = "blackboard" if name != SUPERVISOR else "deterministic"
+    route_decided(str(saga_id), router, name, update.get("events") or (), goto=_target(command))
+    return command
 
 
 def route_command(

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability
 
 from sagagraph.checkpoints.saga_index import latest_checkpoints
@@ -91,22 +92,34 @@ def waiting_sagas(app: SagaApp) -> list[dict[str, Any]]:
     return [v for v in open_sagas(app) if v["waiting_for_operator"]]
 
 
+DEFAULT_ROLLBACK_REASON = "rollback requested by an operator"
+"""The ``reason`` of a rollback asked for without one."""
+
+
 def rollback_saga(
     app: SagaApp,
     saga_id: str,
     *,
-    reason: str = "rollback requested by an operator",
+    reason: str = DEFAULT_ROLLBACK_REASON,
+    by: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
-    """Compensate an unfinished saga instead of finishing it; return its view.
+    """Compensate one unfinished saga instead of finishing it; return its view.
 
     The step that was running when the process stopped is compensated first (with
-    ``result=None``), then the committed steps in reverse order. A saga already compensating
-    just continues. Finished sagas and sagas waiting for an operator raise InputError.
+    ``result=None``), then the committed steps in reverse order; no other saga is touched.
+    The saga's events record the request, with ``reason`` (why) and ``by`` (who, in the
+    event's ``by`` key and its detail). A saga already compensating just continues. Finished
+    sagas and sagas waiting for an operator raise InputError, an unknown id
+    SagaNotFoundError, and a saga a live process is running SagaBusyError. ``config``: as
+    :func:`~sagagraph.graph.runner.run_saga`.
     """
+    reason = reason.strip() or DEFAULT_ROLLBACK_REASON
+    by = by.strip() if by is not None and by.strip() else None
     with saga_lease(app.checkpointer, saga_id):
-        return rollback_leased(app, saga_id, reason, durability, on_event)
+        return rollback_leased(app, saga_id, reason, durability, on_event, by=by, config=config)
 
 
 def rollback_leased(
@@ -115,11 +128,14 @@ def rollback_leased(
     reason: str,
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    *,
+    by: str | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """:func:`rollback_saga` for a caller that already holds the saga's lease (a worker does)."""
     _settle(app, saga_id)
-    saga_threads.force_compensation(app, saga_id, reason=reason)
-    stream_saga(app, None, saga_id, durability, on_event)
+    saga_threads.force_compensation(app, saga_id, reason=reason, by=by)
+    stream_saga(app, None, saga_id, durability, on_event, config, operation="rollback")
     return saga_status(app, saga_id)
 
 

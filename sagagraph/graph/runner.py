@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
@@ -36,9 +37,15 @@ from sagagraph.graph import saga_threads
 from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.state_view import finished_view, state_view
+from sagagraph.graph.state_view import (
+    approvals_in_writes,
+    finished_view,
+    pending_approvals,
+    state_view,
+)
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
+from sagagraph.saga.tracing import saga_outcome, saga_span
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
 
@@ -72,6 +79,37 @@ class SagaApp(Protocol):
 def saga_config(saga_id: str) -> RunnableConfig:
     """The LangGraph config of one saga: its thread, and room for long sagas."""
     return {"configurable": {"thread_id": saga_id}, "recursion_limit": RECURSION_LIMIT}
+
+
+SAGA_TAG_PREFIX = "saga_id:"
+"""The tag each run of a saga carries (``saga_id:<id>``), beside ``metadata["saga_id"]``."""
+
+
+def run_config(saga_id: str, config: RunnableConfig | None = None) -> RunnableConfig:
+    """The config a run of the saga streams with: :func:`saga_config` merged with the caller's
+    LangChain ``config`` (callbacks, tags, metadata, run name), plus the saga id in the
+    metadata (``saga_id``) and the tags (``saga_id:<id>``), so that a tracer (LangSmith,
+    Langfuse, a callback handler) can find every run of a saga.
+
+    The thread is the saga's own: a ``configurable.thread_id`` naming another saga is refused
+    (ConfigurationError), since it would run one saga's graph on another's checkpoints.
+    LangGraph copies string metadata into each checkpoint's metadata: keep secrets out of it.
+    """
+    own = saga_config(saga_id)
+    own["metadata"] = {"saga_id": saga_id}
+    own["tags"] = [SAGA_TAG_PREFIX + saga_id]
+    if not config:
+        return own
+    thread = (config.get("configurable") or {}).get("thread_id", saga_id)
+    if thread != saga_id:
+        raise ConfigurationError(
+            f"config: configurable.thread_id {thread!r} is not the saga's id {saga_id!r}; "
+            "pass saga_id= instead"
+        )
+    merged = merge_configs(config, own)
+    if "recursion_limit" in config:  # the caller's limit, when it set one, wins over ours
+        merged["recursion_limit"] = config["recursion_limit"]
+    return merged
 
 
 def already_exists(saga_id: str) -> InputError:
@@ -131,9 +169,15 @@ def holds_saga(saved: CheckpointTuple | None) -> bool:
 
 
 class RunOutput:
-    """What a run streamed: each event to ``on_event`` as its step finishes, and the last
-    state values with the interrupts, as ``invoke`` collects them (the same two stream
-    modes), so the view of a finished saga needs no snapshot."""
+    """What a run streamed: each event to ``on_event`` once its superstep is recorded, in the
+    order the saga's state records it, and the last state values with the interrupts, as
+    ``invoke`` collects them (the same two stream modes), so the view of a finished saga needs
+    no snapshot.
+
+    Events are read from the state after each superstep, not from each node's update: steps
+    that run side by side finish in any order, and their events are recorded in the graph's
+    order, which is the order ``status`` shows. The first state a run streams is what was
+    recorded before it (the input, or the checkpoint it resumes): its events are not new."""
 
     MODES: ClassVar[list[StreamMode]] = ["updates", "values"]  # a list: chunks are (mode, data)
 
@@ -142,21 +186,26 @@ class RunOutput:
         self.modes = self.MODES
         self.values: dict[str, Any] | None = None
         self.interrupted = False
+        self.told: int | None = None
+        """How many of the state's events ``on_event`` has seen (None: no state yet)."""
 
     def take(self, chunk: tuple[str, Any]) -> None:
         mode, payload = chunk
         if mode == "values":
             self.values = payload if isinstance(payload, dict) else None
             self.interrupted |= self.values is None or INTERRUPT in self.values
+            if self.values is not None:
+                self.tell(self.values.get("events") or [])
             return
-        for node, update in payload.items():
-            if node == INTERRUPT:
-                self.interrupted = True
-            elif (
-                self.on_event is not None and not node.startswith("__") and isinstance(update, dict)
-            ):
-                for event in update.get("events") or []:
-                    self.on_event(event)
+        if INTERRUPT in payload:
+            self.interrupted = True
+
+    def tell(self, events: list[Event]) -> None:
+        """``on_event`` for each event recorded since the last state, in recorded order."""
+        if self.told is not None and self.on_event is not None:
+            for event in events[self.told :]:
+                self.on_event(event)
+        self.told = len(events)
 
     def finished(self) -> dict[str, Any] | None:
         """The final values when the saga ended (terminal status, no interrupt), else None."""
@@ -173,23 +222,33 @@ def stream_saga(
     saga_id: str,
     durability: Durability,
     on_event: EventCallback | None,
+    config: RunnableConfig | None = None,
+    *,
+    operation: str = "run",
 ) -> dict[str, Any] | None:
     """Run the saga's graph until it ends or pauses; the caller holds the saga's lease.
 
-    Returns the final state values when the saga ended, None when it paused or stopped
-    unfinished (read a snapshot then).
+    ``config`` is the caller's LangChain config (:func:`run_config`). The run is one
+    OpenTelemetry span, ``saga <operation>`` (:mod:`sagagraph.saga.tracing`). Returns the
+    final state values when the saga ended, None when it paused or stopped unfinished (read a
+    snapshot then).
     """
     output = RunOutput(on_event)
-    try:
-        stream = app.stream(
-            payload, saga_config(saga_id), durability=durability, stream_mode=output.modes
-        )
-        for chunk in stream:
-            output.take(chunk)
-    except Exception as error:
-        raise_if_disk_full(error, saga_id, app)
-        raise_if_connection_lost(error, saga_id)
-        raise
+    with saga_span(saga_id, operation) as span:
+        try:
+            stream = app.stream(
+                payload,
+                run_config(saga_id, config),
+                durability=durability,
+                stream_mode=output.modes,
+            )
+            for chunk in stream:
+                output.take(chunk)
+        except Exception as error:
+            raise_if_disk_full(error, saga_id, app)
+            raise_if_connection_lost(error, saga_id)
+            raise
+        saga_outcome(span, output.values if not output.interrupted else None)
     return output.finished()
 
 
@@ -233,10 +292,13 @@ def _stored(app: SagaApp, saga_id: str) -> bool:
         return True
 
 
-def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
+def snapshot_view(
+    snap: StateSnapshot, saga_id: str, writes: list[tuple[str, str, Any]] | None = None
+) -> dict[str, Any]:
     """The JSON view of a snapshot already read; SagaNotFoundError when it holds no state, or
     a state that is not a saga's (a checkpointer shared with other graphs holds their threads
-    too)."""
+    too). ``writes`` (the checkpoint's pending writes) show the tool calls waiting for
+    approval when the snapshot has no tasks (:func:`foreign_writes`)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     if not _is_saga_state(snap.values, saga_id):
@@ -246,7 +308,11 @@ def snapshot_view(snap: StateSnapshot, saga_id: str) -> dict[str, Any]:
         )
     # Steps whose writes are stored but not checkpointed count as next: the saga is unfinished.
     waiting = any(t.interrupts for t in snap.tasks)
-    return state_view(snap.values, saga_id, next=pending_nodes(snap), waiting=waiting)
+    approvals = pending_approvals(snap.tasks) or approvals_in_writes(writes or [])
+    waiting = waiting or bool(approvals)
+    return state_view(
+        snap.values, saga_id, next=pending_nodes(snap), waiting=waiting, approvals=approvals
+    )
 
 
 def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
@@ -277,10 +343,23 @@ _NOTHING_YET = frozenset(
 
 def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    return snapshot_view(_snapshot(app, saga_id), saga_id)
+    snap = _snapshot(app, saga_id)
+    writes = None
+    if foreign_writes(snap) and isinstance(app.checkpointer, BaseCheckpointSaver):
+        saved = app.checkpointer.get_tuple(snap.config)
+        writes = list(saved.pending_writes or []) if saved is not None else None
+    return snapshot_view(snap, saga_id, writes)
 
 
-def _view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
+def foreign_writes(snap: StateSnapshot) -> bool:
+    """True when the snapshot's pending writes are worth reading for tool calls waiting for
+    approval: an unfinished saga whose snapshot shows no tasks, as when a graph other than
+    the saga's reads it (the ``sagagraph`` command reading another definition's saga)."""
+    status = snap.values.get("status") if snap.values else None
+    return bool(snap.values) and not snap.tasks and status not in TERMINAL_STATUSES
+
+
+def view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
     """The view once a run returned: from its final values when the saga ended, else read."""
     if finished is not None:
         return finished_view(finished, saga_id)
@@ -318,11 +397,14 @@ def run_saga(
     fail_at: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Start a new saga and run it until it ends or waits for an operator; return its view.
 
     Input the saga's definition refuses (its ``check_input``: the paper saga's checks that the
     paper is readable) raises InputError before anything is written: no saga exists after it.
+    ``config`` is a LangChain config (callbacks, tags, metadata, run name) merged with the
+    saga's own; its metadata and tags carry the saga id (:func:`run_config`).
     """
     # An explicit empty id is refused, not silently replaced by a fresh one.
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
@@ -332,7 +414,8 @@ def run_saga(
         if _exists(app, saga_id):
             raise already_exists(saga_id)
         payload = initial_state(saga_id, input, fail_at=fail_at)
-        return _view_after(app, saga_id, stream_saga(app, payload, saga_id, durability, on_event))
+        finished = stream_saga(app, payload, saga_id, durability, on_event, config)
+        return view_after(app, saga_id, finished)
 
 
 def resume_saga(
@@ -341,24 +424,30 @@ def resume_saga(
     *,
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Continue an unfinished saga from its last checkpoint; steps that committed do not re-run.
 
     A saga waiting for an operator is left as it is: use :func:`resolve_saga`. SagaBusyError
-    when another process or thread is running the saga now.
+    when another process or thread is running the saga now. ``config``: as :func:`run_saga`.
     """
     with saga_lease(app.checkpointer, saga_id):
-        return resume_leased(app, saga_id, durability, on_event)
+        return resume_leased(app, saga_id, durability, on_event, config)
 
 
 def resume_leased(
-    app: SagaApp, saga_id: str, durability: Durability, on_event: EventCallback | None
+    app: SagaApp,
+    saga_id: str,
+    durability: Durability,
+    on_event: EventCallback | None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """:func:`resume_saga` for a caller that already holds the saga's lease (recovery does)."""
     view = saga_status(app, saga_id)
     if view["waiting_for_operator"] or not view["next"]:
         return view
-    return _view_after(app, saga_id, stream_saga(app, None, saga_id, durability, on_event))
+    finished = stream_saga(app, None, saga_id, durability, on_event, config, operation="resume")
+    return view_after(app, saga_id, finished)
 
 
 def resolve_saga(
@@ -369,12 +458,14 @@ def resolve_saga(
     note: str = "",
     durability: Durability = DEFAULT_DURABILITY,
     on_event: EventCallback | None = None,
+    config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Answer a saga waiting for an operator: ``retry`` the failed compensation, or ``skip`` it.
 
     ``skip`` records that an operator took responsibility (with ``note``) and what could not
     be undone (``skipped[].left_behind``); once the other compensations ran, the saga ends
-    ``resolved_by_operator``. A retry that fails again pauses the saga again.
+    ``resolved_by_operator``. A retry that fails again pauses the saga again. ``config``: as
+    :func:`run_saga`.
     """
     if action not in ("retry", "skip"):
         raise ConfigurationError(f"resolve: action must be 'retry' or 'skip', got {action!r}")
@@ -387,7 +478,10 @@ def resolve_saga(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
         resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        return _view_after(app, saga_id, stream_saga(app, resume, saga_id, durability, on_event))
+        finished = stream_saga(
+            app, resume, saga_id, durability, on_event, config, operation="resolve"
+        )
+        return view_after(app, saga_id, finished)
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:

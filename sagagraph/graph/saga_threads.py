@@ -19,11 +19,13 @@ from langgraph.types import Command
 from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.graph.nodes import ROUTES_ITSELF
+from sagagraph.redaction import redact
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.records import rollback_requested, saga_halted
 from sagagraph.saga.view import Event, make_event
+from sagagraph.storable_text import storable_text
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
@@ -40,13 +42,14 @@ def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
     return sorted(ids)
 
 
-def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
+def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = None) -> bool:
     """Turn an unfinished saga toward compensation; the next resume rolls it back.
 
     ``app`` is a compiled saga graph on the checkpointer that holds the saga. The step that
     was running when the process stopped (if any) is recorded as the failed step, so it is
     compensated first with ``result=None`` (it may have written part of its work), then the
-    committed steps in reverse order. Nothing runs here: resume the saga to compensate.
+    committed steps in reverse order. Nothing runs here: resume the saga to compensate. The
+    event that records the request says why (``reason``) and who asked (``by``), when known.
 
     Returns False when the saga is already compensating (resuming carries on). Raises
     SagaNotFoundError for an unknown id, InputError for a finished saga or one waiting for an
@@ -70,12 +73,12 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
         # The step in flight may have written part of its work: as the failed step, it is
         # compensated first, with result=None.
         stop = rollback_requested(interrupted[0], reason).update()
-        events = [_rollback_event(interrupted[0], reason)]
+        events = [_rollback_event(interrupted[0], reason, by)]
     else:
         # No step in flight (a router was deciding): stop the saga the way a halting step
         # does, so exactly the committed steps are compensated.
         stop = {"status": "compensating"} | saga_halted(reason).update()
-        events = [_rollback_event(SAGA, reason)]
+        events = [_rollback_event(SAGA, reason, by)]
     update: dict[str, Any] = {**stop, "events": events}
     as_node = interrupted[0] if interrupted else step_nodes[0]
     # Writing "as" a step node runs that node's routing edge, which sends a failed or halted
@@ -88,5 +91,9 @@ def force_compensation(app: Any, saga_id: str, *, reason: str) -> bool:
     return True
 
 
-def _rollback_event(step: str, reason: str) -> Event:
-    return make_event(step, "resolve", "rollback", 1, reason)
+def _rollback_event(step: str, reason: str, by: str | None) -> Event:
+    if by is None:
+        return make_event(step, "resolve", "rollback", 1, reason)
+    event = make_event(step, "resolve", "rollback", 1, f"{by}: {reason}")
+    event["by"] = storable_text(redact(by))
+    return event

@@ -25,10 +25,12 @@ from sagagraph.errors import StepTimeoutError
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.execution import (
     AttemptLoop,
+    Call,
     StepAttempts,
     Tried,
     Wait,
     abandon,
+    attempt_span,
     collecting_events,
     compensate_attempts,
     execute_attempts,
@@ -143,17 +145,28 @@ async def arun_attempts(
             await sleep(request.seconds)
             request = advance(loop)
             continue
-        try:
-            with collecting_events(request.events):
-                if timeout is None:
-                    value = await call(request.ctx)
-                else:
-                    value = await await_with_timeout(partial(call, request.ctx), timeout, what)
-        except Exception as error:  # interrupt() inside a step passes through ``failed``
-            request = advance(loop, failed(error))
-        else:
-            request = advance(loop, Tried(value=value))
+        with attempt_span(request):
+            request = advance(loop, await _attempt(request, call, timeout, what))
     return request.value
+
+
+async def _attempt(
+    request: Call,
+    call: Callable[[StepContext], Awaitable[object]],
+    timeout: float | None,
+    what: str,
+) -> Tried:
+    if request.injected is not None:
+        return Tried(error=request.injected)
+    try:
+        with collecting_events(request.events):
+            if timeout is None:
+                value = await call(request.ctx)
+            else:
+                value = await await_with_timeout(partial(call, request.ctx), timeout, what)
+    except Exception as error:  # interrupt() inside a step passes through ``failed``
+        return failed(error)
+    return Tried(value=value)
 
 
 async def aexecute_step(

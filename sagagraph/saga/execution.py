@@ -21,6 +21,7 @@ from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutErr
 from sagagraph.redaction import redact, redact_value
 from sagagraph.saga.drivers import Returned, advance
 from sagagraph.saga.protocol import Step, StepContext, StepResult
+from sagagraph.saga.tracing import AttemptSpan
 from sagagraph.saga.view import Event, describe_error, make_event
 
 log = logging.getLogger("sagagraph")
@@ -167,6 +168,10 @@ class Call:
     ctx: StepContext
     events: list[Event]
     """Where events the participant emits while it runs go (its step's trail)."""
+    action: str = "execute"
+    """``execute`` or ``compensate``: what the attempt runs (its span says so)."""
+    injected: Exception | None = None
+    """The failure ``fail_at`` injects: the driver answers with it and calls nothing."""
 
 
 @dataclass(frozen=True)
@@ -259,12 +264,10 @@ def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = Fal
     outcome = StepAttempts()
     for attempt in range(1, step.retry.max_attempts + 1):
         outcome.attempts = attempt
-        if inject_failure:
-            tried = Tried(error=injected_failure(step))
-        else:
-            sent = yield Call(with_attempt(ctx, attempt), outcome.events)
-            assert sent is not None, "a driver answers every Call"
-            tried = sent
+        injected = injected_failure(step) if inject_failure else None
+        sent = yield Call(with_attempt(ctx, attempt), outcome.events, "execute", injected)
+        assert sent is not None, "a driver answers every Call"
+        tried = sent
         done = _tried_result(step, tried)
         if isinstance(done, StepResult):
             outcome.events.append(_finished_event(step, done, attempt))
@@ -301,7 +304,7 @@ def compensate_attempts(step: Step, ctx: StepContext, result: StepResult | None)
     policy = step.compensation_retry
     for attempt in range(1, policy.max_attempts + 1):
         outcome.attempts = attempt
-        tried = yield Call(with_attempt(ctx, attempt), outcome.events)
+        tried = yield Call(with_attempt(ctx, attempt), outcome.events, "compensate")
         assert tried is not None, "a driver answers every Call"
         if tried.error is None:
             detail = UNFINISHED_COMPENSATED if result is None else ""
@@ -344,17 +347,32 @@ def run_attempts(
             sleep(request.seconds)
             request = advance(loop)
             continue
-        try:
-            with collecting_events(request.events):
-                if timeout is None:
-                    value = call(request.ctx)
-                else:
-                    value = call_with_timeout(partial(call, request.ctx), timeout, what)
-        except Exception as error:
-            request = advance(loop, failed(error))
-        else:
-            request = advance(loop, Tried(value=value))
+        with attempt_span(request):
+            request = advance(loop, _attempt(request, call, timeout, what))
     return request.value
+
+
+def attempt_span(request: Call) -> AttemptSpan:
+    """The span of the attempt ``request`` asks for; its outcome is the event the loop
+    records for it before the span ends."""
+    ctx = request.ctx
+    return AttemptSpan(ctx.saga_id, ctx.step, request.action, ctx.attempt, request.events)
+
+
+def _attempt(
+    request: Call, call: Callable[[StepContext], object], timeout: float | None, what: str
+) -> Tried:
+    if request.injected is not None:
+        return Tried(error=request.injected)
+    try:
+        with collecting_events(request.events):
+            if timeout is None:
+                value = call(request.ctx)
+            else:
+                value = call_with_timeout(partial(call, request.ctx), timeout, what)
+    except Exception as error:
+        return failed(error)
+    return Tried(value=value)
 
 
 def execute_step(

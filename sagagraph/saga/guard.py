@@ -11,6 +11,11 @@ and rejects everything else with a reason: a name that is not a step (``formatti
 a step that skips ahead, a repeat of a committed step, finishing early, and anything at all
 once a step halted the saga (an invalid paper: the saga must compensate, not continue).
 
+A saga with optional or alternative steps (``points=``, see :mod:`sagagraph.saga.routes`)
+allows every option open at its next points, and finishing once only optional points are
+left; an option that can no longer run (the other alternative of a choice made, an optional
+step passed by) is ``excluded``.
+
 Normalisation: surrounding whitespace is stripped and ASCII case is folded, so ``"Reviewer "`` and
 ``"FINISH"`` mean ``reviewer`` and ``finish``. This cannot confuse two steps, because step names
 are lowercase identifiers by construction (:class:`~sagagraph.saga.protocol.SagaDefinition`),
@@ -28,9 +33,10 @@ FINISH = "finish"
 """The token a router proposes to end the saga once every step has committed."""
 
 RejectionKind = Literal[
-    "empty", "malformed", "undefined", "skip", "repeat", "early_finish", "halted"
+    "empty", "malformed", "undefined", "skip", "repeat", "early_finish", "halted", "excluded"
 ]
-"""Why a proposal was rejected, as a category that can be counted."""
+"""Why a proposal was rejected, as a category that can be counted. ``excluded``: an option
+that can no longer run (an alternative of a choice already made, an optional step passed by)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,58 @@ class Rejected:
 Verdict = Accepted | Rejected
 
 
+@dataclass(frozen=True)
+class Point:
+    """One point of a saga with optional or alternative steps (see :mod:`sagagraph.saga.routes`)."""
+
+    steps: tuple[str, ...]
+    """The step that runs here, or the alternatives of which exactly one runs."""
+    optional: bool = False
+    """True when the point may be passed by (an optional step)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What may happen now at a saga's points, given what committed."""
+
+    allowed: list[str]
+    """The steps that may run now (and ``finish`` when every point left is optional)."""
+    excluded: set[str]
+    """Steps that can no longer run: alternatives not chosen, optional steps passed by."""
+    rest: list[Point]
+    """The points not passed yet, in order."""
+
+    @property
+    def required(self) -> list[str]:
+        """The points left that are not optional, each as ``a`` or ``a or b``."""
+        return [_label(p.steps) for p in self.rest if not p.optional]
+
+
+def _label(point: tuple[str, ...]) -> str:
+    return " or ".join(point)
+
+
+def open_options(points: Sequence[Point], committed: Collection[str]) -> Options:
+    """The options at ``points`` once ``committed`` have committed.
+
+    Every point up to the last one with a committed step is passed: its other steps are
+    excluded. From the next point on, each point's steps are allowed up to and including the
+    first point that is not optional; when every point left is optional, finishing is allowed.
+    """
+    done = set(committed)
+    last = max((i for i, p in enumerate(points) if done & set(p.steps)), default=-1)
+    excluded = {s for p in points[: last + 1] for s in p.steps if s not in done}
+    rest = points[last + 1 :]
+    allowed: list[str] = []
+    for point in rest:
+        allowed += point.steps
+        if not point.optional:
+            break
+    else:
+        allowed.append(FINISH)
+    return Options(allowed, excluded, list(rest))
+
+
 def normalise(proposal: str) -> str:
     """The proposal as the guard reads it: surrounding whitespace stripped, ASCII case folded.
 
@@ -75,14 +133,19 @@ def allowed_now(
     *,
     halted: bool = False,
     requires: Mapping[str, Collection[str]] | None = None,
+    points: Sequence[Point] | None = None,
 ) -> list[str]:
     """Every proposal the guard would accept now, in definition order.
 
     ``requires`` maps a step to the steps that must commit before it (default: all earlier
     steps). Empty when the saga halted; ``["finish"]`` when every step has committed.
+    ``points`` (a saga with optional or alternative steps) replaces ``requires``: see
+    :func:`open_options`.
     """
     if halted:
         return []
+    if points is not None:
+        return open_options(points, committed).allowed
     needs = sequential_requirements(steps) if requires is None else requires
     done = set(committed)
     if all(s in done for s in steps):
@@ -97,15 +160,18 @@ def guard(
     *,
     halted: bool = False,
     requires: Mapping[str, Collection[str]] | None = None,
+    points: Sequence[Point] | None = None,
 ) -> Verdict:
     """Accept ``proposal`` only when it is a defined step allowed now, or finish when all committed.
 
     ``steps`` are the saga's step names in definition order, ``committed`` the steps whose
     results are committed now, ``halted`` true when a step stopped the saga on purpose.
     ``requires`` maps a step to its prerequisites (default: the steps defined before it).
+    ``points`` describes a saga with optional or alternative steps (:func:`open_options`): any
+    option allowed now is accepted, and an option that can no longer run is ``excluded``.
     """
     token = normalise(proposal)
-    allowed = allowed_now(steps, committed, halted=halted, requires=requires)
+    allowed = allowed_now(steps, committed, halted=halted, requires=requires, points=points)
     hint = f"allowed now: {', '.join(allowed)}" if allowed else "nothing may run now"
     if not token:
         return Rejected(f"empty proposal; {hint}", "empty")
@@ -115,9 +181,11 @@ def guard(
             "halted",
         )
     if token == FINISH:
-        if allowed == [FINISH]:
+        if FINISH in allowed:
             return Accepted(FINISH)
         pending = [s for s in steps if s not in committed]
+        if points is not None:
+            pending = open_options(points, committed).required
         return Rejected(
             f"cannot finish: not committed yet: {', '.join(pending)}; {hint}", "early_finish"
         )
@@ -129,6 +197,8 @@ def guard(
         )
     if token in committed:
         return Rejected(f"{token!r} already committed; a step runs once; {hint}", "repeat")
+    if points is not None:
+        return _judge_option(token, points, committed, hint)
     if token not in allowed:
         needs = sequential_requirements(steps) if requires is None else requires
         missing = [r for r in needs.get(token, ()) if r not in committed]
@@ -136,3 +206,30 @@ def guard(
             f"{token!r} skips ahead: {', '.join(missing)} must commit first; {hint}", "skip"
         )
     return Accepted(token)
+
+
+def _judge_option(
+    token: str, points: Sequence[Point], committed: Collection[str], hint: str
+) -> Verdict:
+    """The verdict on a defined, uncommitted step of a saga with optional or alternative steps."""
+    options = open_options(points, committed)
+    if token in options.allowed:
+        return Accepted(token)
+    if token in options.excluded:
+        point = next(p for p in points if token in p.steps)
+        taken = [s for s in point.steps if s in committed]
+        why = (
+            f"the choice between {', '.join(point.steps)} is made ({taken[0]} committed)"
+            if taken
+            else "it is optional and was passed by (a later step committed)"
+        )
+        return Rejected(f"{token!r} can no longer run: {why}; {hint}", "excluded")
+    missing: list[str] = []
+    for point in options.rest:
+        if token in point.steps:
+            break
+        if not point.optional:
+            missing.append(_label(point.steps))
+    return Rejected(
+        f"{token!r} skips ahead: {', '.join(missing)} must commit first; {hint}", "skip"
+    )

@@ -19,6 +19,7 @@ from sagagraph.errors import (
     InputError,
     ToolUndoError,
 )
+from sagagraph.saga.guard import Point
 from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -120,6 +121,10 @@ class Participant(Protocol):
 
 
 ExecuteFn = Callable[[StepContext], StepResult]
+RoutePredicate = Callable[[Mapping[str, Any]], bool]
+"""A routing rule: called with the saga's route facts, true when the step should run."""
+RouteFacts = Callable[[Mapping[str, StepResult]], Mapping[str, Any]]
+"""What a definition shows its routers, from the results committed so far."""
 CompensateFn = Callable[[StepContext, StepResult | None], None]
 
 
@@ -208,6 +213,22 @@ class Step:
     """The steps this one needs, all defined before it; None: the previous step (a chain).
     Steps that do not need each other may run in parallel under deterministic orchestration;
     ``()`` is allowed only for the first step (a saga has one start)."""
+    optional: bool = False
+    """True when the step runs only when chosen: the deterministic router runs it when
+    ``when`` holds, the LLM router may propose it or pass it by. Once a later step has
+    committed, a step passed by is excluded for good."""
+    choice: str | None = None
+    """The name of the choice this step is one alternative of: consecutive steps with the same
+    ``choice`` form one point of the saga at which exactly one of them runs."""
+    when: RoutePredicate | None = None
+    """The deterministic rule, over the saga's route facts (:attr:`SagaDefinition.route_facts`):
+    an optional step runs when it holds; the first alternative of a choice whose ``when``
+    holds is chosen, else the choice's default (its alternative without ``when``). A rule
+    that raises counts as not holding. The guard does not read it: any allowed option is
+    legal, the rule only says which one the deterministic router takes."""
+    description: str = ""
+    """One line saying what the step is for; shown to the LLM router for optional steps and
+    alternatives, so that it can choose among them."""
 
     @property
     def name(self) -> str:
@@ -235,6 +256,11 @@ class SagaDefinition:
     """The saga's own names for its choreography events, by generic name (``saga_started``,
     ``<step>_done``, ``<step>_compensated``); a name not given keeps its generic one. They
     travel with the definition, so every process that runs the saga uses the same ones."""
+    route_facts: RouteFacts | None = None
+    """The facts its routers decide by, from the results committed so far: what ``when``
+    rules read and what the LLM router sees (a small, declared view: a paper's text never
+    reaches the router). None: each committed step's ``data``, by step name, for the rules,
+    and nothing for the LLM router."""
 
     def __post_init__(self) -> None:
         if not self.steps:
@@ -253,6 +279,8 @@ class SagaDefinition:
             raise ConfigurationError(f"saga {self.name!r} defines steps twice: {duplicates}")
         for i, step in enumerate(self.steps):
             self._check_after(step, names[:i])
+        if self.has_choices:
+            self._check_choices()
 
     def _check_after(self, step: Step, earlier: list[str]) -> None:
         """One-line error unless ``step.after`` names earlier steps only (a topological order)."""
@@ -301,6 +329,67 @@ class SagaDefinition:
             for i, n in enumerate(names)
         )
 
+    @property
+    def has_choices(self) -> bool:
+        """True when some step is optional or one alternative of a choice."""
+        return any(s.optional or s.choice is not None for s in self.steps)
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        """The saga's points, in order: each a step, or the alternatives of one choice."""
+        points: list[Point] = []
+        for step in self.steps:
+            previous = self.step(points[-1].steps[0]).choice if points else None
+            if step.choice is not None and previous == step.choice:
+                points[-1] = Point((*points[-1].steps, step.name))
+            else:
+                points.append(Point((step.name,), optional=step.optional))
+        return tuple(points)
+
+    def _check_choices(self) -> None:
+        """One-line ConfigurationError unless the optional and alternative steps make sense.
+
+        They need a chain (no ``Step.after``); the first step is required and alone (a saga
+        has one start); a step is not both optional and an alternative; the alternatives of a
+        choice are consecutive, at least two, and one of them, the default, has no ``when``.
+        """
+        where = f"saga {self.name!r}"
+        if any(s.after is not None for s in self.steps):
+            raise ConfigurationError(
+                f"{where}: optional or alternative steps need a chain (no Step.after)"
+            )
+        first = self.steps[0]
+        if first.optional or first.choice is not None:
+            raise ConfigurationError(
+                f"{where}: the first step {first.name!r} must be required and alone (one start)"
+            )
+        for step in self.steps:
+            if step.optional and step.choice is not None:
+                raise ConfigurationError(
+                    f"{where}: step {step.name!r} is both optional and an alternative of "
+                    f"{step.choice!r}"
+                )
+        choices = [self.step(p.steps[0]).choice for p in self.points]
+        for choice in choices:
+            if choice is not None and choices.count(choice) > 1:
+                raise ConfigurationError(
+                    f"{where}: the alternatives of choice {choice!r} must be consecutive steps"
+                )
+        for point in self.points:
+            steps = [self.step(n) for n in point.steps]
+            choice = steps[0].choice
+            if choice is None:
+                continue
+            if len(steps) < 2:
+                raise ConfigurationError(
+                    f"{where}: choice {choice!r} has one alternative ({steps[0].name!r}); "
+                    "a choice needs at least two"
+                )
+            if all(s.when is not None for s in steps):
+                raise ConfigurationError(
+                    f"{where}: choice {choice!r} needs a default alternative (one without when=)"
+                )
+
     def step(self, name: str) -> Step:
         for s in self.steps:
             if s.name == name:
@@ -317,6 +406,7 @@ class SagaDefinition:
         check_input: Callable[[Mapping[str, Any]], None] | None = None,
         label: Callable[[Mapping[str, Any]], str | None] | None = None,
         event_names: Mapping[str, str] | None = None,
+        route_facts: RouteFacts | None = None,
     ) -> SagaDefinition:
         """Build a definition from participants (default policies) or configured steps."""
         steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
@@ -327,4 +417,5 @@ class SagaDefinition:
             check_input=check_input,
             label=label,
             event_names=dict(event_names or {}),
+            route_facts=route_facts,
         )

@@ -23,10 +23,16 @@ Status = Literal[
     "rolled_back",
     "compensation_failed",
     "resolved_by_operator",
+    "waiting_for_operator",
 ]
 """Lifecycle: running -> completed, or running -> compensating -> rolled_back, or
 compensating -> compensation_failed (needs an operator) -> resolved_by_operator. A saga
-submitted to the work queue is ``queued`` until its first step has run."""
+submitted to the work queue is ``queued`` until its first step has run. A running saga whose
+tool calls wait for an operator's approval shows ``waiting_for_operator`` (its view only: the
+stored status stays ``running``)."""
+
+WAITING_FOR_OPERATOR: Status = "waiting_for_operator"
+"""The view's status while tool calls wait for approval (``approvals`` lists them)."""
 
 QUEUED: Status = "queued"
 """A submitted saga no step has run for yet (its input checkpoint is all there is)."""
@@ -67,6 +73,8 @@ class Event(TypedDict):
     """The tool an agent step called or undid (``tool_call`` and ``tool_undo`` events)."""
     key: NotRequired[str]
     """That call's idempotency key (``saga_id:step:call-n``)."""
+    by: NotRequired[str]
+    """Who asked for what the event records (an operator's rollback), when they said."""
 
 
 class FailureRecord(TypedDict):
@@ -176,6 +184,9 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "events": events,
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},
+        # Tool calls waiting for an operator's approval: read from the paused tasks, which
+        # the orchestration's view fills in (sagagraph.graph.state_view).
+        "approvals": [],
     }
     for section in _SECTIONS:
         view.update(section(values, events))

@@ -1,6 +1,7 @@
 """Agents that call tools, undone tool by tool.
 
-Declare each tool's effect (:func:`compensable`, :func:`read_only`, :func:`irreversible`),
+Declare each tool's effect (:func:`compensable`, :func:`read_only`, :func:`irreversible`;
+``approval=True`` puts an operator's decision before each call: :class:`ToolApprovalMiddleware`),
 then either run a ``create_agent`` agent as a saga step (:func:`agent_step`), whose
 compensation undoes its calls newest first across agents, or give a single agent the same
 guarantee with :class:`ToolCompensationMiddleware`.
@@ -15,6 +16,7 @@ from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.tools.agent_step import AgentParticipant, agent_step
+    from sagagraph.tools.approval import ToolApprovalMiddleware
     from sagagraph.tools.declare import (
         ToolKind,
         ToolPolicy,
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "sagagraph.tools.agent_step": "AgentParticipant agent_step",
+    "sagagraph.tools.approval": "ToolApprovalMiddleware",
     "sagagraph.tools.declare": (
         "ToolKind ToolPolicy compensable idempotency_key irreversible policy_of read_only"
     ),
@@ -49,6 +52,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "AgentParticipant",
+    "ToolApprovalMiddleware",
     "ToolCall",
     "ToolCompensationMiddleware",
     "ToolFailure",

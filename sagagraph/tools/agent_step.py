@@ -11,6 +11,10 @@ checkpoint namespace on the saga's thread, after each of the agent's supersteps.
 killed mid-run is recovered from there: resuming re-runs the step, whose agent carries on from
 its last checkpoint (finished calls are not made again); a rollback reads the log from there
 and also undoes, by its idempotency key, a call whose result was lost in the crash.
+
+Under an async saga (``arun_saga``) the agent runs with ``ainvoke``
+(:meth:`AgentParticipant.aexecute`); its compensation, whose undos are plain functions, runs
+on the step pool, as any sync compensation does.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
@@ -31,9 +36,10 @@ from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 from sagagraph.tools.declare import ToolPolicy, policies
-from sagagraph.tools.middleware import ToolCompensationMiddleware
+from sagagraph.tools.middleware import ToolCompensationMiddleware, own_middleware
 from sagagraph.tools.records import (
     ToolCall,
+    call_offset,
     merge_tool_calls,
     to_undo,
     tool_event,
@@ -64,6 +70,9 @@ class AgentParticipant:
     """The agent's instructions."""
     undo_retry: Retry = DEFAULT_UNDO_RETRY
     """Retry policy of each undo (the step's compensation retry policy)."""
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = ()
+    """More ``create_agent`` middleware, after sagagraph's own (the call log, then the
+    approval gate when a tool needs one)."""
     _agents: dict[int, Any] = field(default_factory=dict, repr=False)
     _policies: dict[str, ToolPolicy] = field(default_factory=dict, repr=False)
 
@@ -84,6 +93,24 @@ class AgentParticipant:
             if state is not None:
                 self._emit_calls(ctx, state, error)
             raise
+        return self._result(ctx, final)
+
+    async def aexecute(self, ctx: StepContext) -> StepResult:
+        """:meth:`execute` for an async saga (``arun_saga``): the agent runs with ``ainvoke``,
+        so its model calls and async tools share the saga's event loop."""
+        agent = self._agent(ctx)
+        try:
+            final = await agent.ainvoke({"messages": [HumanMessage(self.prompt(ctx))]})
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            state = await _acheckpointed_state(agent)
+            if state is not None:
+                self._emit_calls(ctx, state, error)
+            raise
+        return self._result(ctx, final)
+
+    def _result(self, ctx: StepContext, final: Mapping[str, Any]) -> StepResult:
         self._emit_calls(ctx, final)
         messages: list[BaseMessage] = list(final.get("messages") or [])
         answer = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
@@ -105,7 +132,10 @@ class AgentParticipant:
                 model,
                 list(self.tools),
                 system_prompt=self.system_prompt,
-                middleware=[recorder.bind_tools(self.tools)],
+                middleware=[
+                    *own_middleware(recorder.bind_tools(self.tools), self.tools),
+                    *self.middleware,
+                ],
                 name=self.name,
             )
             self._agents[id(model)] = agent
@@ -127,7 +157,10 @@ class AgentParticipant:
         # The calls of the tools node that raised: no record reached the log.
         messages = list(state.get("messages") or [])
         log = list(state.get("tool_calls") or [])
-        for call in unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo()):
+        lost = unrecorded_calls(
+            messages, log, ctx.idempotency_key, self._needs_undo(), offset=call_offset(state)
+        )
+        for call in lost:
             detail = f"{call['tool']} {call['key']} -> {describe_error(error)}"[:300]
             emit_event(tool_event(ctx.step, TOOL_CALL, "error", call, detail))
 
@@ -145,10 +178,14 @@ class AgentParticipant:
         """
         log: list[ToolCall] = list((result.data.get("tool_calls") or []) if result else [])
         messages: list[BaseMessage] = []
+        offset = 0
         for state in _step_checkpoints(ctx):
             log = merge_tool_calls(log, state.get("tool_calls") or [])
-            messages = list(state.get("messages") or []) or messages
-        lost = unrecorded_calls(messages, log, ctx.idempotency_key, self._needs_undo())
+            if state.get("messages"):
+                messages, offset = list(state["messages"]), call_offset(state)
+        lost = unrecorded_calls(
+            messages, log, ctx.idempotency_key, self._needs_undo(), offset=offset
+        )
         called, done = _trail_keys(ctx)
         # A run cut short by a crash left no tool_call events: record its calls now, so the
         # trail names every call it undoes.
@@ -177,6 +214,7 @@ def agent_step(
     undo_retry: Retry = DEFAULT_UNDO_RETRY,
     timeout: float | None = None,
     after: tuple[str, ...] | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
 ) -> Step:
     """A saga step whose local transaction is a ``create_agent`` agent calling ``tools``.
 
@@ -185,8 +223,14 @@ def agent_step(
     ``undo_retry`` is the compensation retry policy, applied to each undo; an undo that still
     fails (or an irreversible call) makes the compensation escalate to an operator. The agent
     run is not retried as a whole: the model decides, within the run, how to handle a tool error.
+
+    ``middleware`` is more ``create_agent`` middleware (LangChain's call limits,
+    summarization, retries...), run after sagagraph's own: the call log, then, when a tool is
+    declared with ``approval=True``, the approval gate (:class:`ToolApprovalMiddleware`).
     """
-    participant = AgentParticipant(name, model, list(tools), prompt, system_prompt, undo_retry)
+    participant = AgentParticipant(
+        name, model, list(tools), prompt, system_prompt, undo_retry, list(middleware)
+    )
     # The participant retries each undo itself (ToolUndoError is permanent for the engine):
     # a retry of the whole compensation would undo again what was already undone.
     return Step(
@@ -207,6 +251,18 @@ def _checkpointed_state(agent: Any) -> Mapping[str, Any] | None:
     if _checkpointer(config) is None:
         return None
     values: Mapping[str, Any] = agent.get_state(config).values
+    return values
+
+
+async def _acheckpointed_state(agent: Any) -> Mapping[str, Any] | None:
+    """:func:`_checkpointed_state` through the saver's async methods."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return None
+    if _checkpointer(config) is None:
+        return None
+    values: Mapping[str, Any] = (await agent.aget_state(config)).values
     return values
 
 

@@ -48,6 +48,9 @@ class ToolPolicy:
     """``compensable``, ``read_only`` or ``irreversible``."""
     undo: UndoFn | None = None
     """The compensating action of a compensable tool, called with the call's record."""
+    approval: bool = False
+    """True: each call waits for an operator's decision (approve, edit, reject) before it
+    runs (:class:`~sagagraph.tools.approval.ToolApprovalMiddleware`)."""
 
 
 def _tool_of(tool: BaseTool | Callable[..., Any]) -> BaseTool:
@@ -74,17 +77,22 @@ def _declare(tool: BaseTool | Callable[..., Any], policy: ToolPolicy) -> BaseToo
 
 
 @overload
-def compensable(tool: BaseTool | Callable[..., Any], *, undo: UndoFn) -> BaseTool: ...
+def compensable(
+    tool: BaseTool | Callable[..., Any], *, undo: UndoFn, approval: bool = False
+) -> BaseTool: ...
 
 
 @overload
 def compensable(
-    tool: None = None, *, undo: UndoFn
+    tool: None = None, *, undo: UndoFn, approval: bool = False
 ) -> Callable[[BaseTool | Callable[..., Any]], BaseTool]: ...
 
 
 def compensable(
-    tool: BaseTool | Callable[..., Any] | None = None, *, undo: UndoFn
+    tool: BaseTool | Callable[..., Any] | None = None,
+    *,
+    undo: UndoFn,
+    approval: bool = False,
 ) -> BaseTool | Callable[[BaseTool | Callable[..., Any]], BaseTool]:
     """Declare ``tool`` compensable: each successful call is logged and undone by ``undo``.
 
@@ -93,10 +101,11 @@ def compensable(
     call's :class:`~sagagraph.tools.records.ToolCall` (tool, args, result, idempotency key) and
     must be idempotent: after a crash it may run again, and it may run for a call whose result
     was lost (``result`` is None), where it undoes whatever the key shows was written.
+    ``approval=True``: each call first waits for an operator (a costly call, say).
     """
     if not callable(undo):
         raise ConfigurationError("compensable: undo must be a function of the call's record")
-    policy = ToolPolicy("compensable", undo)
+    policy = ToolPolicy("compensable", undo, approval)
     if tool is None:
         return lambda t: _declare(t, policy)
     return _declare(tool, policy)
@@ -107,13 +116,15 @@ def read_only(tool: BaseTool | Callable[..., Any]) -> BaseTool:
     return _declare(tool, ToolPolicy("read_only"))
 
 
-def irreversible(tool: BaseTool | Callable[..., Any]) -> BaseTool:
+def irreversible(tool: BaseTool | Callable[..., Any], *, approval: bool = False) -> BaseTool:
     """Declare ``tool`` irreversible: once it ran, a rollback escalates to an operator.
 
     Its calls are logged like compensable ones; a rollback undoes every other call and then
     raises :class:`~sagagraph.errors.IrreversibleToolError` naming what stays in effect.
+    ``approval=True``: each call first waits for an operator, who approves it, edits its
+    arguments or rejects it (the step then fails and the saga compensates).
     """
-    return _declare(tool, ToolPolicy("irreversible"))
+    return _declare(tool, ToolPolicy("irreversible", approval=approval))
 
 
 def policy_of(tool: BaseTool) -> ToolPolicy | None:
@@ -143,19 +154,38 @@ def policies(tools: list[BaseTool]) -> dict[str, ToolPolicy]:
     return found
 
 
-_current_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "sagagraph_tool_call_key", default=None
+@dataclass
+class CallInFlight:
+    """The tool call running now, as the middleware that runs it sees it."""
+
+    key: str
+    """Its idempotency key."""
+    args: dict[str, Any] | None = None
+    """The arguments it ran with when an operator edited them; None: the model's."""
+
+
+_current_call: contextvars.ContextVar[CallInFlight | None] = contextvars.ContextVar(
+    "sagagraph_tool_call", default=None
 )
 
 
 @contextmanager
-def calling_with_key(key: str) -> Iterator[None]:
+def calling_with_key(key: str) -> Iterator[CallInFlight]:
     """Make ``key`` the answer of :func:`idempotency_key` while one tool call runs."""
-    token = _current_key.set(key)
+    flight = CallInFlight(key)
+    token = _current_call.set(flight)
     try:
-        yield
+        yield flight
     finally:
-        _current_key.reset(token)
+        _current_call.reset(token)
+
+
+def note_executed_args(args: dict[str, Any]) -> None:
+    """Record the arguments the running call executes with (an operator's edit), so its log
+    record, and so its undo, see what ran rather than what the model asked for."""
+    flight = _current_call.get()
+    if flight is not None:
+        flight.args = dict(args)
 
 
 def idempotency_key() -> str:
@@ -165,9 +195,9 @@ def idempotency_key() -> str:
     it; the undo sees the same key in its record. ConfigurationError outside a call that
     sagagraph's middleware runs.
     """
-    key = _current_key.get()
-    if key is None:
+    flight = _current_call.get()
+    if flight is None:
         raise ConfigurationError(
             "idempotency_key(): no tool call is running under ToolCompensationMiddleware"
         )
-    return key
+    return flight.key

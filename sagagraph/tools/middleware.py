@@ -23,7 +23,9 @@ Sync (``invoke``) and async (``ainvoke``) runs behave alike; under ``ainvoke`` t
 in a worker thread, since undo functions are plain functions.
 
 Under a saga (``rollback_on_failure=False``, see :mod:`sagagraph.tools.agent_step`) it only
-records: the saga's compensation undoes the calls, across agents.
+records: the saga's compensation undoes the calls, across agents. A call an operator
+rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` there too (it never ran, so
+nothing undoes it), and the run fails with ToolRejectedError once its turn has settled.
 """
 
 from __future__ import annotations
@@ -46,25 +48,28 @@ from langchain.agents.middleware.types import ModelCallResult, OmitFromInput
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from sagagraph.errors import AgentRunError, ToolUndoError
+from sagagraph.errors import AgentRunError, ToolRejectedError, ToolUndoError
 from sagagraph.saga.protocol import Retry
 from sagagraph.saga.view import describe_error
+from sagagraph.tools.approval import ToolApprovalMiddleware, gated_tools
 from sagagraph.tools.declare import ToolPolicy, calling_with_key, require_policy
 from sagagraph.tools.records import (
     CallStatus,
     ToolCall,
     call_key,
     call_number,
+    call_offset,
+    calls_so_far,
     content_text,
     merge_tool_calls,
     new_record,
     numbered_calls,
+    scope_of,
     to_undo,
     unrecorded_calls,
 )
@@ -106,12 +111,31 @@ class ToolLogState(AgentState[Any]):
     """How many tool calls the thread held when this run started: the run's calls follow."""
     tool_rollback: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """Set when this run failed and was rolled back: the error, and what stayed in effect."""
+    tool_call_offset: NotRequired[Annotated[int, OmitFromInput]]
+    """Tool calls no longer in the messages (summarized away); later calls number after them."""
+    tool_calls_numbered: NotRequired[Annotated[int, OmitFromInput]]
+    """Tool calls numbered so far, as of the model's last turn (to notice a summarization)."""
 
 
-def scope_of(label: str, config: RunnableConfig | None = None) -> str:
-    """``<thread_id>:<label>``: the prefix of every key of one agent (``saga_id:step``)."""
-    configurable = (config if config is not None else get_config()).get("configurable") or {}
-    return f"{configurable.get('thread_id') or 'no-thread'}:{label}"
+def renumbered(state: Mapping[str, Any]) -> dict[str, Any] | None:
+    """After a model turn, before its calls run: the update that keeps call numbers going
+    when messages holding earlier calls were summarized away (None: nothing changed).
+
+    Calls are numbered by their place among the tool calls in the messages, plus the
+    ``tool_call_offset``. LangChain's ``SummarizationMiddleware`` replaces old messages with
+    a summary before a model call; the calls they held would otherwise be numbered again,
+    and a new call would take an old call's idempotency key.
+    """
+    messages = list(state.get("messages") or [])
+    last = messages[-1] if messages else None
+    new = len(last.tool_calls) if isinstance(last, AIMessage) else 0
+    before_turn = len(numbered_calls(messages)) - new
+    seen = int(state.get("tool_calls_numbered") or 0)
+    offset = max(call_offset(state), seen - before_turn)
+    numbered = offset + before_turn + new
+    if offset == call_offset(state) and numbered == seen:
+        return None
+    return {"tool_call_offset": offset, "tool_calls_numbered": numbered}
 
 
 def run_failures(state: Mapping[str, Any]) -> list[ToolFailure]:
@@ -156,7 +180,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
     # -- hooks ---------------------------------------------------------------------------
 
     def before_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return {"tool_run_start": len(numbered_calls(state["messages"])), "tool_rollback": None}
+        return {"tool_run_start": calls_so_far(state), "tool_rollback": None}
 
     async def abefore_agent(
         self, state: ToolLogState, runtime: Runtime[Any]
@@ -171,6 +195,8 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         failures = run_failures(state)
         if not failures:
             return None
+        if not self.rollback_on_failure:
+            raise self._run_error(failures)
         # The turn in which a tool raised has settled: every call's record is in the state.
         return {**self._roll_back_failures(state, failures), "jump_to": "end"}
 
@@ -183,8 +209,18 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         failures = run_failures(state)
         if not failures:
             return None
+        if not self.rollback_on_failure:
+            raise self._run_error(failures)
         update = await asyncio.to_thread(self._roll_back_failures, state, failures)
         return {**update, "jump_to": "end"}
+
+    def after_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return renumbered(state)
+
+    async def aafter_model(
+        self, state: ToolLogState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return renumbered(state)
 
     @hook_config(can_jump_to=["model"])
     def after_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -219,15 +255,15 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
-            with calling_with_key(key):
+            with calling_with_key(key) as flight:
                 response = handler(request)
         except GraphBubbleUp:
             raise
         except Exception as error:
-            if not self.rollback_on_failure:
+            if not self.rollback_on_failure and not isinstance(error, ToolRejectedError):
                 raise
             return self._failed(request, tool, key, n, error)
-        return self._finished(request, tool, policy, key, n, response)
+        return self._finished(request, tool, policy, key, n, response, flight.args)
 
     async def awrap_tool_call(
         self,
@@ -240,15 +276,15 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
-            with calling_with_key(key):
+            with calling_with_key(key) as flight:
                 response = await handler(request)
         except GraphBubbleUp:
             raise
         except Exception as error:
-            if not self.rollback_on_failure:
+            if not self.rollback_on_failure and not isinstance(error, ToolRejectedError):
                 raise
             return self._failed(request, tool, key, n, error)
-        return self._finished(request, tool, policy, key, n, response)
+        return self._finished(request, tool, policy, key, n, response, flight.args)
 
     def wrap_model_call(
         self,
@@ -279,13 +315,22 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             update = await asyncio.to_thread(self._roll_back_model, request.state, error)
             return self._model_failed(update)
 
+    def _run_error(self, failures: list[ToolFailure]) -> BaseException:
+        """The error a run that only records (a saga step) fails with once its turn settled:
+        the first failed call's own error in this process, else a ToolRejectedError saying
+        it (only rejected calls are noted as failures there)."""
+        with self._lock:
+            errors = [self._errors.pop(f["key"], None) for f in failures]
+        first = next((e for e in errors if e is not None), None)
+        return first if first is not None else ToolRejectedError(failures[0]["error"])
+
     # -- one tool call ---------------------------------------------------------------------
 
     def _start(self, request: ToolCallRequest, tool: BaseTool) -> tuple[str, int]:
         """The call's key and number (the same on every run of the turn)."""
         self._tools.setdefault(tool.name, tool)
         messages: list[BaseMessage] = list(request.state.get("messages") or [])
-        n = call_number(messages, request.tool_call.get("id"))
+        n = call_number(messages, request.tool_call.get("id"), call_offset(request.state))
         return call_key(scope_of(self.label), n), n
 
     def _failed(
@@ -323,10 +368,13 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key: str,
         n: int,
         response: ToolMessage | Command[Any],
+        executed_args: dict[str, Any] | None = None,
     ) -> ToolMessage | Command[Any]:
         if policy.kind == "read_only" or not isinstance(response, ToolMessage):
             return response
-        args = dict(request.tool_call.get("args") or {})
+        # What ran: an operator's edit (ToolApprovalMiddleware), else the model's arguments.
+        args = executed_args if executed_args is not None else request.tool_call.get("args")
+        args = dict(args or {})
         status: CallStatus = "failed" if response.status == "error" else "forward"
         record = new_record(key, n, tool.name, args, content_text(response), status)
         return Command(update={"messages": [response], "tool_calls": [record]})
@@ -341,7 +389,8 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         after = int(state.get("tool_run_start") or 0)
         needs_undo = {name: p.kind != "read_only" for name, p in self._policies().items()}
         messages = list(state.get("messages") or [])
-        lost = unrecorded_calls(messages, log, scope, needs_undo, after=after)
+        offset = call_offset(state)
+        lost = unrecorded_calls(messages, log, scope, needs_undo, after=after, offset=offset)
         return to_undo([*log, *lost], after=after), lost
 
     def _roll_back(
@@ -351,7 +400,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         rollback (``error`` describes the run's failure, ``error_keys`` find its errors)."""
         calls, lost = self._plan(state, scope, [])
         report = self._undo(calls)
-        at = len(numbered_calls(list(state.get("messages") or [])))
+        at = calls_so_far(state)
         return {
             "tool_calls": [*lost, *report.records],
             "tool_rollback": _rollback_marker(scope, at, error, error_keys, report),
@@ -366,7 +415,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
 
     def _roll_back_model(self, state: Mapping[str, Any], error: Exception) -> dict[str, Any]:
         scope = scope_of(self.label)
-        error_key = f"{scope}:model:{len(numbered_calls(list(state.get('messages') or [])))}"
+        error_key = f"{scope}:model:{calls_so_far(state)}"
         with self._lock:
             self._errors[error_key] = error
         return self._roll_back(state, scope, describe_error(error), [error_key])
@@ -437,7 +486,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             error, keys = failures[0]["error"], [f["key"] for f in failures]
         else:
             error, keys = describe_error(AgentRunError("rolled back on request")), []
-        at = len(numbered_calls(list(state.get("messages") or [])))
+        at = calls_so_far(state)
         return report, {
             "tool_calls": [*lost, *report.records],
             "tool_rollback": _rollback_marker(scope, at, error, keys, report),
@@ -482,9 +531,24 @@ def create_compensating_agent(
     Returns the compiled agent and its middleware (whose :meth:`~ToolCompensationMiddleware.
     rollback` undoes a crashed run). Every tool must be declared compensable, read-only or
     irreversible; ``kwargs`` go to ``create_agent`` (``checkpointer``, ``system_prompt``...).
+    A tool declared ``approval=True`` adds the approval gate
+    (:class:`~sagagraph.tools.approval.ToolApprovalMiddleware`) after the compensation
+    middleware; ``middleware`` (LangChain's or yours) follows.
     """
     from langchain.agents import create_agent
 
     compensation = ToolCompensationMiddleware(label, undo_retry=undo_retry).bind_tools(tools)
-    agent = create_agent(model, list(tools), middleware=[compensation, *middleware], **kwargs)
+    agent = create_agent(
+        model, list(tools), middleware=[*own_middleware(compensation, tools), *middleware], **kwargs
+    )
     return agent, compensation
+
+
+def own_middleware(
+    compensation: ToolCompensationMiddleware, tools: Sequence[BaseTool]
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """sagagraph's middleware for an agent of ``tools``, first in its list: the call log,
+    then the approval gate when a tool is declared ``approval=True``."""
+    if not gated_tools(tools):
+        return [compensation]
+    return [compensation, ToolApprovalMiddleware(tools, label=compensation.label)]

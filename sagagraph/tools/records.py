@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 
 from sagagraph.saga.view import Event, make_event
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
@@ -63,28 +65,49 @@ def merge_tool_calls(
     return sorted(merged.values(), key=lambda c: c["n"])
 
 
+def scope_of(label: str, config: RunnableConfig | None = None) -> str:
+    """``<thread_id>:<label>``: the prefix of every key of one agent (``saga_id:step``)."""
+    configurable = (config if config is not None else get_config()).get("configurable") or {}
+    return f"{configurable.get('thread_id') or 'no-thread'}:{label}"
+
+
 def call_key(scope: str, n: int) -> str:
     """``<scope>:call-<n>``; the scope of a saga step is its key ``saga_id:step``."""
     return f"{scope}:call-{n}"
 
 
-def numbered_calls(messages: Sequence[BaseMessage]) -> list[tuple[int, dict[str, Any]]]:
-    """Every tool call the model asked for, with its number, in order."""
+def call_offset(state: Mapping[str, Any]) -> int:
+    """How many of the agent's tool calls are no longer in its messages: a summarization
+    (LangChain's ``SummarizationMiddleware``) replaced the messages that held them. Calls
+    are numbered after them, so a key is never given twice (``tool_call_offset``)."""
+    return int(state.get("tool_call_offset") or 0)
+
+
+def numbered_calls(
+    messages: Sequence[BaseMessage], offset: int = 0
+) -> list[tuple[int, dict[str, Any]]]:
+    """Every tool call the model asked for in ``messages``, with its number, in order
+    (numbers start after ``offset``, the calls summarized away)."""
     calls: list[tuple[int, dict[str, Any]]] = []
     for message in messages:
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                calls.append((len(calls) + 1, dict(call)))
+                calls.append((offset + len(calls) + 1, dict(call)))
     return calls
 
 
-def call_number(messages: Sequence[BaseMessage], call_id: str | None) -> int:
+def calls_so_far(state: Mapping[str, Any]) -> int:
+    """How many tool calls the agent's state has numbered: the last call's number."""
+    return call_offset(state) + len(numbered_calls(list(state.get("messages") or [])))
+
+
+def call_number(messages: Sequence[BaseMessage], call_id: str | None, offset: int = 0) -> int:
     """The number of the model's tool call ``call_id``; a new number when it is not there."""
-    calls = numbered_calls(messages)
+    calls = numbered_calls(messages, offset)
     for n, call in calls:
         if call.get("id") == call_id:
             return n
-    return len(calls) + 1
+    return offset + len(calls) + 1
 
 
 def answered_ids(messages: Iterable[BaseMessage]) -> set[str]:
@@ -99,16 +122,18 @@ def unrecorded_calls(
     needs_undo: Mapping[str, bool],
     *,
     after: int = 0,
+    offset: int = 0,
 ) -> list[ToolCall]:
     """Calls that started but left no record: their result was lost in a crash.
 
     Only tools in ``needs_undo`` with a True value count (compensable and irreversible ones);
-    a call already answered in the messages did not lose its result.
+    a call already answered in the messages did not lose its result. ``offset``: the calls
+    summarized away (:func:`call_offset`).
     """
     recorded = {c["key"] for c in log}
     answered = answered_ids(messages)
     lost: list[ToolCall] = []
-    for n, call in numbered_calls(messages):
+    for n, call in numbered_calls(messages, offset):
         key = call_key(scope, n)
         if n <= after or key in recorded or call.get("id") in answered:
             continue

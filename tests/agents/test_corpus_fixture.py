@@ -17,6 +17,7 @@ CORPUS_TESTS = "tests/agents/test_corpus.py"
 def run_probe(tmp_path: Path, *, ci: bool) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env |= {"SAGAGRAPH_CORPUS": str(tmp_path / "missing"), "PYTHONPATH": str(ROOT)}
+    env["SAGAGRAPH_CORPUS_NEXT"] = str(tmp_path / "missing-next")
     if ci:
         env["CI"] = "true"
     return subprocess.run(

@@ -32,8 +32,10 @@ from sagagraph.errors import (
 )
 from sagagraph.prompts import load_prompt, prompt_fields, render_prompt
 from tests.support.openai_server import (
+    SAMPLE_REVIEW,
     Reply,
     ScriptedOpenAIServer,
+    quoted,
     request_text,
     structured,
     wants_schema,
@@ -106,10 +108,33 @@ GOOD_REPORT = {
     "reason": "All required parts are present.",
 }
 GOOD_REVIEW = {
-    "strengths": ["Section 3 Method states the compensation contract clearly."],
-    "weaknesses": ["Section 4 Experiments does not report variance over the runs."],
-    "suggestions": ["Add a table of failure rates per model to Section 4."],
+    "strengths": [
+        quoted(
+            "Section 3 Method states the compensation contract clearly.",
+            "Each agent commits a local transaction and owns its compensation.",
+            2,
+        )
+    ],
+    "weaknesses": [
+        quoted(
+            "Section 4 Experiments does not report variance over the runs.",
+            "We ran one thousand sagas with injected failures",
+            3,
+        )
+    ],
+    "suggestions": [
+        quoted(
+            "Add a table of failure rates per model to Section 4.",
+            "injected failures on three models",
+            3,
+        )
+    ],
 }
+
+
+def rendered(points: list[dict[str, Any]]) -> list[str]:
+    """Scripted points as the engine returns them: ``point (p.N) "quote"``."""
+    return [f'{p["point"]} (p.{p["page"]}) "{p["quote"]}"' for p in points]
 
 
 def model_summary(words: int) -> str:
@@ -138,7 +163,7 @@ def well_behaved(summary_words: int = 300) -> Callable[[dict[str, Any]], Reply]:
         kind = schema_of(request)
         if kind == "ValidationReport":
             return structured(request, GOOD_REPORT)
-        if kind == "Review":
+        if kind == "QuotedReview":
             return structured(request, GOOD_REVIEW)
         if kind == "Summary":
             return structured(request, {"text": model_summary(summary_words)})
@@ -185,7 +210,8 @@ def test_engine_validates_reviews_and_summarises_a_complete_paper(
 
     review, usage = engine.review(paper)
     assert isinstance(review, Review)
-    assert review.weaknesses == GOOD_REVIEW["weaknesses"]
+    assert review.weaknesses == rendered(GOOD_REVIEW["weaknesses"])
+    assert review.dropped == []
     assert (usage["input_tokens"], usage["output_tokens"]) == spent_since_last()
 
     summary, usage = engine.summarize(paper, 300)
@@ -196,7 +222,7 @@ def test_engine_validates_reviews_and_summarises_a_complete_paper(
     assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
 
     asked = [schema_of(r) for r in server.requests]
-    assert asked == ["ValidationReport", "Review", "Summary"]
+    assert asked == ["ValidationReport", "QuotedReview", "Summary"]
     if method == "function_calling":
         assert all("tools" in r and "response_format" not in r for r in server.requests)
     elif method == "json_schema":
@@ -230,7 +256,8 @@ def test_reviewer_and_summarizer_share_the_paper_as_a_common_prefix(
     review_request, summary_request = server.requests
     first_review, first_summary = messages(review_request)[0], messages(summary_request)[0]
     assert first_review == first_summary
-    assert paper.text in first_review["content"]
+    assert all(page in first_review["content"] for page in paper.pages)
+    assert "[page 2]" in first_review["content"]
     # The paper comes before anything task-specific, in both requests.
     assert messages(review_request)[1]["content"] != messages(summary_request)[1]["content"]
     assert len(messages(review_request)) == len(messages(summary_request)) == 2
@@ -341,8 +368,8 @@ def test_many_chunk_summaries_are_combined_in_rounds_that_end() -> None:
     "reply",
     [
         "not json",
-        {"strengths": ["only this"]},
-        {"strengths": [], "weaknesses": ["w"], "suggestions": ["s"]},
+        {"strengths": [quoted("only this", "We ran one thousand sagas", 3)]},
+        {"strengths": [], "weaknesses": GOOD_REVIEW["weaknesses"], "suggestions": []},
     ],
     ids=["not-json", "missing-fields", "empty-list"],
 )
@@ -356,7 +383,9 @@ def test_a_malformed_reply_raises_malformed_model_output_after_one_repair(
         engine_for(server, method=method).review(paper)
     message = str(err.value)
     assert "\n" not in message and len(message) < 400
-    assert message.startswith("reviewer: the model's reply is not a valid Review after 2 attempt")
+    assert message.startswith(
+        "reviewer: the model's reply is not a valid QuotedReview after 2 attempt"
+    )
     assert "errors.pydantic.dev" not in message
     assert len(server.requests) == 2  # the first try and one repair, never more
     assert "Your previous reply was rejected" in request_text(server.requests[1])
@@ -373,10 +402,10 @@ def test_no_repair_when_repair_attempts_is_zero(paper: Paper) -> None:
 
 @pytest.mark.parametrize("method", ["json_schema", "function_calling"])
 def test_a_repaired_reply_succeeds_and_counts_both_calls(paper: Paper, method: str) -> None:
-    replies = iter([{"strengths": ["only this"]}, GOOD_REVIEW])
+    replies = iter([{"strengths": GOOD_REVIEW["strengths"]}, GOOD_REVIEW])
     with ScriptedOpenAIServer(lambda request: structured(request, next(replies))) as server:
         review, usage = engine_for(server, method=method).review(paper)
-    assert review.suggestions == GOOD_REVIEW["suggestions"]
+    assert review.suggestions == rendered(GOOD_REVIEW["suggestions"])
     assert len(server.requests) == 2
     feedback = messages(server.requests[1])[-1]["content"]
     assert "weaknesses" in feedback and "Field required" in feedback
@@ -530,8 +559,8 @@ def sample_responder(sample: Paper, *, review: Any = None) -> Callable[[dict[str
         kind = schema_of(request)
         if kind == "ValidationReport":
             return structured(request, report)
-        if kind == "Review":
-            return structured(request, GOOD_REVIEW if review is None else review)
+        if kind == "QuotedReview":
+            return structured(request, SAMPLE_REVIEW if review is None else review)
         return structured(request, {"text": model_summary(330)})
 
     return respond
@@ -565,7 +594,7 @@ def test_a_malformed_review_rolls_the_paper_saga_back(tmp_path: Path) -> None:
         view = run_paper_saga(engine_for(server), tmp_path, "openai-bad-review")
     assert view["status"] == "rolled_back"
     assert view["compensated"] == ["reviewer", "validator"]
-    assert "MalformedModelOutput" in view["reason"] and "not a valid Review" in view["reason"]
+    assert "MalformedModelOutput" in view["reason"] and "not a valid QuotedReview" in view["reason"]
     assert view["outputs"] == {}
     folder = tmp_path / "openai-bad-review"
     assert not folder.exists() or list(folder.iterdir()) == []
@@ -601,3 +630,51 @@ def test_the_models_invalid_verdict_ends_the_paper_saga_early(tmp_path: Path) ->
     assert view["completed"] == [] and view["outputs"] == {}
     assert [schema_of(r) for r in server.requests] == ["ValidationReport"]
     assert view["usage"]["input_tokens"] == server.prompt_tokens > 0
+
+
+# -- quotes: a point whose quote is not in the paper is dropped ---------------------------------
+
+INVENTED = quoted(
+    "Section 4 reports a 99% success rate on a public benchmark.",
+    "achieves a 99% success rate on the public SagaBench benchmark",
+)
+
+
+def test_an_invented_quote_is_sent_back_once_then_dropped_and_recorded_in_events(
+    tmp_path: Path,
+) -> None:
+    """The model invents a quote twice: the saga completes without that point, and the
+    reviewer's events say which point was dropped and why."""
+    sample = load_paper(SAMPLE)
+    inventing = dict(SAMPLE_REVIEW, strengths=[*SAMPLE_REVIEW["strengths"], INVENTED])
+    with ScriptedOpenAIServer(sample_responder(sample, review=inventing)) as server:
+        view = run_paper_saga(engine_for(server), tmp_path, "openai-invented")
+    assert view["status"] == "completed", view["reason"]
+    reviews = [r for r in server.requests if schema_of(r) == "QuotedReview"]
+    assert len(reviews) == 2  # the first answer and the one sent back
+    assert "SagaBench" in request_text(reviews[1]).split("not grounded in the paper")[-1]
+    review_text = (tmp_path / "openai-invented" / "review.txt").read_text()
+    assert "SagaBench" not in review_text and "99%" not in review_text
+    assert "compensating action" in review_text  # the true point stays
+    dropped = [e for e in view["events"] if e["action"] == "quote_check"]
+    assert {e["step"] for e in dropped} == {"reviewer"}
+    assert len(dropped) == 1 and dropped[0]["outcome"] == "dropped"
+    assert "quote not found in the paper" in dropped[0]["detail"]
+    assert "SagaBench" in dropped[0]["detail"]
+
+
+def test_a_quote_corrected_after_the_resend_keeps_every_point(paper: Paper) -> None:
+    fixed = dict(GOOD_REVIEW)
+    replies = iter([dict(GOOD_REVIEW, strengths=[INVENTED]), fixed])
+    with ScriptedOpenAIServer(lambda request: structured(request, next(replies))) as server:
+        review, _ = engine_for(server).review(paper)
+    assert review.strengths == rendered(GOOD_REVIEW["strengths"]) and review.dropped == []
+    assert len(server.requests) == 2
+
+
+def test_a_quote_on_another_page_is_kept_with_its_page_corrected(paper: Paper) -> None:
+    moved = dict(GOOD_REVIEW, strengths=[dict(GOOD_REVIEW["strengths"][0], page=4)])
+    with ScriptedOpenAIServer(lambda request: structured(request, moved)) as server:
+        review, _ = engine_for(server).review(paper)
+    assert review.strengths == rendered(GOOD_REVIEW["strengths"])  # p.2, where it is printed
+    assert len(server.requests) == 1

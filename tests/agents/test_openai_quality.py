@@ -26,7 +26,13 @@ from sagagraph.agents.pdf.parsing import load_paper
 from sagagraph.agents.validator_evidence import CHARS_PER_TOKEN, DEFAULT_EVIDENCE_TOKENS
 from sagagraph.agents.words import split_sentences
 from tests.agents.test_corpus import LABELS
-from tests.support.openai_server import ScriptedOpenAIServer, request_text, structured, wants_schema
+from tests.support.openai_server import (
+    ScriptedOpenAIServer,
+    quoted,
+    request_text,
+    structured,
+    wants_schema,
+)
 from tests.support.synthetic_papers import VALID_CASES
 
 Responder = Callable[[dict[str, Any]], Any]
@@ -202,15 +208,18 @@ def test_a_draft_that_stays_wrong_is_fitted_with_whole_sentences_only(paper: Pap
 
 def test_review_points_citing_missing_sections_are_sent_back_then_dropped(paper: Paper) -> None:
     bad = "Section 9 reports a user study that the paper never had."
+    real = " ".join(paper.pages[0].split()[20:30])  # words printed on page 1
     first = {
-        "strengths": ["Section 3 states the method clearly.", bad],
-        "weaknesses": ["The '4. Experiments' section lacks variance."],
-        "suggestions": ["Add a limitations paragraph to the 'Summary of Findings' section."],
+        "strengths": [quoted("Section 3 states the method clearly.", real), quoted(bad, real)],
+        "weaknesses": [quoted("The '4. Experiments' section lacks variance.", real)],
+        "suggestions": [
+            quoted("Add a limitations paragraph to the 'Summary of Findings' section.", real)
+        ],
     }
     second = {
-        "strengths": ["Section 3 states the method clearly.", bad],
-        "weaknesses": ["The '4. Experiments' section lacks variance."],
-        "suggestions": ["Add a limitations paragraph to '6. Conclusions'."],
+        "strengths": [quoted("Section 3 states the method clearly.", real), quoted(bad, real)],
+        "weaknesses": [quoted("The '4. Experiments' section lacks variance.", real)],
+        "suggestions": [quoted("Add a limitations paragraph to '6. Conclusions'.", real)],
     }
     replies = iter([first, second])
 
@@ -221,8 +230,11 @@ def test_review_points_citing_missing_sections_are_sent_back_then_dropped(paper:
         review, _ = engine_for(server).review(paper)
     assert len(server.requests) == 2
     sent_back = request_text(server.requests[1])
-    assert "cite sections the paper does not have" in sent_back and bad in sent_back
+    assert "not grounded in the paper" in sent_back and bad in sent_back
     assert "Summary of Findings" in sent_back
-    assert review.strengths == ["Section 3 states the method clearly."]
-    assert review.suggestions == ["Add a limitations paragraph to '6. Conclusions'."]
-    assert json.dumps(review.model_dump()).count("Section 9") == 0
+    assert review.strengths == [f'Section 3 states the method clearly. (p.1) "{real}"']
+    advice = "Add a limitations paragraph to '6. Conclusions'."
+    assert review.suggestions == [f'{advice} (p.1) "{real}"']
+    points = review.strengths + review.weaknesses + review.suggestions
+    assert json.dumps(points).count("Section 9") == 0
+    assert any("Section 9" in why for why in review.dropped)

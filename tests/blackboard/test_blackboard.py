@@ -325,8 +325,8 @@ def test_scenario_1_on_the_openai_engine_marks_what_the_summary_contradicts(
     refined = view["board"][-1]
     assert (refined["topic"], refined["version"], refined["status"]) == ("reviewer", 2, "refined")
     assert refined["marks"] == [
-        "Section 4 Experiments does not report variance over the runs. -- the summary says: "
-        + mention
+        "Section 4 Experiments does not report variance over the runs. (p.1) "
+        '"added a median overhead of 11 milliseconds per step" -- the summary says: ' + mention
     ]
     review = Path(view["outputs"]["reviewer"]).read_text()
     assert "- contradicted: Section 4 Experiments does not report variance" in review

@@ -18,7 +18,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured, wants_schema
+from tests.support.openai_server import (
+    SAMPLE_REVIEW,
+    Reply,
+    ScriptedOpenAIServer,
+    structured,
+    wants_schema,
+)
 from tests.support.services import fresh_postgres_database
 from tests.support.tcp_listener import listener
 from tests.support.tcp_proxy import TcpProxy
@@ -51,10 +57,7 @@ def paper_answer(request: dict[str, Any]) -> Reply:
             request, {"is_valid": True, "found": found, "missing": [], "reason": "complete"}
         )
     if "review" in schema:
-        points = ["checkpointed sagas are evaluated on injected crashes"]
-        return structured(
-            request, {"strengths": points, "weaknesses": points, "suggestions": points}
-        )
+        return structured(request, SAMPLE_REVIEW)
     return structured(request, {"text": " ".join(["sagas undo partial pipelines."] * 40)})
 
 

@@ -312,6 +312,9 @@ def test_run_refuses_a_mix_of_agents_serving_and_missing(
         assert "validator, reviewer already serve" in message
     else:
         assert "summarizer" in message and "sagagraph agent" in message
+        if placement is None:  # two serve, one does not: said in words that agree
+            assert "step services validator, reviewer serve on" in message
+            assert "but summarizer does not:" in message
     assert log_lines(tmp_path, "executions.log") == []
 
 

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.corpus import read_labels
+
 REPO = Path(__file__).resolve().parents[2]
 SAGAGRAPH = Path(sys.executable).parent / "sagagraph"
 REAL_PAPER = "papers/dpr_2004.04906.pdf"
@@ -151,11 +153,11 @@ def generated_cases(corpus: Path) -> list[Case]:
     ]
 
 
-def corpus_cases(corpus: Path, labels: dict[str, str]) -> list[Case]:
+def corpus_cases(corpus: Path, labels: dict[str, str], prefix: str = "corpus") -> list[Case]:
     causes = {"encrypted": "a password is needed", "unreadable": "no text layer"}
     return [
         Case(
-            f"corpus-{Path(name).stem}",
+            f"{prefix}-{Path(name).stem}",
             Path(name).name,
             (corpus / name).read_bytes(),
             EXIT_HALTED if label == "invalid" else EXIT_USAGE,
@@ -194,10 +196,14 @@ def run_case(root: Path, case: Case) -> Outcome:
 
 @pytest.fixture(scope="module")
 def outcomes(
-    tmp_path_factory: pytest.TempPathFactory, corpus: Path, corpus_labels: dict[str, str]
+    tmp_path_factory: pytest.TempPathFactory,
+    corpus: Path,
+    corpus_labels: dict[str, str],
+    corpus_next: Path,
 ) -> dict[str, Outcome]:
     root = tmp_path_factory.mktemp("bad-input")
     cases = corpus_cases(corpus, corpus_labels) + generated_cases(corpus)
+    cases += corpus_cases(corpus_next, read_labels(corpus_next), "corpus-next")
     # The big files (slow to parse) go first, so the small ones fill in around them.
     cases.sort(key=lambda case: -len(case.content or b""))
     with ThreadPoolExecutor(4) as pool:
@@ -212,6 +218,11 @@ CASE_NAMES = [
     "corpus-invoice",
     "corpus-slides_beamer_research_talk",
     "corpus-thesis_chapter_image_only",
+    "corpus-next-book_chapter_fr_nephrologie",
+    "corpus-next-extended_abstract_one_page_qd",
+    "corpus-next-lecture_notes_sddp",
+    "corpus-next-poster_sc18_mixed_precision",
+    "corpus-next-research_proposal_masters_rnn",
     "zero-bytes",
     "truncated",
     "random-bytes",
@@ -253,7 +264,11 @@ def test_bad_input_ends_cleanly_and_leaves_nothing(outcomes: dict[str, Outcome],
                 str(outcome.paper) if str(outcome.paper).isprintable() else repr(str(outcome.paper))
             )
             assert shown in lines[0]
-        assert proc.stdout == ""
+        # --json: stdout holds one object even for a refused input, never an empty document.
+        assert json.loads(proc.stdout) == {
+            "error": lines[0].removeprefix("sagagraph: error: "),
+            "exit": EXIT_USAGE,
+        }
     else:
         view = json.loads(proc.stdout)
         assert view["status"] == "rolled_back"

@@ -22,14 +22,23 @@ def test_the_combinations_are_every_flag_the_command_accepts() -> None:
     """A new flag of ``graph`` must be drawn for too: this test names them all."""
     # --help and --debug (tracebacks) never change what is drawn.
     options = {a.dest: a for a in graph_parser()._actions if a.dest not in ("help", "debug")}
-    assert sorted(options) == ["parallel", "router"]
+    assert sorted(options) == ["parallel", "pipeline", "router"]
     assert tuple(options["router"].choices or ()) == drawing.ROUTERS
+    assert tuple(options["pipeline"].choices or ()) == drawing.PIPELINES
     assert options["parallel"].const is True  # store_true: False or True
-    assert len(drawing.COMBINATIONS) == len(drawing.ROUTERS) * 2
+    assert len(drawing.COMBINATIONS) == len(drawing.ROUTERS) * 2 * len(drawing.PIPELINES)
 
 
 @pytest.mark.parametrize(
-    "flags", [(), ("--parallel",), ("--router", "llm"), ("--router", "deterministic")]
+    "flags",
+    [
+        (),
+        ("--parallel",),
+        ("--router", "llm"),
+        ("--router", "deterministic"),
+        ("--pipeline", "adaptive"),
+        ("--pipeline", "adaptive", "--router", "llm"),
+    ],
 )
 def test_graph_prints_langgraphs_drawing(
     flags: tuple[str, ...], capsys: pytest.CaptureFixture[str]
@@ -37,7 +46,7 @@ def test_graph_prints_langgraphs_drawing(
     assert main(["graph", *flags]) == 0
     args = graph_parser().parse_args(list(flags))
     out = capsys.readouterr().out
-    assert out == drawing.langgraph_drawing(args.router, args.parallel) + "\n"
+    assert out == drawing.langgraph_drawing(args.router, args.parallel, args.pipeline) + "\n"
     assert "compensate -.-> compensate;" in out  # one compensation a superstep
 
 
@@ -48,3 +57,18 @@ def test_a_refused_combination_is_refused_as_before(capsys: pytest.CaptureFixtur
         "sagagraph: error: saga 'paper_review': parallel steps (Step.after) need "
         "router='deterministic'"
     )
+
+
+def test_the_adaptive_pipeline_draws_each_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["graph", "--pipeline", "adaptive"]) == 0
+    out = capsys.readouterr().out
+    for edge in (
+        "validator -.-> reviewer;",
+        "validator -.-> survey_reviewer;",
+        "reviewer -.-> reproducibility;",
+        "reviewer -.-> summarizer;",
+        "reproducibility -.-> summarizer;",
+    ):
+        assert edge in out
+    assert main(["graph", "--pipeline", "adaptive", "--parallel"]) == 2
+    assert "chain" in capsys.readouterr().err

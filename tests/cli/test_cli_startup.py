@@ -128,7 +128,13 @@ def test_import_sagagraph_alone_loads_nothing_heavy(tmp_path: Path) -> None:
         assert not imported(modules, package), package
 
 
-PACKAGES = ["sagagraph", "sagagraph.agents", "sagagraph.tools", "sagagraph.choreography"]
+PACKAGES = [
+    "sagagraph",
+    "sagagraph.agents",
+    "sagagraph.tools",
+    "sagagraph.choreography",
+    "sagagraph.graph",
+]
 
 
 def lazy_table(package: ModuleType) -> dict[str, str]:
@@ -173,5 +179,5 @@ def test_every_verb_names_a_handler_that_exists() -> None:
     for name, sub in verbs.items():
         handler = sub.get_default("func")
         assert isinstance(handler, Handler), name
-        module = __import__(f"sagagraph.cli.{handler.module}", fromlist=[handler.function])
+        module = __import__(handler.module_name, fromlist=[handler.function])
         assert callable(getattr(module, handler.function)), name

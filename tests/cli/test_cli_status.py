@@ -35,7 +35,10 @@ def test_status_of_an_orchestrated_saga_and_of_an_unknown_one(
     assert json.loads(capsys.readouterr().out)["mode"] == "orchestration"
     assert main(["status", "nope"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "sagagraph: error: saga 'nope': not found (checkpointer and event log)"
+    assert err == (
+        "sagagraph: error: saga 'nope': not found in sqlite:///sagagraph.sqlite (checkpointer) "
+        "nor on sqlite:///sagagraph-events.sqlite (event log)"
+    )
 
 
 def test_run_parallel_completes_and_rolls_back_like_the_chain(

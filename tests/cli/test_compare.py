@@ -308,3 +308,35 @@ def test_compare_without_a_router_model_says_what_to_set(
     settings = Settings.resolve(db="memory://", outputs=str(tmp_path / "out"), llm="offline")
     with pytest.raises(ConfigurationError, match=r"LLM router needs a chat model.*OPENAI_API_KEY"):
         compare_routers([EXAMPLES / "complete_paper.md"], settings=settings)
+
+
+def test_compare_shows_the_route_an_llm_router_chose_differently(
+    server: ScriptedOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adaptive pipeline: the model takes the survey reviewer for an empirical paper, a legal
+    choice the guard cannot refuse; compare lists the different route as a disagreement."""
+
+    def wrong_review(request: dict[str, Any]) -> Reply:
+        view = json.loads(request["messages"][-1]["content"])
+        options = [o["step"] for o in view["options"]]
+        pick = "survey_reviewer" if "survey_reviewer" in options else options[0]
+        if pick == "reproducibility":  # passes the optional step by
+            pick = options[1]
+        return structured(request, {"next_step": pick, "reason": "scripted"})
+
+    server.responder = wrong_review
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-compare")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.delenv("SAGAGRAPH_STRUCTURED_OUTPUT", raising=False)
+    settings = Settings.resolve(
+        db="memory://", outputs=str(tmp_path / "out"), llm="offline", pipeline="adaptive"
+    )
+    rows = compare_routers([EXAMPLES / "complete_paper.md"], settings=settings)
+    routes = {r["router"]: r["route"] for r in rows}
+    assert routes == {
+        "deterministic": ["validator", "reviewer", "reproducibility", "summarizer", "finish"],
+        "llm": ["validator", "survey_reviewer", "summarizer", "finish"],
+    }
+    (difference,) = [d for d in disagreements(rows) if "route" in d]
+    assert "survey_reviewer" in difference
+    assert "disagreement" in render_comparison(rows)

@@ -51,13 +51,17 @@ def test_two_corpus_papers_end_alike_under_the_three_styles(corpus: Path, tmp_pa
         "paper",
         "mode",
         "outcome",
+        "route",
         "steps",
         "events",
         "tokens",
         "in/out",
         "seconds",
     ]
-    assert len(table.splitlines()) == 2 + len(rows)
+    lines = table.splitlines()
+    assert lines[2 + len(rows)] == ""
+    # The blackboard's route has the reviewer's refinement: a route the other modes lack.
+    assert lines[3 + len(rows)] == "2 paper(s) took different routes:"
 
 
 def test_a_failure_injected_into_every_mode_rolls_each_back(tmp_path: Path) -> None:
@@ -80,7 +84,9 @@ def test_sagagraph_compare_modes_prints_the_table_and_json(tmp_path: Path) -> No
     modes = "orchestration,choreography,blackboard"
     shown = sagagraph(tmp_path, "compare", "--modes", modes, str(PAPER), *args)
     assert shown.returncode == 0, shown.stderr
-    assert [line.split()[1] for line in shown.stdout.splitlines()[2:]] == list(MODES)
+    rows = shown.stdout.splitlines()[2 : 2 + len(MODES)]
+    assert [line.split()[1] for line in rows] == list(MODES)
+    assert "took different routes" in shown.stdout  # the blackboard's refinement
     as_json = sagagraph(tmp_path, "compare", "--modes", "blackboard", str(PAPER), *args, "--json")
     (row,) = json.loads(as_json.stdout)
     assert (row["mode"], row["status"], row["steps_run"]) == ("blackboard", "completed", 4)

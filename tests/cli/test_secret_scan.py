@@ -36,7 +36,13 @@ from typing import Any
 import pytest
 
 from tests.cli.test_bad_input import text_pdf
-from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured, wants_schema
+from tests.support.openai_server import (
+    SAMPLE_REVIEW,
+    Reply,
+    ScriptedOpenAIServer,
+    structured,
+    wants_schema,
+)
 from tests.support.secret_scan import SecretScan
 from tests.support.services import fresh_postgres_database
 
@@ -254,10 +260,12 @@ def echoing_responder(request: dict[str, Any]) -> Reply | str:
             request, {"is_valid": True, "found": found, "missing": [], "reason": reason}
         )
     if "review" in schema:
-        points = [f"{quoted} (point)"]
-        return structured(
-            request, {"strengths": points, "weaknesses": points, "suggestions": points}
-        )
+        # The key rides in the remark; the quote is the paper's, so the point is kept.
+        review = {
+            part: [dict(p, point=f"{quoted} ({p['point']})") for p in points]
+            for part, points in SAMPLE_REVIEW.items()
+        }
+        return structured(request, review)
     words = " ".join(["sagas undo partial pipelines"] * 40)
     return structured(request, {"text": f"{words}. {quoted}."})
 

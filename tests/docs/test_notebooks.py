@@ -31,6 +31,7 @@ EXPECTED = [
     "05_your_own_saga.ipynb",
     "06_agents_with_tools.ipynb",
     "07_three_patterns.ipynb",
+    "08_router_risk.ipynb",
 ]
 
 

@@ -200,3 +200,33 @@ def serve(responder: Responder) -> Iterator[ScriptedOpenAIServer]:
     """Generator for a pytest fixture: a started server, stopped afterwards."""
     with ScriptedOpenAIServer(responder) as server:
         yield server
+
+
+def quoted(point: str, quote: str, page: int = 1) -> dict[str, Any]:
+    """One point of a scripted ``QuotedReview``: the remark, its verbatim quote and page."""
+    return {"point": point, "page": page, "quote": quote}
+
+
+SAMPLE_REVIEW: dict[str, Any] = {
+    "strengths": [
+        quoted(
+            "Section 3 Method states the compensation contract clearly.",
+            "Each agent commits a local transaction and registers a compensating action that "
+            "undoes it",
+        )
+    ],
+    "weaknesses": [
+        quoted(
+            "Section 4 Experiments does not report variance over the runs.",
+            "added a median overhead of 11 milliseconds per step",
+        )
+    ],
+    "suggestions": [
+        quoted(
+            "Compare against the plain retry the introduction dismisses.",
+            "The usual response is to retry the failed call.",
+        )
+    ],
+}
+"""A scripted model's review of ``examples/papers/complete_paper.md``: every quote is printed
+in it, so the quote check keeps every point."""

@@ -29,6 +29,7 @@ from tests.support.child_processes import default_signals, reap
 from tests.support.openai_server import (
     Reply,
     ScriptedOpenAIServer,
+    quoted,
     request_text,
     structured,
     wants_schema,
@@ -37,7 +38,11 @@ from tests.support.openai_server import (
 REPO = Path(__file__).resolve().parents[2]
 DIE_EXIT_CODE = 17
 PAPER_FILES = {"validator": "validation.txt", "reviewer": "review.txt", "summarizer": "summary.txt"}
-SCHEMA_STEP = {"ValidationReport": "validator", "Review": "reviewer", "Summary": "summarizer"}
+SCHEMA_STEP = {
+    "ValidationReport": "validator",
+    "QuotedReview": "reviewer",
+    "Summary": "summarizer",
+}
 SECTIONS = ["Abstract", "1 Introduction", "2 Related Work", "3 Method", "4 Experiments"]
 SECTIONS += ["5 Conclusion"]
 FOUND = [
@@ -109,11 +114,11 @@ class CountingModel:
             }
             reply = structured(request, report)
         elif step == "reviewer":
-            review = {
-                "strengths": ["Section 3 Method states the compensation contract clearly."],
-                "weaknesses": ["Section 4 Experiments does not report variance."],
-                "suggestions": ["Add a table of failure rates to Section 4 Experiments."],
-            }
+            point = quoted(
+                "The paper states its aim plainly.",
+                "explains how sagas keep agent pipelines all or nothing in practice",
+            )
+            review = {"strengths": [point], "weaknesses": [point], "suggestions": [point]}
             reply = structured(request, review)
         elif step == "summarizer":
             # Exactly 300 words of whole sentences: a draft of another length is sent back for

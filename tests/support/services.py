@@ -21,6 +21,8 @@ AMQP_URL = os.environ.get("SAGAGRAPH_TEST_AMQP", "amqp://guest:guest@127.0.0.1:5
 CORPUS = Path(
     os.environ.get("SAGAGRAPH_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")
 )
+CORPUS_NEXT = Path(os.environ.get("SAGAGRAPH_CORPUS_NEXT", CORPUS.parent / "corpus-next"))
+"""The second folder of real PDFs (hard kinds: capitals, proposals, theses), beside the corpus."""
 
 
 def in_ci() -> bool:

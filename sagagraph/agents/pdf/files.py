@@ -17,6 +17,7 @@ from typing import Any
 
 from sagagraph.agents.pdf.input_limits import InputLimits
 from sagagraph.agents.pdf.layout import PageLayout, PageStyles, page_layouts
+from sagagraph.agents.pdf.title import TitleRuns, layout_title
 from sagagraph.errors import PaperLoadError
 
 PageProgress = Callable[[int, int], None]
@@ -24,6 +25,13 @@ PageProgress = Callable[[int, int], None]
 
 MIN_LETTERS = 20
 """A PDF with fewer letters than this in its text layer is treated as having none."""
+
+NEEDS_PASSWORD = (
+    "encrypted PDF: a password is needed (set $SAGAGRAPH_PDF_PASSWORD, or give "
+    "--password-file FILE)"
+)
+"""What an encrypted PDF without its password reports: the two ways that keep the password
+out of ``ps`` and the shell's history, not ``--password``."""
 
 
 def fail(path: Path, cause: str) -> PaperLoadError:
@@ -96,9 +104,17 @@ def _quiet_pypdf() -> None:
         logger.setLevel(logging.CRITICAL)
 
 
-def _page_text(page: Any, style: PageStyles) -> str:
-    """One page's text, its styled runs collected in ``style``."""
-    return str(page.extract_text(visitor_text=style.visit) or "")
+def _page_text(page: Any, style: PageStyles, title: TitleRuns | None = None) -> str:
+    """One page's text, its styled runs collected in ``style`` (and in ``title``, the first
+    page's, for the title by layout)."""
+    if title is None:
+        return str(page.extract_text(visitor_text=style.visit) or "")
+
+    def both(*run: Any) -> None:
+        style.visit(*run)
+        title.visit(*run)
+
+    return str(page.extract_text(visitor_text=both) or "")
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,8 @@ class PdfText:
     """The metadata title ('' when absent or unreadable)."""
     layout: list[PageLayout]
     """Per page, the lines set larger, bolder or smaller than the body (layout evidence)."""
+    layout_title: str = ""
+    """The largest text near the top of the first page ('' when nothing stands out)."""
 
 
 def pdf_pages(
@@ -135,12 +153,12 @@ def pdf_pages(
             if not any(reader.decrypt(c) for c in candidates if c is not None):
                 if password:
                     raise fail(path, "encrypted PDF: wrong password")
-                raise fail(path, "encrypted PDF: a password is needed (--password)")
+                raise fail(path, NEEDS_PASSWORD)
         page_objects = list(reader.pages)
     except PaperLoadError:
         raise
     except FileNotDecryptedError:
-        raise fail(path, "encrypted PDF: a password is needed (--password)") from None
+        raise fail(path, NEEDS_PASSWORD) from None
     except DependencyError:
         raise fail(
             path, "encrypted PDF (AES): install the 'cryptography' package to open it"
@@ -156,10 +174,11 @@ def pdf_pages(
     styles: list[list[tuple[str, float, bool]]] = []
     failures: list[BaseException] = []
     total = len(page_objects)
+    first_page = TitleRuns()
     for number, page in enumerate(page_objects, start=1):
         style = PageStyles()
         try:
-            pages.append(_page_text(page, style))
+            pages.append(_page_text(page, style, first_page if number == 1 else None))
         except Exception as error:  # one damaged page should not lose the whole paper
             failures.append(error)
             pages.append("")
@@ -176,7 +195,11 @@ def pdf_pages(
         title = str(meta.title or "") if meta is not None else ""
     except Exception:  # metadata is optional; a broken info dictionary loses only the title
         title = ""
-    return PdfText(pages=pages, title=title, layout=page_layouts(styles))
+    try:
+        by_layout = layout_title(first_page, pages[0])
+    except Exception:  # odd matrices or sizes lose only the layout's title
+        by_layout = ""
+    return PdfText(pages=pages, title=title, layout=page_layouts(styles), layout_title=by_layout)
 
 
 def _has_letters(pages: list[str], least: int) -> bool:

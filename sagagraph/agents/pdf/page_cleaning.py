@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sagagraph.agents.headings import normalize_title
+from sagagraph.agents.headings import known_heading, normalize_title
 
 Lines = list[tuple[int, str]]
 """``(page, line)`` pairs in reading order."""
@@ -102,6 +102,10 @@ def _note_start(line: str, small: bool, bottom: bool) -> bool:
     return bottom and bool(_SYMBOL_NOTE.match(line))
 
 
+def _heading_line(line: str) -> bool:
+    return len(line) <= 40 and line[:1].isupper() and known_heading(line) is not None
+
+
 def clean_pages(
     pages: Sequence[Sequence[str]],
     small: Sequence[frozenset[str]] = (),
@@ -133,7 +137,9 @@ def clean_pages(
             if len(line) <= 40 and normalize_title(line) in _REFERENCE_TITLES:
                 in_references = True
             is_small = bool(smalls) and _key(line) in smalls
-            if not markdown and line and not in_references:
+            # A heading is never a note, however small the journal sets it ("ABSTRACT" under
+            # a block of small affiliation lines).
+            if not markdown and line and not in_references and not _heading_line(line):
                 bottom = i >= 0.6 * len(page)
                 if in_note and (is_small or (not smalls and bottom)):
                     out.notes[-1] += " " + line
@@ -193,7 +199,7 @@ def _join(head: str, tail: str, vocabulary: Counter[str]) -> str:
 
 
 _REFERENCE_ENTRY = re.compile(
-    r"^(?:\[\d{1,3}\]\s+\S"  # [12] A. Author ...
+    r"^(?:\[\d{1,3}\]\s*\S"  # [12] A. Author ... ([12]A.Author from a font without spaces)
     r"|\d{1,3}\.\s+[A-Z][^\s,]*,?\s"  # 12. Author, A. ...
     r"|[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s?)+.*?(?:19|20)\d\d"  # Author, A. B. (2019)
     r"|[A-Z][\w'’-]+,\s+[A-Z][\w'’-]+.*?\(?(?:19|20)\d\d[a-z]?\)?[.,])"  # Author, Name 2019.

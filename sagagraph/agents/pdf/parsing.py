@@ -34,6 +34,9 @@ _NOTICE = re.compile(
     r"workshop|preprint|licen[cs]e|\bdoi\b|issn|https?:|www\.",
     re.IGNORECASE,
 )
+# "Jane Doe and Kim Roe", "A. Turing, G. Hopper & J. Doe": names joined by commas or "and".
+_NAME = r"(?:[A-Z][\w'’-]*\.?\s+){1,3}[A-Z][\w'’-]+"
+_AUTHOR_LINE = re.compile(rf"^{_NAME}(?:\s*(?:,|\band\b|&)\s*(?:and\s+)?{_NAME})+$")
 _AUTHOR_MARKS = frozenset("∗*†‡§¶♠♢♡♣♦□⋄@,")
 _NOTHING: frozenset[str] = frozenset()
 
@@ -59,8 +62,13 @@ def _title_like(line: str) -> bool:
     return not long_words or capitalised >= 0.5 * len(long_words)
 
 
-def guess_title(front: Sequence[str], metadata_title: str, fallback: str) -> str:
-    """The title: metadata when it is meaningful, else the first title-like lines."""
+def guess_title(
+    front: Sequence[str], metadata_title: str, fallback: str, layout_title: str = ""
+) -> str:
+    """The title: the first page's largest text near the top (:mod:`.title`), else the
+    metadata title when it is meaningful, else the first title-like lines."""
+    if layout_title:
+        return layout_title
     if _good_metadata_title(metadata_title):
         return " ".join(metadata_title.split())
     lines = [ln for ln in front[:25] if ln]
@@ -69,7 +77,7 @@ def guess_title(front: Sequence[str], metadata_title: str, fallback: str) -> str
             continue
         title = line
         for extra in lines[i + 1 : i + 3]:
-            if not _title_like(extra) or len(extra.split()) > 12:
+            if not _title_like(extra) or len(extra.split()) > 12 or _AUTHOR_LINE.match(extra):
                 break
             title = f"{title} {extra}"
         return title
@@ -97,11 +105,13 @@ def parse_paper(
     markdown: bool = False,
     metadata_title: str = "",
     layout: Sequence[PageLayout] = (),
+    layout_title: str = "",
 ) -> Paper:
     """Split page texts into a :class:`Paper`: title, front matter and headed sections.
 
     ``layout`` (per page, from the PDF) marks the lines set apart as headings and the small
-    lines that notes are made of; text patterns work without it.
+    lines that notes are made of; text patterns work without it. ``layout_title`` is the
+    first page's largest text, preferred to the metadata title.
     """
     page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
     cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
@@ -145,7 +155,7 @@ def parse_paper(
         title = found[0][0]
         front += [line for _, line in found.pop(0)[4]]
     if not title:
-        title = guess_title(front, metadata_title, Path(source).stem)
+        title = guess_title(front, metadata_title, Path(source).stem, layout_title)
     # Markdown papers under a "# Title" use "##" for sections: make the top level 1.
     shift = min((lvl for _, _, lvl, _, _ in found), default=1) - 1 if markdown else 0
     sections = tuple(
@@ -186,7 +196,13 @@ def load_paper(
     suffix = file.suffix.lower()
     if b"%PDF-" in data[:1024]:
         pdf = pdf_pages(file, data, password, on_page)
-        return parse_paper(str(path), pdf.pages, metadata_title=pdf.title, layout=pdf.layout)
+        return parse_paper(
+            str(path),
+            pdf.pages,
+            metadata_title=pdf.title,
+            layout=pdf.layout,
+            layout_title=pdf.layout_title,
+        )
     if suffix == ".pdf":
         raise fail(file, "not a PDF (it does not start with %PDF-)")
     if suffix not in TEXT_SUFFIXES:

@@ -1,0 +1,238 @@
+"""A saga's timeline as an SVG picture, drawn from its JSON view without matplotlib.
+
+One row per step (the saga's end on the last row, the board's versions on a row of their
+own), one slot per event in the order recorded. Bars: execute (blue) and compensate
+(orange), pale when the attempt failed; thin dark bars for an agent step's tool calls and
+undos, named by their tool. Marks: a red cross for a failed or retried attempt or a rejected
+route, a grey dot for an accepted route, a black diamond where a step halted the saga, a
+purple triangle where it waits for an operator, a green star for an operator's decision
+(retry, skip, rollback), a black bar where it ended, a board version's number where a
+knowledge source wrote it. Each mark's tooltip (``<title>``) is its event, secrets hidden.
+The colours are those of :func:`sagagraph.plotting.plot_saga_timeline`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from sagagraph.plotting.style import TIMELINE_COLOURS
+from sagagraph.redaction import redact
+
+SLOT = 40
+"""Width of one event's slot, in pixels."""
+ROW = 40
+"""Height of one row."""
+LABELS = 130
+"""Width of the step names' column."""
+TOP = 12
+FAILED = ("error", "retry", "timeout", "rejected")
+"""Outcomes drawn with a red cross."""
+SAGA_ROW = "saga"
+BOARD_ROW = "board"
+
+
+def text(value: Any) -> str:
+    """``value`` as SVG text: secrets hidden, markup escaped."""
+    return escape(redact(str(value)))
+
+
+def row_of(event: Mapping[str, Any]) -> str:
+    """The row of an event: its step; the saga's end (and the router's ``finish``) on ``saga``."""
+    step = str(event.get("step"))
+    return SAGA_ROW if step in (SAGA_ROW, "finish") else step
+
+
+def rows_of(events: Sequence[Mapping[str, Any]], board: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Rows top to bottom: steps by first appearance, then ``board``, then ``saga``."""
+    rows: list[str] = []
+    for event in events:
+        name = row_of(event)
+        if name not in rows and name != SAGA_ROW:
+            rows.append(name)
+    if board:
+        rows.append(BOARD_ROW)
+    if any(row_of(e) == SAGA_ROW for e in events):
+        rows.append(SAGA_ROW)
+    return rows
+
+
+def tooltip(index: int, event: Mapping[str, Any]) -> str:
+    parts = [
+        f"#{index + 1}",
+        str(event.get("ts", "")),
+        str(event.get("step")),
+        str(event["action"]),
+    ]
+    parts.append(f"{event['outcome']} (attempt {event.get('attempt', 1)})")
+    if event.get("tool"):
+        parts.append(f"tool {event['tool']}")
+    if event.get("detail"):
+        parts.append(str(event["detail"]))
+    return f"<title>{text(' · '.join(parts))}</title>"
+
+
+def cross(x: float, y: float, size: float = 6) -> str:
+    colour = TIMELINE_COLOURS["failed"]
+    return (
+        f'<path d="M{x - size},{y - size}L{x + size},{y + size}M{x - size},{y + size}'
+        f'L{x + size},{y - size}" stroke="{colour}" stroke-width="3" class="mark-failed"/>'
+    )
+
+
+def star(x: float, y: float, size: float = 8) -> str:
+    import math
+
+    points = []
+    for i in range(10):
+        radius = size if i % 2 == 0 else size * 0.45
+        angle = math.pi / 2 + i * math.pi / 5
+        points.append(f"{x + radius * math.cos(angle):.1f},{y - radius * math.sin(angle):.1f}")
+    return f'<polygon points="{" ".join(points)}" fill="{TIMELINE_COLOURS["resolve"]}"/>'
+
+
+def event_shape(event: Mapping[str, Any], x: float, y: float) -> str:
+    """The bar or mark of one event centred at (``x``, ``y``)."""
+    action, outcome = str(event["action"]), str(event["outcome"])
+    half = SLOT / 2 - 1
+    if action in ("execute", "compensate"):
+        opacity = 1.0 if outcome in ("ok", "halted") else 0.45
+        shape = (
+            f'<rect x="{x - half}" y="{y - 11}" width="{2 * half}" height="22" rx="3" '
+            f'fill="{TIMELINE_COLOURS[action]}" fill-opacity="{opacity}" class="bar-{action}"/>'
+        )
+        if outcome in FAILED:
+            shape += cross(x, y)
+        elif outcome == "halted":
+            shape += (
+                f'<polygon points="{x},{y - 6} {x + 6},{y} {x},{y + 6} {x - 6},{y}" '
+                f'fill="{TIMELINE_COLOURS["halted"]}" stroke="white"/>'
+            )
+        return shape
+    if action in ("tool_call", "tool_undo"):
+        shape = (
+            f'<rect x="{x - half + 3}" y="{y - 5}" width="{2 * half - 6}" height="10" '
+            f'fill="{TIMELINE_COLOURS[action]}" class="bar-{action}"/>'
+            f'<text x="{x}" y="{y - 8}" font-size="8" text-anchor="middle">'
+            f"{text(event.get('tool') or 'tool')}</text>"
+        )
+        return shape + (cross(x, y, 4) if outcome != "ok" else "")
+    if action == "route":
+        if outcome == "ok":
+            return f'<circle cx="{x}" cy="{y}" r="4" fill="{TIMELINE_COLOURS["route"]}"/>'
+        return cross(x, y)
+    if action == "escalate":
+        return (
+            f'<polygon points="{x},{y - 8} {x + 8},{y + 6} {x - 8},{y + 6}" '
+            f'fill="{TIMELINE_COLOURS["escalate"]}" class="mark-escalate"/>'
+        )
+    if action == "resolve":
+        return star(x, y)
+    if action == "finish":
+        return (
+            f'<rect x="{x - 2}" y="{y - 13}" width="4" height="26" '
+            f'fill="{TIMELINE_COLOURS["finish"]}"/>'
+        )
+    return f'<circle cx="{x}" cy="{y}" r="3" fill="#999"/>'
+
+
+def board_slot(entry: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> int:
+    """The slot of the first event recorded at or after a board version was written."""
+    ts = str(entry.get("ts") or "")
+    for index, event in enumerate(events):
+        if str(event.get("ts") or "") >= ts:
+            return index
+    return max(len(events) - 1, 0)
+
+
+LEGEND: tuple[tuple[str, str, str], ...] = (
+    ("execute", "rect", "execute"),
+    ("compensate", "rect", "compensate"),
+    ("tool_call", "rect", "tool call"),
+    ("tool_undo", "rect", "tool undo"),
+    ("failed", "cross", "failed / retried / rejected"),
+    ("route", "dot", "route accepted"),
+    ("escalate", "triangle", "needs an operator"),
+    ("resolve", "dot", "operator decision"),
+    ("board", "ring", "board version"),
+)
+
+
+def legend(events: Sequence[Mapping[str, Any]], y: float, board: bool) -> tuple[str, float]:
+    """The legend of what the picture shows, on one line, and where it ends."""
+    seen = {str(e["action"]) for e in events} | {
+        "failed" for e in events if str(e["outcome"]) in FAILED
+    }
+    if board:
+        seen.add("board")
+    parts, x = [], float(LABELS)
+    for key, kind, label in LEGEND:
+        if key not in seen and key not in ("execute", "compensate"):
+            continue
+        colour = TIMELINE_COLOURS.get(key, "#555")
+        if kind == "ring":
+            parts.append(f'<circle cx="{x + 5}" cy="{y}" r="6" fill="#fff" stroke="#555"/>')
+        elif kind == "cross":
+            parts.append(cross(x + 5, y, 4))
+        elif kind == "triangle":
+            parts.append(
+                f'<polygon points="{x + 5},{y - 6} {x + 11},{y + 5} {x - 1},{y + 5}" '
+                f'fill="{colour}"/>'
+            )
+        elif kind == "dot":
+            parts.append(f'<circle cx="{x + 5}" cy="{y}" r="5" fill="{colour}"/>')
+        else:
+            parts.append(f'<rect x="{x}" y="{y - 5}" width="10" height="10" fill="{colour}"/>')
+        parts.append(f'<text x="{x + 14}" y="{y + 4}" font-size="11">{escape(label)}</text>')
+        x += 26 + 5.6 * len(label)
+    return "".join(parts), x
+
+
+def timeline_svg(view: Mapping[str, Any]) -> str:
+    """The SVG markup of ``view``'s timeline (its events, and its board if it has one)."""
+    events: list[Mapping[str, Any]] = list(view.get("events") or [])
+    board: list[Mapping[str, Any]] = list(view.get("board") or [])
+    rows = rows_of(events, board)
+    width = LABELS + SLOT * max(len(events), 1) + 20
+    height = TOP + ROW * max(len(rows), 1) + 50
+    key, key_end = legend(events, height - 14, bool(board))
+    full = max(width, key_end)
+    level = {name: TOP + ROW * i + ROW / 2 for i, name in enumerate(rows)}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{full}" '
+        f'height="{height}" viewBox="0 0 {full} {height}" role="img" '
+        f'aria-label="timeline of saga {text(view.get("saga_id"))}" font-family="sans-serif">'
+    ]
+    for name, y in level.items():
+        parts.append(
+            f'<line x1="{LABELS}" y1="{y}" x2="{width - 10}" y2="{y}" stroke="#e4e4e4"/>'
+            f'<text x="{LABELS - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
+            f"{text(name)}</text>"
+        )
+    for index, event in enumerate(events):
+        x = LABELS + SLOT * index + SLOT / 2
+        y = level[row_of(event)]
+        parts.append(
+            f'<g class="event" data-action="{text(event["action"])}" '
+            f'data-outcome="{text(event["outcome"])}">{tooltip(index, event)}'
+            f"{event_shape(event, x, y)}</g>"
+        )
+        axis = TOP + ROW * len(rows) + 12
+        parts.append(
+            f'<text x="{x}" y="{axis}" font-size="9" text-anchor="middle" fill="#666">'
+            f"{index + 1}</text>"
+        )
+    for entry in board:
+        x = LABELS + SLOT * board_slot(entry, events) + SLOT / 2
+        y = level[BOARD_ROW]
+        about = f"{entry.get('topic')} v{entry.get('version')} {entry.get('status')}: "
+        parts.append(
+            f'<g class="board-version"><title>{text(about + str(entry.get("note") or ""))}'
+            f'</title><circle cx="{x}" cy="{y}" r="9" fill="#fff" stroke="#555"/>'
+            f'<text x="{x}" y="{y + 4}" font-size="9" text-anchor="middle">'
+            f"v{text(entry.get('version'))}</text></g>"
+        )
+    parts.append(key)
+    parts.append("</svg>")
+    return "".join(parts)

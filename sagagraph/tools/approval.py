@@ -1,0 +1,139 @@
+"""A human gate before costly or irreversible tool calls: :class:`ToolApprovalMiddleware`.
+
+A tool declared with ``approval=True`` (``irreversible(tool, approval=True)``,
+``compensable(tool, undo=..., approval=True)``) does not run until an operator decides. The
+gate is LangChain's ``HumanInTheLoopMiddleware`` in its ``per_call`` mode: each gated call
+pauses the agent with LangGraph's ``interrupt()`` as the call starts, so several gated calls
+of one model turn are several pending approvals, answered together or one by one, each
+keyed by its interrupt id. The pause is a checkpoint like any other: a process that stops
+while a call waits leaves it waiting, and whichever process resumes the saga (or the agent's
+thread) with ``Command(resume={interrupt_id: decision})`` carries it on.
+
+The decisions are LangChain's: ``{"type": "approve"}``, ``{"type": "edit", "edited_action":
+{"name": tool, "args": {...}}}`` (the call runs with the operator's arguments, and its log
+record, so its undo, shows them) and ``{"type": "reject", "message": why}``. A rejection is
+not handed back to the model to try something else: the call is refused, so the run fails
+with :class:`~sagagraph.errors.ToolRejectedError`; in a saga the agent's step fails and the
+saga compensates; with :func:`~sagagraph.tools.create_compensating_agent` the run's calls
+are undone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentState, HumanInTheLoopMiddleware, InterruptOnConfig
+from langchain.agents.middleware.human_in_the_loop import DecisionType
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from sagagraph.errors import ConfigurationError, ToolRejectedError
+from sagagraph.tools.declare import note_executed_args, require_policy
+from sagagraph.tools.records import call_key, call_number, call_offset, content_text, scope_of
+
+APPROVAL_REQUEST = "tool_approval"
+"""The ``type`` of the interrupt value a gated call pauses on (LangChain's
+``ToolApprovalRequest``: ``tool_call_id``, ``name``, ``args``, ``description``)."""
+
+DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject")
+"""What an operator may answer a gated call with."""
+
+
+def gated_tools(tools: Sequence[BaseTool]) -> list[str]:
+    """Names of the tools declared with ``approval=True``, in order."""
+    return [t.name for t in tools if require_policy(t).approval]
+
+
+class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
+    """Pause before each call of a tool declared ``approval=True``; a rejection fails the run.
+
+    Built on LangChain's ``HumanInTheLoopMiddleware`` (``interrupt_mode="per_call"``, decisions
+    approve, edit and reject). Place it after :class:`ToolCompensationMiddleware` in the
+    ``middleware`` list, so the call is keyed and logged with the arguments it runs with;
+    :func:`~sagagraph.tools.agent_step` and :func:`~sagagraph.tools.create_compensating_agent`
+    add it themselves when a tool needs approval.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[BaseTool],
+        *,
+        label: str = "agent",
+        description: str = "waiting for an operator's approval",
+    ) -> None:
+        names = gated_tools(tools)
+        if not names:
+            raise ConfigurationError(
+                "ToolApprovalMiddleware: no tool is declared with approval=True"
+            )
+        self.label = label
+        """The agent's label in its calls' keys (the saga step's name)."""
+        self.description = description
+        config: InterruptOnConfig = {
+            "allowed_decisions": list(DECISIONS),
+            "description": self._describe,
+        }
+        super().__init__(
+            {name: config for name in names},
+            description_prefix=description,
+            interrupt_mode="per_call",
+        )
+
+    def _describe(self, tool_call: ToolCall, state: AgentState[Any], runtime: Runtime[Any]) -> str:
+        """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
+        call's idempotency key, which names the saga and the step even to a reader that does
+        not have the saga's graph (:func:`approval_key`)."""
+        messages = list(state.get("messages") or [])
+        n = call_number(messages, tool_call.get("id"), call_offset(state))
+        key = call_key(scope_of(self.label), n)
+        args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
+        return f"{self.description}: {tool_call['name']} {args} (call {key})"
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        ran: list[ToolCallRequest] = []
+
+        def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
+            ran.append(to_run)
+            note_executed_args(dict(to_run.tool_call.get("args") or {}))
+            return handler(to_run)
+
+        return _refused_or(request, ran, super().wrap_tool_call(request, run))
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        ran: list[ToolCallRequest] = []
+
+        async def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
+            ran.append(to_run)
+            note_executed_args(dict(to_run.tool_call.get("args") or {}))
+            return await handler(to_run)
+
+        return _refused_or(request, ran, await super().awrap_tool_call(request, run))
+
+
+def _refused_or(
+    request: ToolCallRequest, ran: list[ToolCallRequest], result: ToolMessage | Command[Any]
+) -> ToolMessage | Command[Any]:
+    """``result``, unless the operator rejected the call: then ToolRejectedError.
+
+    LangChain answers a rejected call with an error message to the model, without running
+    the tool; the gate refuses it instead, so a rejection fails the run.
+    """
+    if ran or not isinstance(result, ToolMessage) or result.status != "error":
+        return result
+    name = request.tool_call.get("name")
+    raise ToolRejectedError(
+        f"operator rejected {name} (call {request.tool_call.get('id')}): {content_text(result)}"
+    )

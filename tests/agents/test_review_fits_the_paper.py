@@ -1,0 +1,157 @@
+"""The offline review fits the kind of paper, and a keyword counts only in the right sense.
+
+Each case is a class of paper (a focus-group study, an R package, a survey, a systems paper)
+or a class of misleading sentence, built as a small Markdown paper; the review must quote it,
+name its kind with the words that decided it, and ask only what that kind owes its readers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sagagraph.agents.offline_review import offline_review
+from sagagraph.agents.paper import Paper
+from sagagraph.agents.pdf.parsing import parse_paper
+from sagagraph.agents.schemas import Review
+from tests.support.output_checks import assert_review_is_grounded
+
+FILLER = (
+    "The setting is described with enough detail for a reader to follow each step. "
+    "Every part of the work is reported in the order in which it was carried out. "
+)
+
+
+def paper(title: str, abstract: str, method: str, results: str, closing: str = "") -> Paper:
+    closing = closing or (
+        "We summarised what the work found and what it means for practice in the field. " * 6
+    )
+    text = f"""# {title}
+
+## Abstract
+
+{abstract} {FILLER}
+
+## 1 Introduction
+
+{FILLER * 3}
+
+## 2 Methods
+
+{method} {FILLER * 3}
+
+## 3 Results
+
+{results} {FILLER * 3}
+
+## 4 Conclusion
+
+{closing}
+
+## References
+
+[1] A. Author. Limitations of sagas. Journal of Examples, 2001.
+[2] B. Author. Another study. Journal of Examples, 2002.
+[3] C. Author. A third study. Journal of Examples, 2003.
+"""
+    return parse_paper("case.md", [text], markdown=True)
+
+
+def points(review: Review) -> str:
+    return " ".join(review.strengths + review.weaknesses + review.suggestions)
+
+
+FOCUS_GROUP = paper(
+    "Nurses' Views of Night Shifts",
+    "This study explores how nurses experience night shifts through four focus groups.",
+    "We held four focus groups with 24 nurses and analysed the transcripts by thematic analysis.",
+    "Participants described fatigue, isolation and a strong sense of team spirit at night.",
+)
+R_PACKAGE = paper(
+    "sagar: An R Package for Saga Analysis",
+    "We present sagar, an R package that fits compensation models to event logs.",
+    "The package is freely available under the GNU General Public License from CRAN.",
+    "For example, a user fits a model to a log of ten thousand events in one call.",
+)
+SURVEY = paper(
+    "A Survey of Compensation in Workflow Systems",
+    "In this survey we review forty years of compensation in workflow systems.",
+    "We searched three digital libraries and selected 120 papers by inclusion criteria.",
+    "Most systems compensate in reverse order and few of them retry compensations.",
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "evidence"),
+    [
+        (FOCUS_GROUP, "a qualitative or clinical study", "focus group"),
+        (R_PACKAGE, "a software or package paper", "R package"),
+        (SURVEY, "a survey", "In this survey"),
+    ],
+    ids=["focus-group", "r-package", "survey"],
+)
+def test_the_kind_is_named_with_the_words_that_decided_it(
+    case: Paper, kind: str, evidence: str
+) -> None:
+    review = offline_review(case)
+    assert review.kind.startswith(kind) and evidence in review.kind
+    assert_review_is_grounded(case, review)
+
+
+@pytest.mark.parametrize("case", [FOCUS_GROUP, R_PACKAGE, SURVEY], ids=["focus", "r", "survey"])
+def test_no_fixed_experiment_checklist_for_papers_that_are_not_experiments(case: Paper) -> None:
+    text = points(offline_review(case)).lower()
+    for advice in ("ablation", "one component at a time", "seeds", "repeated runs", "published"):
+        assert advice not in text
+
+
+def test_a_package_released_under_the_gpl_is_not_said_to_hide_its_code() -> None:
+    review = offline_review(R_PACKAGE)
+    assert "Makes its work available to others" in points(review)
+    assert "not said to be available" not in points(review)
+    assert "where and under which licence" not in points(review)
+
+
+EMPIRICAL = (
+    "We propose a retry policy for agent steps and show it halves failed runs.",
+    "We ran 200 sagas on three models with injected crashes.",
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "practice"),
+    [
+        (
+            "The sample does not allow for statistically significant generalisation.",
+            "spread or significance",
+        ),
+        ("The server bootstrap takes two seconds before the first request.", "significance"),
+        (
+            "The workload generator draws keys with a standard deviation of 3 for its skew "
+            "parameter.",
+            "spread or significance",
+        ),
+        ("We used an open-source web browser to display the logs.", "available to others"),
+    ],
+    ids=["negated", "server-bootstrap", "parameter-std", "open-source-browser"],
+)
+def test_a_keyword_in_another_sense_is_no_evidence(sentence: str, practice: str) -> None:
+    case = paper("Retrying Agent Steps", EMPIRICAL[0], EMPIRICAL[1], sentence)
+    review = offline_review(case)
+    assert practice not in " ".join(review.strengths)
+    assert_review_is_grounded(case, review)
+
+
+def test_an_absence_is_claimed_only_after_searching_references_too() -> None:
+    """'Limitations' appears only in a reference's title: no claim that they are missing."""
+    case = paper("Retrying Agent Steps", *EMPIRICAL, "Retries halved the failed runs.")
+    review = offline_review(case)
+    assert "limits of the findings are not discussed" not in points(review)
+    claims = [w for w in review.weaknesses if "searched the whole text" in w]
+    assert claims, "some absence is claimed, and each says what was searched"
+    for claim in claims:
+        assert "references and appendices included" in claim and ": none found" in claim
+
+
+def test_every_point_of_every_case_quotes_its_paper() -> None:
+    for case in (FOCUS_GROUP, R_PACKAGE, SURVEY):
+        assert_review_is_grounded(case, offline_review(case))

@@ -1,0 +1,106 @@
+"""The console in a real browser: Playwright driving Debian's Chromium.
+
+Open the list, open a saga waiting for an operator, resolve it, see its status change; and
+see the operator's queue and a saga's page update by themselves when another operator acts.
+Skips (fails under CI=true) when Playwright or Chromium is missing: ``.ci/run`` installs
+Chromium with apt-get.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sagagraph.console.actions import ACTIONS, ActionRequest
+from sagagraph.console.serve import console_in_thread
+from sagagraph.console.source import SagaSource
+from tests.support.console_sagas import Stores
+from tests.support.services import unavailable
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = os.environ.get("SAGAGRAPH_CHROMIUM", "/usr/bin/chromium")
+WAIT_MS = 20_000
+"""How long an expectation waits for the page (a live update comes every 3 s)."""
+
+
+def chromium_path() -> str:
+    found = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    if not found:
+        unavailable(f"Chromium at {CHROMIUM}", "not installed (apt-get install -y chromium)")
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def browser_page() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as missing:
+        unavailable("Playwright", f"{missing} (pip install playwright)")
+    path = chromium_path()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(WAIT_MS)
+            yield page
+        finally:
+            browser.close()
+
+
+def test_an_operator_resolves_a_saga_in_the_browser(acted_on: Stores, browser_page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    source = SagaSource.from_urls(acted_on.db, acted_on.bus)
+    with console_in_thread(source) as url:
+        page.goto(url + "/")
+        stuck_row = page.locator('tr[data-saga="stuck"]')
+        expect(stuck_row).to_contain_text("compensation_failed")
+        expect(stuck_row).to_contain_text("operator")
+
+        stuck_row.get_by_role("link", name="stuck").click()
+        expect(page).to_have_url(url + "/sagas/stuck")
+        expect(page.locator("#saga-status")).to_have_text("compensation_failed")
+        expect(page.locator("svg.timeline g.event")).to_have_count(8)
+
+        form = page.locator("#action-retry")
+        form.locator("input[name=why]").fill("store is back, ticket 7")
+        form.get_by_role("button", name="Retry the compensation").click()
+
+        expect(page.locator("#saga-status")).to_have_text("rolled_back")
+        expect(page.locator(".notice")).to_contain_text("Retry the compensation: done")
+        expect(page.locator("table.events")).to_contain_text("operator: retry: store is back")
+
+        page.get_by_role("link", name="Sagas", exact=True).click()
+        expect(page.locator('tr[data-saga="stuck"]')).to_contain_text("rolled_back")
+
+
+def test_the_queue_and_a_saga_page_update_themselves(acted_on: Stores, browser_page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    source = SagaSource.from_urls(acted_on.db, acted_on.bus)
+    with console_in_thread(source) as url:
+        page.goto(url + "/queue")
+        expect(page.locator('tr[data-saga="stuck2"]')).to_have_count(1)
+        # Another operator skips it meanwhile (the CLI, a script): the page is not reloaded.
+        view = source.view("stuck2")
+        assert view is not None
+        ACTIONS["skip"].run(ActionRequest(source, view, "bo", "kept for the audit"))
+        expect(page.locator('tr[data-saga="stuck2"]')).to_have_count(0)
+        expect(page.locator('tr[data-saga="stuck"]')).to_have_count(1)
+
+        # A saga's page reloads itself when the saga moves on.
+        page.goto(url + "/sagas/stuck")
+        expect(page.locator("#saga-status")).to_have_text("compensation_failed")
+        view = source.view("stuck")
+        assert view is not None
+        ACTIONS["retry"].run(ActionRequest(source, view, "cy", "the store is back"))
+        expect(page.locator("#saga-status")).to_have_text("rolled_back")

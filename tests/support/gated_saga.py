@@ -1,0 +1,175 @@
+"""A saga whose agent step calls tools that need an operator's approval, for the gate's tests.
+
+``payout``: ``order`` (a plain step that records the order), then ``pay``, a ``create_agent``
+agent whose model (``ChatOpenAI`` against the scripted server of :mod:`openai_server`) asks,
+in one turn, for three calls: ``hold_room`` (compensable, no approval), ``charge_card``
+(compensable, approval) and ``send_wire`` (irreversible, approval); then ``notify``.
+
+Every partner write lands in one SQLite file (``partner.sqlite`` under the data folder),
+keyed by the call's idempotency key, so a test counts what ran and what was undone. The CLI
+reaches the saga through ``--app tests.support.gated_saga:graph``, with the data folder in
+``GATE_DATA`` and the model server in ``OPENAI_BASE_URL``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Mapping
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.graph import StateGraph
+
+from sagagraph import (
+    SagaDefinition,
+    StepContext,
+    StepResult,
+    ToolCall,
+    agent_step,
+    build_saga_graph,
+    compensable,
+    idempotency_key,
+    irreversible,
+)
+from tests.support.openai_server import Reply
+
+TURN = [
+    {"name": "hold_room", "arguments": json.dumps({"hotel": "old-town"})},
+    {"name": "charge_card", "arguments": json.dumps({"amount_cents": 9_500})},
+    {"name": "send_wire", "arguments": json.dumps({"to": "hotel", "amount_cents": 500})},
+]
+"""The model's one turn: three calls, two of them gated."""
+
+
+def responder(request: dict[str, Any]) -> Reply:
+    """Ask for the turn's calls first; once every call has its answer, end the run."""
+    last = (request.get("messages") or [{}])[-1]
+    if last.get("role") == "tool":
+        return Reply(content="paid")
+    return Reply(tool_calls=TURN)
+
+
+class Partner:
+    """The partner APIs behind the tools: one table of effects, keyed by call key."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / "partner.sqlite"
+        with closing(self._open()) as conn, conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS effects "
+                "(key TEXT PRIMARY KEY, tool TEXT, args TEXT, state TEXT)"
+            )
+
+    def _open(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def do(self, tool: str, args: Mapping[str, Any]) -> str:
+        key = idempotency_key()
+        with closing(self._open()) as conn, conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO effects VALUES (?, ?, ?, 'done')",
+                (key, tool, json.dumps(dict(args), sort_keys=True)),
+            )
+        return json.dumps({"key": key, **args})
+
+    def undo(self, call: ToolCall) -> None:
+        with closing(self._open()) as conn, conn:
+            conn.execute("UPDATE effects SET state = 'undone' WHERE key = ?", (call["key"],))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every effect, in key order."""
+        with closing(self._open()) as conn:
+            found = conn.execute("SELECT key, tool, args, state FROM effects ORDER BY key")
+            return [
+                {"key": k, "tool": t, "args": json.loads(a), "state": s} for k, t, a, s in found
+            ]
+
+    def effects(self) -> dict[str, dict[str, Any]]:
+        """Every effect by tool: its arguments and state (one call of each tool a saga)."""
+        with closing(self._open()) as conn:
+            rows = conn.execute("SELECT key, tool, args, state FROM effects").fetchall()
+        return {tool: {"key": k, "args": json.loads(a), "state": s} for k, tool, a, s in rows}
+
+
+def payout_tools(partner: Partner) -> list[BaseTool]:
+    @tool
+    def hold_room(hotel: str) -> str:
+        """Hold a room at ``hotel``."""
+        return partner.do("hold_room", {"hotel": hotel})
+
+    @tool
+    def charge_card(amount_cents: int) -> str:
+        """Charge the traveller's card."""
+        return partner.do("charge_card", {"amount_cents": amount_cents})
+
+    @tool
+    def send_wire(to: str, amount_cents: int) -> str:
+        """Wire money to ``to``: cannot be called back."""
+        return partner.do("send_wire", {"to": to, "amount_cents": amount_cents})
+
+    return [
+        compensable(hold_room, undo=partner.undo),
+        compensable(charge_card, undo=partner.undo, approval=True),
+        irreversible(send_wire, approval=True),
+    ]
+
+
+class Order:
+    """A plain step before the agent: something to compensate when the agent's step fails."""
+
+    name = "order"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        (self.folder / f"{ctx.saga_id}.order").write_text(json.dumps(dict(ctx.input)))
+        return StepResult(data={"order": ctx.saga_id})
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        (self.folder / f"{ctx.saga_id}.order").unlink(missing_ok=True)
+
+
+class Notify:
+    """A plain step after the agent: it runs only once every gated call was decided."""
+
+    name = "notify"
+
+    def execute(self, ctx: StepContext) -> StepResult:
+        return StepResult(data={"told": ctx.input.get("traveller")})
+
+    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+        return None
+
+
+def chat_model(base_url: str) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="gpt-test", base_url=base_url, api_key="sk-test", max_retries=0)
+
+
+def definition(
+    folder: Path, base_url: str, *, middleware: list[Any] | None = None
+) -> SagaDefinition:
+    partner = Partner(folder)
+    pay = agent_step(
+        "pay",
+        "chat_model",
+        payout_tools(partner),
+        prompt=lambda ctx: f"Pay for the trip of {ctx.input['traveller']}.",
+        system_prompt="You pay for trips.",
+        middleware=middleware or [],
+    )
+    return SagaDefinition.of(
+        "payout", [Order(folder), pay, Notify()], services={"chat_model": chat_model(base_url)}
+    )
+
+
+def graph() -> StateGraph[Any, None, Any, Any]:
+    """The saga's graph, for ``sagagraph approve|reject --app tests.support.gated_saga:graph``."""
+    folder = Path(os.environ["GATE_DATA"])
+    return build_saga_graph(definition(folder, os.environ["OPENAI_BASE_URL"]))
