@@ -77,26 +77,25 @@ def test_status_and_list_name_a_dead_lettered_saga(
     durable_checkpointer_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from langgraph.graph import START
-    from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
-    from sagagraph.graph.submit import SagaRequest, queued_state
 
     from sagagraph.agents.paper_saga import paper_saga_definition
     from sagagraph.checkpoints.factory import open_checkpointer
     from sagagraph.graph.builder import build_saga_graph
     from sagagraph.graph.runner import saga_config
     from sagagraph.saga.view import make_event
+    from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
 
     db = durable_checkpointer_url
     graph = build_saga_graph(paper_saga_definition(outputs_dir=tmp_path / "outputs"))
     with open_checkpointer(db) as checkpointer:
         app = graph.compile(checkpointer=checkpointer)
         # What a queue worker leaves when it gives up on a saga's message.
-        values = queued_state("dead-1", SagaRequest({"paper": str(PAPER)}), "papers")
+        values = queued_state("dead-1", {"paper": str(PAPER)}, "papers")
         app.update_state(saga_config("dead-1"), values, as_node=START)
         event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail="redelivered 5 times")
         app.update_state(saga_config("dead-1"), {"events": [event]})
         # And one a worker has yet to take.
-        values = queued_state("waits-1", SagaRequest({"paper": str(PAPER)}), "papers")
+        values = queued_state("waits-1", {"paper": str(PAPER)}, "papers")
         app.update_state(saga_config("waits-1"), values, as_node=START)
 
     code, view = status(capsys, db, "dead-1")
@@ -123,3 +122,12 @@ def test_status_and_list_name_a_dead_lettered_saga(
     assert rolled["completed"] == [] and rolled["outputs"] == {}
     code, view = status(capsys, db, "dead-1")
     assert (code, view["dead_lettered"]) == (3, False)
+
+
+def queued_state(saga_id: str, saga_input: dict[str, Any], queue: str) -> dict[str, Any]:
+    """The values ``submit`` writes for a queued saga (its input names the queue)."""
+    from sagagraph.graph.runner import initial_state
+    from sagagraph.workers.references import PAPER_APP, WORKER_KEY
+
+    recorded = saga_input | {WORKER_KEY: {"app": PAPER_APP, "queue": queue}}
+    return initial_state(saga_id, recorded) | {"status": "queued"}

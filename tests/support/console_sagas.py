@@ -100,11 +100,11 @@ def make_orphan(stores: Stores, saga_id: str = "orphan") -> None:
 
 def make_dead_letter(stores: Stores, saga_id: str = "lettered") -> None:
     """An orphan the work queue then dead-lettered: the event a queue worker records when it
-    gives up on a saga's message (:mod:`sagagraph.graph.worker`), appended to its events."""
+    gives up on a saga (:mod:`sagagraph.workers.drive`), appended to its events."""
     from sagagraph.cli.apps import inspection_app, settings_from
-    from sagagraph.graph.dead_letters import DEAD_LETTER, WORKER_STEP
     from sagagraph.graph.runner import saga_config
     from sagagraph.saga.view import make_event
+    from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
 
     make_orphan(stores, saga_id)
     detail = "dead-lettered by queue sagas after 3 deliveries: its worker stopped each time"
