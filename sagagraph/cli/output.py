@@ -125,12 +125,6 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
     usage = view.get("usage") or {}
     if usage.get("input_tokens") or usage.get("output_tokens"):
         print(f"  tokens: {usage['input_tokens']} in, {usage['output_tokens']} out", file=out)
-    if view.get("dead_letter"):
-        print(
-            f"  dead-lettered: {view['dead_letter']['detail']}; after a fix: "
-            f"sagagraph requeue {view['saga_id']}",
-            file=out,
-        )
     for approval in view.get("approvals") or []:
         args = json.dumps(approval["args"], sort_keys=True)
         print(

@@ -178,25 +178,26 @@ def cancel_saga(
     The saga's task is revoked (a worker that gets it drops it), and the request is written
     to the ledger. A saga no process holds (queued, or orphaned) is compensated here, now; a
     running one by its worker, at its next step boundary. Either way its events record who
-    cancelled it and why. InputError for a finished saga or one waiting for an operator.
+    cancelled it (the event's ``by``) and why. InputError for a finished saga or one waiting
+    for an operator.
     """
     if not by.strip() or not why.strip():
         raise InputError("cancel: say who cancels (--by) and why (--reason)")
     address = queue_address(queue)
     db = db or default_db_url()
-    reason = f"cancelled by {by.strip()}: {why.strip()}"
+    by, reason = by.strip(), f"cancelled: {why.strip()}"
     with open_checkpointer(db) as checkpointer:
         app = _saga_app(checkpointer, saga_id)
         view = saga_status(app, saga_id)
         _check_cancellable(view, saga_id)
         with open_ledger(db) as ledger:
-            ledger.request_cancel(saga_id, reason)
+            ledger.request_cancel(saga_id, by, reason)
         _revoke(address, db, saga_id)
         try:
             with saga_lease(checkpointer, saga_id):
                 view = saga_status(app, saga_id)
                 if final_state(view) is None:
-                    view = rollback_leased(app, saga_id, reason)
+                    view = rollback_leased(app, saga_id, reason, by=by)
                 return view | {"cancel": "compensated"}
         except InputError as error:
             if "in use by" not in str(error):

@@ -129,15 +129,15 @@ class Driver:
 
     def _run(self, app: Any, saga_id: str, ledger: WorkerLedger) -> dict[str, Any]:
         """Continue the saga until it ends or pauses, checking for a cancel between steps."""
-        reason = ledger.cancel_request(saga_id)
-        if reason is None:
+        cancel = ledger.cancel_request(saga_id)
+        if cancel is None:
             output = RunOutput(None)
             stream = app.stream(
                 None, saga_config(saga_id), durability=DEFAULT_DURABILITY, stream_mode=output.modes
             )
             for chunk in stream:
                 output.take(chunk)
-                if chunk[0] == "values" and (reason := ledger.cancel_request(saga_id)):
+                if chunk[0] == "values" and (cancel := ledger.cancel_request(saga_id)):
                     stream.close()  # before the next step starts
                     break
             else:
@@ -148,8 +148,8 @@ class Driver:
         view = saga_status(app, saga_id)
         if final_state(view) is not None:
             return view
-        self.say(f"worker: saga {saga_id} cancelled ({reason}); compensating")
-        return rollback_leased(app, saga_id, reason)
+        self.say(f"worker: saga {saga_id} cancelled by {cancel.by}; compensating")
+        return rollback_leased(app, saga_id, cancel.reason, by=cancel.by)
 
     def _dead_letter(self, app: Any, saga_id: str, deaths: int) -> None:
         """Record in the saga's events that it is dead-lettered; its next step stays as it was,

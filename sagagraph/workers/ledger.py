@@ -7,8 +7,8 @@ every worker, submitter and operator on any machine sees it), on a connection of
   lease. A worker that dies mid-saga leaves its count behind, so the count is the number of
   workers the saga has taken down (plus the one running it). Celery and RabbitMQ redeliver an
   unacknowledged task, but neither counts deliveries of a classic queue.
-- ``cancel_reason``: set by ``cancel``; the worker that drives the saga reads it at each step
-  boundary and turns the saga to compensation.
+- ``cancel_by``, ``cancel_reason``: set by ``cancel``; the worker that drives the saga reads
+  them at each step boundary and turns the saga to compensation.
 
 PostgreSQL for workers on several machines, SQLite for workers on one; ``memory://`` has no
 other process to share with and is refused.
@@ -20,7 +20,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, NamedTuple
 
 from sagagraph.checkpoints.factory import (
     SQLITE_BUSY_TIMEOUT,
@@ -34,7 +34,7 @@ from sagagraph.errors import ConfigurationError
 TABLE = "sagagraph_worker_sagas"
 _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} (saga_id TEXT PRIMARY KEY, "
-    "deliveries INTEGER NOT NULL DEFAULT 0, cancel_reason TEXT)"
+    "deliveries INTEGER NOT NULL DEFAULT 0, cancel_by TEXT, cancel_reason TEXT)"
 )
 _DELIVER = (
     f"INSERT INTO {TABLE} (saga_id, deliveries) VALUES ({{p}}, 1) ON CONFLICT (saga_id) "
@@ -45,10 +45,18 @@ _RESET = (
     "DO UPDATE SET deliveries = 0"
 )
 _CANCEL = (
-    f"INSERT INTO {TABLE} (saga_id, cancel_reason) VALUES ({{p}}, {{p}}) ON CONFLICT (saga_id) "
-    "DO UPDATE SET cancel_reason = excluded.cancel_reason"
+    f"INSERT INTO {TABLE} (saga_id, cancel_by, cancel_reason) VALUES ({{p}}, {{p}}, {{p}}) "
+    "ON CONFLICT (saga_id) DO UPDATE SET cancel_by = excluded.cancel_by, "
+    "cancel_reason = excluded.cancel_reason"
 )
-_READ = f"SELECT deliveries, cancel_reason FROM {TABLE} WHERE saga_id = {{p}}"
+_READ = f"SELECT deliveries, cancel_by, cancel_reason FROM {TABLE} WHERE saga_id = {{p}}"
+
+
+class CancelRequest(NamedTuple):
+    by: str
+    """Who asked."""
+    reason: str
+    """Why (recorded in the saga's events)."""
 
 
 class WorkerLedger:
@@ -79,15 +87,17 @@ class WorkerLedger:
         with self._lock:
             self._conn.execute(_RESET.format(p=self._p), (saga_id,))
 
-    def request_cancel(self, saga_id: str, reason: str) -> None:
+    def request_cancel(self, saga_id: str, by: str, reason: str) -> None:
         """Ask the worker that drives the saga to compensate it at its next step boundary."""
         with self._lock:
-            self._conn.execute(_CANCEL.format(p=self._p), (saga_id, reason))
+            self._conn.execute(_CANCEL.format(p=self._p), (saga_id, by, reason))
 
-    def cancel_request(self, saga_id: str) -> str | None:
-        """Why the saga is to be cancelled (who and why), or None."""
+    def cancel_request(self, saga_id: str) -> CancelRequest | None:
+        """Who asked for the saga to be cancelled, and why; None when nobody did."""
         row = self._one(_READ, (saga_id,))
-        return str(row[1]) if row and row[1] is not None else None
+        if not row or row[2] is None:
+            return None
+        return CancelRequest(str(row[1] or "operator"), str(row[2]))
 
 
 @contextmanager

@@ -128,3 +128,12 @@ def test_status_and_list_name_a_dead_lettered_saga(
     assert rolled["completed"] == [] and rolled["outputs"] == {}
     code, view = status(capsys, db, "dead-1")
     assert (code, view["dead_lettered"]) == (3, False)
+
+
+def queued_state(saga_id: str, saga_input: dict[str, Any], queue: str) -> dict[str, Any]:
+    """The values ``submit`` writes for a queued saga (its input names the queue)."""
+    from sagagraph.graph.runner import initial_state
+    from sagagraph.workers.references import PAPER_APP, WORKER_KEY
+
+    recorded = saga_input | {WORKER_KEY: {"app": PAPER_APP, "queue": queue}}
+    return initial_state(saga_id, recorded) | {"status": "queued"}

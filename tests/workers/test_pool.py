@@ -131,7 +131,9 @@ def test_a_running_saga_cancelled_compensates_at_its_next_step_boundary(
     view = saga_status(readers, saga_id)
     assert view["status"] == "rolled_back" and view["completed"] == []
     assert view["compensated"][-1] == "validator"
-    assert any("cancelled by alice: wrong paper" in e["detail"] for e in view["events"])
+    assert any(
+        e.get("by") == "alice" and "cancelled: wrong paper" in e["detail"] for e in view["events"]
+    )
     assert files_of(env["outputs"], saga_id) == []
     # It stopped at a step boundary: the summarizer never asked the model.
     assert (0, "summarizer") not in model.calls
@@ -243,3 +245,33 @@ def test_a_hung_saga_goes_back_to_the_queue_after_the_time_limit(
     assert view["status"] == "completed"
     assert pool.count(f"took saga {saga_id} (delivery 2 of") == 1
     assert sorted(files_of(env["outputs"], saga_id)) == sorted(PAPER_FILES.values())
+
+
+def test_a_delayed_saga_waits_and_a_cancel_reaches_it_in_the_worker(
+    tmp_path: Path, env: dict[str, Any], readers: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later, now = write_papers(tmp_path / "papers", 2)
+    (delayed,) = submit(capsys, env, str(later), "--countdown", "3600")
+    (prompt,) = submit(capsys, env, str(now))
+    pool = worker(env, tmp_path, "--concurrency", "2")
+    try:
+        wait_for(lambda: final(readers, [prompt]), timeout=120, what="the prompt saga")
+        # The delayed one waits in the worker (Celery holds it until its time), untouched.
+        assert saga_status(readers, delayed)["status"] == "queued"
+        view = cli(
+            capsys,
+            "cancel",
+            delayed,
+            "--by",
+            "bob",
+            "--reason",
+            "not needed",
+            *env["flags"][:4],
+            "--json",
+        )
+        assert view["status"] == "rolled_back" and view["cancel"] == "compensated"
+    finally:
+        assert pool.terminate() == 0
+    assert pool.count(f"took saga {delayed}") == 0
+    assert saga_status(readers, prompt)["status"] == "completed"
+    assert files_of(env["outputs"], delayed) == []
