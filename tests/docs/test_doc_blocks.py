@@ -26,6 +26,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,8 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUN = ("python", "bash")
 SERVICES = ("postgres", "rabbitmq", "model", "server")
-FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^([ \t]*)```(\w*)[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
+"""A fenced block, at the start of a line or indented under a list item."""
 NEEDS = re.compile(r"^\s*# needs: ([\w ,]+)$", re.M)
 
 
@@ -67,7 +69,8 @@ def blocks() -> list[Block]:
         text = page.read_text()
         for match in FENCE.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
-            found.append(Block(page, line, match.group(1), match.group(2)))
+            indent, language, code = match.groups()
+            found.append(Block(page, line, language, textwrap.dedent(code) if indent else code))
     return found
 
 
