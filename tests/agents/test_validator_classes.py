@@ -18,7 +18,7 @@ from sagagraph.agents.paper_agents import ValidatorAgent
 from sagagraph.agents.pdf.layout import PageLayout
 from sagagraph.agents.pdf.page_cleaning import clean_pages, repair_slashed_marks
 from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES, parse_paper
-from sagagraph.agents.plan_signals import plan_signals
+from sagagraph.agents.plan_signals import SELF_NAMED, plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
 from sagagraph.agents.validation_rules import (
     REQUIRED_PARTS,
@@ -426,3 +426,16 @@ def test_affiliation_numbers_do_not_make_an_unnumbered_paper_numbered() -> None:
     tops = [s.heading for s in p.sections if s.level == 1]
     assert "Proposed Approaches" in tops and "Experimental Results" in tops
     assert not any(s.heading.startswith(("1. We", "2. The")) for s in p.sections)
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    ["A RESEARCH PROPOSAL ON", "Capstone Proposal", "Propuesta de tesis", "Projet de recherche"],
+)
+def test_a_document_names_itself_a_proposal(phrase: str) -> None:
+    assert SELF_NAMED.search(phrase)
+
+
+@pytest.mark.parametrize("phrase", ["a region proposal network", "the proposal distribution"])
+def test_a_proposal_mentioned_in_a_paper_is_no_self_naming(phrase: str) -> None:
+    assert not SELF_NAMED.search(phrase)
