@@ -184,6 +184,8 @@ def _looks_like_title(title: str, *, max_words: int = 14) -> bool:
         return False
     if not (title[0].isalpha() or title[0] in "\"'“("):
         return False
+    if words[0] in ("We", "I", "It") and len(words) > 2:  # "1. We propose ...": a list item
+        return False
     first = next((c for c in title if c.isalpha()), "")
     # A title may open on a Greek symbol ("ε-iDP for Numerical Queries"): then a capital
     # further on stands for the capital first letter.
@@ -230,6 +232,13 @@ _REFERENCE_NAMES = frozenset(
 )
 _CITATION = re.compile(r",|\b(?:1[6-9]|20)\d\d[a-z]?\b")
 """What a reference entry has and a heading rarely does: a comma between authors, a year."""
+_FRONT_HEADINGS = frozenset(
+    {"abstract", "introduction", "resume", "zusammenfassung", "einleitung", "resumen"}
+    | {"introduccion", "resumo", "introducao", "sommario", "introduzione", "riassunto"}
+)
+_OPENING_HEADINGS = frozenset(
+    {"introduction", "einleitung", "introduccion", "introducao", "introduzione"}
+)
 RUN_TOGETHER = 35
 """A "word" this long is words a font printed without spaces: never part of a heading."""
 
@@ -266,6 +275,9 @@ class HeadingScanner:
     _letter: int = 0
     _seen: set[str] = field(default_factory=set)
     _vouched: bool = False
+    _unnumbered: bool = False
+    """The introduction came unnumbered: a numbered line is then a list item unless the
+    layout sets it apart."""
 
     def scan(
         self, line: str, next_line: str | None = None, *, emphasized: bool = False
@@ -324,6 +336,17 @@ class HeadingScanner:
             return None
         # An unnumbered heading after the appendices started (say "Summary") belongs to them.
         level = 2 if self._scheme == "letter" else 1
+        known = known_heading(line)
+        if (
+            self._scheme == "arabic"
+            and known in _FRONT_HEADINGS
+            and not self._seen & KNOWN_HEADINGS
+        ):
+            # An unnumbered "Abstract" or "Introduction" after numbered lines: those were
+            # affiliation marks ("1 University of Illinois", "2 Bloomberg"), not the outline.
+            self._top, self._sub, self._scheme = 0, (), ""
+        if not self._top and known in _OPENING_HEADINGS:
+            self._unnumbered = True
         return Heading(heading=line.rstrip(":"), title=line.rstrip(":. "), level=level)
 
     def _wrapped(self, title: str, next_line: str | None) -> tuple[str, int]:
@@ -333,6 +356,8 @@ class HeadingScanner:
     def _numbered(self, line: str, next_line: str | None) -> Heading | None:
         m = _NUMBERED.match(line)
         if not m or self._scheme in ("roman", "letter"):
+            return None
+        if self._unnumbered and not self._vouched:
             return None
         parts = tuple(int(p) for p in m.group("num").split("."))
         title, used = self._wrapped(m.group("title"), next_line)

@@ -19,7 +19,7 @@ from sagagraph.agents.paper import Paper, Section, fold_lines
 
 SELF_NAMED = re.compile(
     r"\b(?:(?:research|thesis|dissertation|project|grant|funding|ph\.?\s?d\.?|doctoral|"
-    r"master'?s?|master’s|msc|m\.sc\.|study|pre-?)\s+proposal|"
+    r"master'?s?|master’s|msc|m\.sc\.|study|capstone|pre-?)\s+proposal|"
     r"propuesta de (?:tesis|investigaci[oó]n|proyecto)|anteproyecto|"
     r"proposta de (?:tese|disserta[cç][aã]o|pesquisa|projeto)|projeto de pesquisa|"
     r"pr[eé]-projeto|projet de (?:th[eè]se|recherche)|proposition de recherche|"

@@ -18,7 +18,7 @@ from sagagraph.agents.paper_agents import ValidatorAgent
 from sagagraph.agents.pdf.layout import PageLayout
 from sagagraph.agents.pdf.page_cleaning import clean_pages, repair_slashed_marks
 from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES, parse_paper
-from sagagraph.agents.plan_signals import plan_signals
+from sagagraph.agents.plan_signals import SELF_NAMED, plan_signals
 from sagagraph.agents.schemas import PartFound, ValidationReport
 from sagagraph.agents.validation_rules import (
     REQUIRED_PARTS,
@@ -396,3 +396,46 @@ def test_numbered_reference_entries_are_not_sections() -> None:
         assert scanner.scan(line) is not None
     assert scanner.scan("4. Kudsk KA, Fabian TC, Baum S: Silent deep vein thrombosis") is None
     assert scanner.scan("5 Geerts, W. (2008) A prospective study") is None
+
+
+def test_affiliation_numbers_do_not_make_an_unnumbered_paper_numbered() -> None:
+    """AAAI on arXiv: "1 University of X" and "2 Bloomberg" above an unnumbered outline,
+    a numbered list of contributions in the introduction, headings set apart by the layout."""
+    pages = [
+        "Novelty Controlled Paraphrase Generation\nA. Author1, B. Author2\n"
+        "1 University of Illinois, at Chicago\n2 Bloomberg\n"
+        + ABSTRACT
+        + "\nIntroduction\n"
+        + prose(10)
+        + "\n1. We propose retrieval augmented prompt tuning for this\n"
+        + "2. The framework puts more control over the user in\n"
+        + prose(5)
+        + "\nProposed Approaches\n"
+        + prose(25),
+        "Experiments\n" + prose(15) + "\nExperimental Results\n" + prose(20),
+        "Related Work\n"
+        + prose(10)
+        + "\nConclusion\n"
+        + prose(5)
+        + "\nReferences\n"
+        + references(8, numbered=""),
+    ]
+    marked = frozenset({"ProposedApproaches", "Experiments", "ExperimentalResults"})
+    p = parse_paper("aaai.pdf", pages, layout=[PageLayout(emphasized=marked)] * len(pages))
+    assert_valid(p)
+    tops = [s.heading for s in p.sections if s.level == 1]
+    assert "Proposed Approaches" in tops and "Experimental Results" in tops
+    assert not any(s.heading.startswith(("1. We", "2. The")) for s in p.sections)
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    ["A RESEARCH PROPOSAL ON", "Capstone Proposal", "Propuesta de tesis", "Projet de recherche"],
+)
+def test_a_document_names_itself_a_proposal(phrase: str) -> None:
+    assert SELF_NAMED.search(phrase)
+
+
+@pytest.mark.parametrize("phrase", ["a region proposal network", "the proposal distribution"])
+def test_a_proposal_mentioned_in_a_paper_is_no_self_naming(phrase: str) -> None:
+    assert not SELF_NAMED.search(phrase)
