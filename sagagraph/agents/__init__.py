@@ -25,7 +25,14 @@ if TYPE_CHECKING:
     from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper
     from sagagraph.agents.pdf.parsing import load_paper
-    from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
+    from sagagraph.agents.schemas import (
+        PartFound,
+        QuotedPoint,
+        QuotedReview,
+        Review,
+        Summary,
+        ValidationReport,
+    )
     from sagagraph.agents.store import OutputStore
     from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
 
@@ -40,7 +47,9 @@ _EXPORTS = {
     "sagagraph.agents.paper_saga": "PAPER_STEPS paper_saga_definition",
     "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
     "sagagraph.agents.pdf.parsing": "load_paper",
-    "sagagraph.agents.schemas": "PartFound Review Summary ValidationReport",
+    "sagagraph.agents.schemas": (
+        "PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
+    ),
     "sagagraph.agents.store": "OutputStore",
     "sagagraph.errors": "MalformedModelOutput ModelCallError PaperLoadError",
 }
@@ -62,6 +71,8 @@ __all__ = [
     "PaperLoader",
     "PaperTooShortError",
     "PartFound",
+    "QuotedPoint",
+    "QuotedReview",
     "Review",
     "ReviewerAgent",
     "Section",
