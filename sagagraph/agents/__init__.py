@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper
     from sagagraph.agents.pdf.parsing import load_paper
-    from sagagraph.agents.schemas import PartFound, Review, Summary, ValidationReport
+    from sagagraph.agents.schemas import (
+        PartFound,
+        QuotedPoint,
+        QuotedReview,
+        Review,
+        Summary,
+        ValidationReport,
+    )
     from sagagraph.agents.store import OutputStore
     from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
 
@@ -44,7 +51,9 @@ _EXPORTS = {
     "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
     "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
     "sagagraph.agents.pdf.parsing": "load_paper",
-    "sagagraph.agents.schemas": "PartFound Review Summary ValidationReport",
+    "sagagraph.agents.schemas": (
+        "PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
+    ),
     "sagagraph.agents.store": "OutputStore",
     "sagagraph.errors": "MalformedModelOutput ModelCallError PaperLoadError",
 }
@@ -68,6 +77,8 @@ __all__ = [
     "PaperProfile",
     "PaperTooShortError",
     "PartFound",
+    "QuotedPoint",
+    "QuotedReview",
     "ReproducibilityAgent",
     "Review",
     "ReviewerAgent",

@@ -360,8 +360,8 @@ def _absent(r: _Reading, practice: Practice, criterion: Criterion) -> tuple[str,
     where = r.results_part if criterion.practice in ("baseline", "significance") else r.closing
     where = where or anchor
     weakness = (
-        f"For {r.kind.name}, {criterion.weakness}: the paper states {anchor.cite()}, and "
-        f"{SEARCHED_WHERE} {practice.searched()}: none found."
+        f"For {r.kind.name}, {criterion.weakness} ({SEARCHED_WHERE} {practice.searched()}: "
+        f"none found), though it states {anchor.cite()}."
     )
     suggestion = f"In {_where(where)}, {where.cite()}: {criterion.advice}"
     return weakness, suggestion

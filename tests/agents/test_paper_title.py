@@ -71,3 +71,11 @@ def test_without_a_larger_line_the_first_title_like_line_is_used(tmp_path: Path)
     assert load_paper(write_paper(tmp_path / "p.pdf", b)).title == (
         "Checkpointed Sagas for Agent Pipelines"
     )
+
+
+def test_an_accent_set_apart_over_a_dotless_i_is_put_back() -> None:
+    from sagagraph.agents.pdf.title import tidy_title
+
+    assert tidy_title("Diagnóstico de Patolog \u0301ıas en Pacientes") == (
+        "Diagnóstico de Patologías en Pacientes"
+    )

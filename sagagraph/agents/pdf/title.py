@@ -11,6 +11,7 @@ reading order, with the spacing of the page's extracted text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,13 +89,22 @@ def _as_printed(block: list[str], page_text: str) -> str:
             taken.append(line)
             got = _squeeze(" ".join(taken))
             if got == wanted:
-                return _checked(" ".join(taken))
+                return tidy_title(" ".join(taken))
             if not wanted.startswith(got):
                 break
-    return _checked(normalize_line(" ".join(block)))
+    return tidy_title(normalize_line(" ".join(block)))
 
 
-def _checked(title: str) -> str:
+# TeX sets an accent over a dotless i apart from it: "Patolog ́ıas" is "Patologías".
+_LOOSE_MARK = re.compile(r"\s?([\u0300-\u036f])\s?([A-Za-zı])")
+
+
+def tidy_title(title: str) -> str:
+    """``title`` with loose accents put on their letters; '' when it has too few or too many
+    words to be a title."""
+    title = unicodedata.normalize(
+        "NFC", _LOOSE_MARK.sub(lambda m: m.group(2).replace("ı", "i") + m.group(1), title)
+    )
     words = title.split()
     if not 2 <= len(words) <= MAX_TITLE_WORDS:
         return ""
