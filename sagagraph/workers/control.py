@@ -39,7 +39,6 @@ from sagagraph.workers.drive import final_state, recorded_input
 from sagagraph.workers.ledger import open_ledger
 from sagagraph.workers.references import PAPER_APP, WORKER_KEY, CompiledSagas, check_reference
 
-
 log = logging.getLogger("sagagraph.workers")
 
 
