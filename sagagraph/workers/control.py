@@ -10,6 +10,7 @@ published is deleted again: nothing is left queued without a task.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
@@ -37,6 +38,8 @@ from sagagraph.workers.dead_letters import WORKER_STEP
 from sagagraph.workers.drive import final_state, recorded_input
 from sagagraph.workers.ledger import open_ledger
 from sagagraph.workers.references import PAPER_APP, WORKER_KEY, CompiledSagas, check_reference
+
+log = logging.getLogger("sagagraph.workers")
 
 
 class SagaRequest(NamedTuple):
@@ -213,12 +216,14 @@ def _check_cancellable(view: Mapping[str, Any], saga_id: str) -> None:
 
 
 def _revoke(address: QueueAddress, db: str, saga_id: str) -> None:
-    """Revoke the saga's task on every worker (best effort: the ledger is the record)."""
+    """Revoke the saga's task on every worker. Best effort: the ledger is the record a worker
+    reads, so a broker that cannot be reached now only delays the cancel until the saga is
+    taken (it then compensates before its first step)."""
     celery = make_celery_app(address.url, db)
     try:
         celery.control.revoke(saga_id)
     except Exception as error:
-        raise address.error("cannot revoke", error) from None
+        log.warning("%s", address.error("cannot revoke", error))
     finally:
         celery.close()
 
