@@ -141,8 +141,13 @@ def _register_tasks(
         rate_limit=rate_limit,
     )
     def run_saga(task: Any, saga_id: str) -> str:
+        from sagagraph.graph.queue_tracing import worker_span
+
         try:
-            outcome = driver.drive(saga_id)
+            # In the submitter's trace when the message carries one (Celery puts a
+            # message's own headers on the request).
+            with worker_span(saga_id, task.request):
+                outcome = driver.drive(saga_id)
         except SagaBusyError:
             raise task.retry(countdown=BUSY_RETRY) from None
         except Exception as error:

@@ -22,6 +22,7 @@ from sagagraph.checkpoints.factory import default_db_url, open_checkpointer
 from sagagraph.errors import BusError, InputError, SagaNotFoundError
 from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.queue_tracing import submit_span, trace_headers
 from sagagraph.graph.recover import rollback_leased
 from sagagraph.graph.runner import (
     _check_fail_at,
@@ -142,17 +143,20 @@ def publish_tasks(
     try:
         with celery.connection_for_write() as connection:
             for saga_id in saga_ids:
-                celery.send_task(
-                    RUN_SAGA,
-                    args=[saga_id],
-                    task_id=saga_id,
-                    queue=address.name,
-                    priority=schedule.priority,
-                    countdown=schedule.countdown,
-                    eta=schedule.eta,
-                    connection=connection,
-                    retry=True,
-                )
+                # The worker's run joins the submitter's trace (W3C headers on the message).
+                with submit_span(saga_id):
+                    celery.send_task(
+                        RUN_SAGA,
+                        args=[saga_id],
+                        task_id=saga_id,
+                        queue=address.name,
+                        priority=schedule.priority,
+                        countdown=schedule.countdown,
+                        eta=schedule.eta,
+                        connection=connection,
+                        retry=True,
+                        headers=trace_headers(),
+                    )
     except BusError:
         raise
     except Exception as error:
