@@ -197,6 +197,25 @@ def _nest_unnumbered(sections: Sequence[Section]) -> tuple[Section, ...]:
     return tuple(out)
 
 
+_ABSTRACT_LABEL = re.compile(
+    r"^(background|objectives?|aims?|purpose|context|methods?|design|setting|participants|"
+    r"results?|findings|conclusions?|interpretation)\s?:\s+\S",
+    re.IGNORECASE,
+)
+
+
+def _structured_abstract(front_matter: str) -> bool:
+    """A structured abstract printed without an "Abstract" heading: run-in labels
+    ("Background:", "Methods:", "Results:", "Conclusions:") in the text before the first
+    heading, at least three of them, one of them for results or conclusions."""
+    labels = {
+        m.group(1).lower().rstrip("s")
+        for line in front_matter.splitlines()
+        if (m := _ABSTRACT_LABEL.match(line.strip()))
+    }
+    return len(labels) >= 3 and bool(labels & {"result", "conclusion", "finding"})
+
+
 def find_parts(paper: Paper) -> dict[str, PartMatch]:
     """The required parts ``paper`` has, by part name (a missing part has no entry)."""
     sections = _nest_unnumbered(paper.sections)
@@ -208,7 +227,7 @@ def find_parts(paper: Paper) -> dict[str, PartMatch]:
     abstract = paper.abstract_section()
     if abstract is not None and abstract.words >= 20:
         parts["abstract"] = PartMatch("abstract", abstract.heading, abstract.page)
-    elif paper.unheaded_abstract():
+    elif paper.unheaded_abstract() or _structured_abstract(paper.front_matter):
         parts["abstract"] = PartMatch("abstract", UNHEADED_ABSTRACT, 1)
 
     intro = _opening(sections, paper)

@@ -439,3 +439,20 @@ def test_a_document_names_itself_a_proposal(phrase: str) -> None:
 @pytest.mark.parametrize("phrase", ["a region proposal network", "the proposal distribution"])
 def test_a_proposal_mentioned_in_a_paper_is_no_self_naming(phrase: str) -> None:
     assert not SELF_NAMED.search(phrase)
+
+
+def test_a_structured_abstract_without_a_heading_is_the_abstract() -> None:
+    front = "Stressful life events and dementia\nA. Author\n"
+    labelled = "\n".join(
+        f"{label}: " + prose(2).replace("\n", " ")
+        for label in ("Background", "Methods", "Results", "Conclusions")
+    )
+    body = [
+        "Introduction\n" + prose(15) + "\nMethods\n" + prose(20),
+        "Results\n" + prose(20) + "\nDiscussion\n" + prose(20),
+        "References\n" + references(10, numbered=""),
+    ]
+    assert_valid(paper(front + labelled, *body))
+    assert "abstract" in validation_report(paper(front + labelled, *body)).found[0].part
+    bare = validation_report(paper(front + prose(4), *body))
+    assert bare.missing == ["abstract"], "labels make the abstract, not any text"
