@@ -132,8 +132,13 @@ def _register_tasks(
 
     driver = Driver(db, address.max_deliveries, accepted, address.name, say)
 
+    # ``shared=False``: each app keeps its own tasks. Celery otherwise adds every app's tasks
+    # to every app finalized later in the process, and a worker app made after a submitter's
+    # (an embedded worker, a console that submits) would run the submitter's ``run_saga``,
+    # with its database and accepted factories.
     @app.task(  # type: ignore[untyped-decorator]
         name=RUN_SAGA,
+        shared=False,
         bind=True,
         acks_late=True,
         reject_on_worker_lost=True,
@@ -159,7 +164,7 @@ def _register_tasks(
             raise task.retry(countdown=ERROR_RETRY)
         return outcome
 
-    @app.task(name=RECOVER, ignore_result=True)  # type: ignore[untyped-decorator]
+    @app.task(name=RECOVER, ignore_result=True, shared=False)  # type: ignore[untyped-decorator]
     def recover() -> int:
         from sagagraph.workers.watch import take_over_orphans
 
