@@ -83,7 +83,7 @@ def test_a_queued_saga_is_cancelled_and_rolled_back_with_who_and_why(
     assert after["status"] == "rolled_back"
     assert after["completed"] == []
     details = [e["detail"] for e in after["events"]]
-    assert "cancelled by ana: wrong paper, ticket 9 (console)" in details
+    assert "ana: cancelled: wrong paper, ticket 9 (console)" in details
     page = client.get("/sagas/queued-1?done=cancel").text
     assert "Cancel this saga: done" in page and "cancel" not in offered(page)
     # Finished now: a second cancel is refused and changes nothing.
