@@ -164,11 +164,17 @@ def test_run_output_hands_events_on_and_keeps_only_a_finished_state() -> None:
     seen: list[Any] = []
     output = RunOutput(seen.append)
     event = {"step": "s1", "action": "execute", "outcome": "ok"}
-    output.take(("updates", {"s1": {"events": [event]}, "__start__": {"events": ["no"]}}))
-    output.take(("values", {"saga_id": "o-1", "status": "running"}))
+    earlier = {"step": "s0", "action": "execute", "outcome": "ok"}
+    # The first state is what was recorded before the run: its events are not new.
+    output.take(("values", {"saga_id": "o-1", "status": "running", "events": [earlier]}))
+    output.take(("updates", {"s1": {"events": [event]}}))
+    assert seen == []  # an update is not recorded yet
+    output.take(("values", {"saga_id": "o-1", "status": "running", "events": [earlier, event]}))
     assert seen == [event]
     assert output.finished() is None  # still running: the caller reads a snapshot
-    output.take(("values", {"saga_id": "o-1", "status": "completed"}))
-    assert output.finished() == {"saga_id": "o-1", "status": "completed"}
+    done = {"saga_id": "o-1", "status": "completed", "events": [earlier, event]}
+    output.take(("values", done))
+    assert seen == [event]  # told once
+    assert output.finished() == done
     output.take(("updates", {"__interrupt__": ()}))
     assert output.finished() is None  # paused: the snapshot says for what

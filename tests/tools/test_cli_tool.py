@@ -42,7 +42,7 @@ pytestmark = pytest.mark.usefixtures("offline_cli")
 # -- 4. progress ---------------------------------------------------------------------------------
 
 
-def test_run_json_shows_the_id_first_then_pages_and_steps_on_stderr(tmp_path: Path) -> None:
+def test_run_json_shows_pages_then_the_id_then_steps_on_stderr(tmp_path: Path) -> None:
     lines = COMPLETE.read_text().splitlines()
     pdf = tmp_path / "long.pdf"
     pdf.write_bytes(text_pdf(40, lambda i: lines[i % len(lines)] or "text"))
@@ -52,10 +52,12 @@ def test_run_json_shows_the_id_first_then_pages_and_steps_on_stderr(tmp_path: Pa
     view = json.loads(proc.stdout)  # stdout is the JSON object and nothing else
     assert view["saga_id"] == "prog-1"
     err = proc.stderr.splitlines()
-    assert err[0].startswith("saga prog-1: ") and "long.pdf" in err[0]
     pages = [line for line in err if line.startswith("loading long.pdf: page ")]
     assert pages[-1] == "loading long.pdf: page 40/40" and 2 <= len(pages) <= 11
-    assert err.index(pages[-1]) < err.index("  > validator    execute started")
+    # The id is announced once the saga exists: after the paper is read and checked.
+    announced = [i for i, line in enumerate(err) if line.startswith("saga prog-1: ")]
+    assert len(announced) == 1 and "long.pdf" in err[announced[0]]
+    assert err.index(pages[-1]) < announced[0] < err.index("  > validator    execute started")
     assert any(
         line[2:].startswith(("+ validator    execute", "! validator    execute")) for line in err
     )
@@ -127,7 +129,8 @@ def options(name: str) -> set[str]:
 def test_each_command_has_only_the_flags_it_uses() -> None:
     assert not options("status") & {"--llm", "--model", "--outputs"}
     assert not options("list") & {"--llm", "--model", "--outputs"}
-    assert not options("events") & {"--db", "--llm", "--model", "--outputs"}
+    # events reads the bus, or the checkpointer (--db) for an orchestrated saga
+    assert not options("events") & {"--llm", "--model", "--outputs"}
     assert "--db" not in options("agent") and "--json" not in options("agent")
     assert "--bus" not in options("resolve")  # an operator's answer is orchestration's
     assert "--bus" in options("resume") & options("recover")  # they find choreographed sagas
