@@ -47,7 +47,7 @@ from sagagraph.saga.guard import FINISH
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.routes import facts_from_records, next_by_rules
-from sagagraph.saga.view import committed_order, make_event
+from sagagraph.saga.view import make_event
 
 _FINAL = ("ok", "error", "timeout", "halted")
 
@@ -150,7 +150,7 @@ def router_view(
     routed = SagaDefinition(
         definition.name, steps, definition.services, route_facts=definition.route_facts
     )
-    done = committed_order(events, state.get("results") or {})
+    done = list(state.get("completed") or [])
     done += [r.name for r in usable if tried(events, r.name) == "ok"]
     return routed, done
 

@@ -30,6 +30,7 @@ def project(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str, Any]:
         "input": {},
         "fail_at": None,
         "results": {},
+        "completed": [],
         "halted": None,
         "failure": None,
         "compensation_failure": None,
@@ -71,9 +72,11 @@ def _apply(state: dict[str, Any], message: SagaMessage) -> None:
         state["fail_at"] = message["fail_at"]
     elif kind == "done" and step is not None and step in message["results"]:
         state["results"][step] = message["results"][step]
+        state["completed"].append(step)
     elif kind == "compensated" and step is not None:
         if message["ran_compensation"]:
-            state["results"].pop(step, None)
+            if state["results"].pop(step, None) is not None:
+                state["completed"].remove(step)
             state["compensated"].append(step)
         if state["status"] not in TERMINAL_STATUSES:
             state["status"] = "compensating"

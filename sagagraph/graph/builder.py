@@ -31,6 +31,7 @@ from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.input_check import remember_definition
 from sagagraph.graph.nodes import COMPLETE, ROUTES_ITSELF, SUPERVISOR
 from sagagraph.graph.state import SagaOutput, SagaState, committed
+from sagagraph.graph.state import failed as failed_step
 from sagagraph.saga.async_execution import aexecute_step
 from sagagraph.saga.execution import StepAttempts, execute_step
 from sagagraph.saga.guard import FINISH
@@ -116,7 +117,7 @@ def _record_outcome(
         failed = step_failed(
             saga_id, step.name, outcome.error, outcome.attempts, described=outcome.described
         )
-        update |= failed.update()
+        update |= failed.update() | failed_step(step.name)
     elif result.halt:
         update |= halt_record(step.name, result.reason, result.data).update()
     else:

@@ -33,43 +33,28 @@ from sagagraph.saga.execution import StepAttempts, compensate_step
 from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.saga.records import compensation_failed, rollback_finished
-from sagagraph.saga.view import committed_order, make_event
+from sagagraph.saga.view import make_event
 
 log = logging.getLogger("sagagraph")
 
 
-def pending_compensations(state: SagaState, steps: Collection[str] | None = None) -> list[str]:
-    """Steps still to compensate, in the order they must run.
+def undo_plan(state: SagaState, steps: Collection[str]) -> list[str]:
+    """Steps still to compensate, in the order they must run: the steps that failed first (each
+    cleans up its own partial work, which may be nothing), then the committed steps newest
+    first. Both are state (``cleanup`` and ``completed``); each compensation removes its step.
 
-    The step that failed comes first (it cleans up its own partial work, which may be
-    nothing), then any sibling that failed in the same parallel superstep, then every
-    committed step in reverse commit order (a sibling that committed alongside the failure
-    included; one that never ran is not). With ``steps`` (the defined
-    step names), a failure recorded against something that is not a step (a router) adds
-    nothing to undo.
+    ``steps`` are the defined step names: what is not one (a router that gave up, a blackboard
+    refinement stopped by a rollback) has nothing of its own to undo. A saga stored before
+    ``cleanup`` existed names its failed step in ``failure`` alone, which counts while that
+    step is neither compensated nor skipped.
     """
-    done = set(state.get("compensated") or [])
-    done |= {s["step"] for s in state.get("skipped") or []}
-    pending: list[str] = []
+    plan = [s for s in state.get("cleanup") or [] if s in steps]
     failure = state.get("failure")
-    if failure and failure["step"] not in done and (steps is None or failure["step"] in steps):
-        pending.append(failure["step"])
-    results = state.get("results") or {}
-    # Parallel siblings can fail in one superstep; ``failure`` keeps one, the events show all.
-    for event in state.get("events") or []:
-        name = event["step"]
-        if (
-            event["action"] == "execute"
-            and event["outcome"] in ("error", "timeout")
-            and (steps is None or name in steps)
-            and name not in done
-            and name not in pending
-            and name not in results
-        ):
-            pending.append(name)
-    committed = committed_order(state.get("events") or [], results)
-    pending += [s for s in reversed(committed) if s not in done and s not in pending]
-    return pending
+    if failure and failure["step"] in steps and failure["step"] not in plan:
+        skipped = [s["step"] for s in state.get("skipped") or []]
+        if failure["step"] not in [*(state.get("compensated") or []), *skipped]:
+            plan.append(failure["step"])
+    return plan + [s for s in reversed(state.get("completed") or []) if s not in plan]
 
 
 @dataclass(frozen=True)
@@ -98,7 +83,7 @@ def _finish(state: SagaState, update: dict[str, Any] | None = None) -> Command[A
 
 def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Command[Any]:
     """The next compensation to run, or the finishing Command when nothing is pending."""
-    pending = pending_compensations(state, definition.step_names)
+    pending = undo_plan(state, definition.step_names)
     if not pending:
         return _finish(state)
     name = pending[0]

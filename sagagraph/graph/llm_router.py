@@ -80,7 +80,7 @@ from sagagraph.saga.routes import (
     routing_options,
 )
 from sagagraph.saga.tracing import route_decided, route_outcome, route_span
-from sagagraph.saga.view import Event, committed_order, make_event
+from sagagraph.saga.view import Event, make_event
 
 log = logging.getLogger("sagagraph")
 
@@ -236,7 +236,7 @@ def make_supervisor(
             # resume ever lands here, nothing may run, whatever a model would say.
             return Command(update=update, goto=COMPENSATE)
         records = state.get("results") or {}
-        committed = committed_order(state.get("events") or [], records)
+        committed = list(state.get("completed") or [])
         return runnable, saga_id, update, deciding(system, definition, committed, options, records)
 
     return router_node(SUPERVISOR, start, options)

@@ -336,7 +336,17 @@ def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
 
 
 _NOTHING_YET = frozenset(
-    {"fail_at", "results", "completed", "outputs", "events", "compensated", "skipped", "usage"}
+    {
+        "fail_at",
+        "results",
+        "completed",
+        "cleanup",
+        "outputs",
+        "events",
+        "compensated",
+        "skipped",
+        "usage",
+    }
 )
 """The fields a saga graph's state shows before its input is saved: defaults only."""
 

@@ -19,6 +19,7 @@ from langgraph.types import Command
 from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.graph.nodes import ROUTES_ITSELF
+from sagagraph.graph.state import failed
 from sagagraph.graph.state_view import pending_approvals
 from sagagraph.redaction import redact
 from sagagraph.saga.ids import validate_saga_id
@@ -78,7 +79,7 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
     if interrupted:
         # The step in flight may have written part of its work: as the failed step, it is
         # compensated first, with result=None.
-        stop = rollback_requested(interrupted[0], reason).update()
+        stop = rollback_requested(interrupted[0], reason).update() | failed(interrupted[0])
         events = [_rollback_event(interrupted[0], reason, by)]
     else:
         # No step in flight (a router was deciding): stop the saga the way a halting step

@@ -5,7 +5,9 @@ saga state as nodes see it, and LangGraph Studio and the Server show it field by
 Reducers make the state append-only where the audit trail needs it (``events``,
 ``compensated``) and let a compensation remove its step's result (``results``, ``completed``,
 ``outputs``: a ``None`` value removes a step). A step's commit and its compensation write these
-three together (:func:`committed`, :func:`undone`).
+three together (:func:`committed`, :func:`undone`). The undo plan is state too: ``cleanup``
+(the steps that failed, whose partial work is still to clean up) then ``completed`` newest
+first; a compensation removes its step from both, and nothing reads the plan from the events.
 
 Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
 the same superstep; a plain LangGraph field refuses two writes at once, so these use
@@ -51,8 +53,8 @@ def merge_outputs(
     return merged
 
 
-def track_completed(left: list[str] | None, right: list[str] | dict[str, None] | None) -> list[str]:
-    """The committed steps in commit order: a list of names appends those not listed yet; a
+def track_steps(left: list[str] | None, right: list[str] | dict[str, None] | None) -> list[str]:
+    """Step names in the order they were added: a list of names appends those not listed yet; a
     mapping of names to ``None`` removes them (their compensation ran)."""
     steps = list(left or [])
     if isinstance(right, dict):
@@ -69,9 +71,21 @@ def committed(step: str, record: StepRecord) -> dict[str, Any]:
     return update
 
 
+def failed(step: str) -> dict[str, Any]:
+    """The state update of a step that failed (or was stopped half way by a rollback): its
+    compensation must clean up whatever partial work it left, before the committed steps'."""
+    return {"cleanup": [step]}
+
+
 def undone(step: str) -> dict[str, Any]:
-    """The state update that removes ``step``'s committed result (compensated or skipped)."""
-    return {"results": {step: None}, "completed": {step: None}, "outputs": {step: None}}
+    """The state update that removes ``step`` from the undo plan: its committed result, or
+    its partial work (compensated, or skipped by an operator)."""
+    return {
+        "results": {step: None},
+        "completed": {step: None},
+        "outputs": {step: None},
+        "cleanup": {step: None},
+    }
 
 
 def add_usage(left: dict[str, Usage] | None, right: dict[str, Usage] | None) -> dict[str, Usage]:
@@ -131,7 +145,7 @@ class OneOf(LastValue[T]):
 
 def _first(values: Sequence[T]) -> T:
     """The first of writes that arrive together (by step name): one failure or halt is shown;
-    compensation still cleans up every step that failed (see ``pending_compensations``)."""
+    compensation still cleans up every step that failed (each is in ``cleanup``)."""
     return values[0]
 
 
@@ -175,8 +189,11 @@ class SagaState(TypedDict, total=False):
     """Step into which a failure is injected (``--fail-at``), for demos and tests."""
     results: Annotated[dict[str, StepRecord], merge_results]
     """Results of the steps that are committed now, by step name."""
-    completed: Annotated[list[str], track_completed]
+    completed: Annotated[list[str], track_steps]
     """The steps that are committed now, in commit order."""
+    cleanup: Annotated[list[str], track_steps]
+    """The steps that failed (or were stopped half way by a rollback) and whose partial work
+    their compensation has not cleaned up yet, in the order they failed."""
     outputs: Annotated[dict[str, str], merge_outputs]
     """Where each committed step's output is (a path or a URI), by step name."""
     halted: Annotated[dict[str, Any] | None, OneOf(dict)]
@@ -204,7 +221,7 @@ class SagaOutput(TypedDict, total=False):
     saga_id: str
     status: Annotated[Status, OneOf(str, pick=_strongest_status)]
     reason: Annotated[str | None, OneOf(str)]
-    completed: Annotated[list[str], track_completed]
+    completed: Annotated[list[str], track_steps]
     compensated: Annotated[list[str], operator.add]
     outputs: Annotated[dict[str, str], merge_outputs]
     events: Annotated[list[Event], operator.add]

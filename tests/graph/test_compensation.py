@@ -25,9 +25,10 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
-from sagagraph.graph.compensation import pending_compensations
+from sagagraph.graph.compensation import undo_plan
 from sagagraph.graph.state import SagaState
 from sagagraph.saga.execution import emit_event
+from sagagraph.saga.protocol import StepRecord
 from sagagraph.saga.view import make_event
 from tests.support.toy_saga import (
     Crash,
@@ -207,19 +208,30 @@ def test_a_crash_inside_a_compensation_applies_each_undo_once_on_resume(
     assert journal.calls(saga_id) == ["s1", "s2", "s3"]
 
 
-def test_pending_compensations_skip_a_failure_recorded_against_a_router() -> None:
-    """A router (not a step) that gives up has nothing of its own to undo."""
-    events = [make_event(s, "execute", "ok") for s in ("a", "b")]
+def test_the_undo_plan_is_state_the_failed_steps_then_the_committed_newest_first() -> None:
+    """The plan reads ``cleanup`` and ``completed``, never the events; a router (not a step)
+    that gives up has nothing of its own to undo."""
+    record: StepRecord = {"data": {}, "output": None}
     state: SagaState = {
-        "events": events,
-        "results": {"a": {"data": {}, "output": None}, "b": {"data": {}, "output": None}},
+        "results": {"a": record, "b": record},
+        "completed": ["a", "b"],
         "failure": {"step": "supervisor", "phase": "execute", "error": "x", "attempts": 3},
     }
-    assert pending_compensations(state, ("a", "b", "c")) == ["b", "a"]
-    state["failure"] = {"step": "c", "phase": "execute", "error": "x", "attempts": 1}
-    assert pending_compensations(state, ("a", "b", "c")) == ["c", "b", "a"]
-    state["compensated"] = ["c", "b"]
-    assert pending_compensations(state, ("a", "b", "c")) == ["a"]
+    assert undo_plan(state, ("a", "b", "c")) == ["b", "a"]
+    state |= {"cleanup": ["c", "d"]}
+    assert undo_plan(state, ("a", "b", "c", "d")) == ["c", "d", "b", "a"]
+    state |= {"cleanup": [], "completed": ["a"], "compensated": ["c", "d", "b"]}
+    assert undo_plan(state, ("a", "b", "c", "d")) == ["a"]
+
+
+def test_a_saga_stored_before_cleanup_existed_still_cleans_up_its_failed_step() -> None:
+    state: SagaState = {
+        "completed": ["a"],
+        "failure": {"step": "b", "phase": "execute", "error": "x", "attempts": 1},
+    }
+    assert undo_plan(state, ("a", "b")) == ["b", "a"]
+    state["compensated"] = ["b"]
+    assert undo_plan(state, ("a", "b")) == ["a"]
 
 
 def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> None:
@@ -298,12 +310,9 @@ class _Reporting:
 
 
 @pytest.mark.parametrize("driver", ["sync", "async"])
-def test_an_execute_error_reported_by_a_compensation_adds_that_step_to_the_rollback(
-    driver: str,
-) -> None:
-    """The rollback lists what is pending once, then takes each compensation off the list;
-    a compensation that records an execute error of another step makes it list again, as
-    planning from the state before each compensation would: that step is cleaned up too."""
+def test_an_event_a_compensation_records_leaves_the_undo_plan_as_it_is(driver: str) -> None:
+    """The undo plan is state (``cleanup``, ``completed``), the events only its audit trail: a
+    compensation that records an ``execute error`` of a step that never ran adds nothing."""
     steps = (_Reporting("s1"), _Reporting("s2", failed="s3"), _Reporting("s3"))
     with saga_app(SagaDefinition("reported", tuple(Step(s) for s in steps))) as app:
         if driver == "sync":
@@ -311,6 +320,6 @@ def test_an_execute_error_reported_by_a_compensation_adds_that_step_to_the_rollb
         else:
             view = asyncio.run(arun_saga(app, {}, saga_id="reported", fail_at="s2"))
     assert view["status"] == "rolled_back"
-    assert view["compensated"] == ["s2", "s3", "s1"]
-    assert steps[2].compensated_with == [None], "s3 never committed: cleaned up by its key"
+    assert view["compensated"] == ["s2", "s1"]
+    assert steps[2].compensated_with == [], "s3 never ran: nothing to clean up"
     assert steps[0].compensated_with[0] is not None
