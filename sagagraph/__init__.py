@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         saga_status,
     )
     from sagagraph.graph.state import SagaState
+    from sagagraph.saga.hooks import SagaHooks
     from sagagraph.saga.ids import new_saga_id, validate_saga_id
     from sagagraph.saga.protocol import (
         Participant,
@@ -99,6 +100,7 @@ _EXPORTS = {
     "sagagraph.graph.state": "SagaState",
     "sagagraph.graph.recover": "open_sagas recover_saga recover_sagas rollback_saga "
     "unfinished_sagas waiting_sagas",
+    "sagagraph.saga.hooks": "SagaHooks",
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
     "Usage participant",
@@ -131,6 +133,7 @@ __all__ = [
     "SagaBusyError",
     "SagaDefinition",
     "SagaGraphError",
+    "SagaHooks",
     "SagaNotFoundError",
     "SagaState",
     "Status",

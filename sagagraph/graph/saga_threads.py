@@ -44,7 +44,9 @@ def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
     return sorted(ids)
 
 
-def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = None) -> bool:
+def force_compensation(
+    app: Any, saga_id: str, *, reason: str, by: str | None = None
+) -> Event | None:
     """Turn an unfinished saga toward compensation; the next resume rolls it back.
 
     ``app`` is a compiled saga graph on the checkpointer that holds the saga. The step that
@@ -53,7 +55,8 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
     committed steps in reverse order. Nothing runs here: resume the saga to compensate. The
     event that records the request says why (``reason``) and who asked (``by``), when known.
 
-    Returns False when the saga is already compensating (resuming carries on). Raises
+    Returns the event that records the request, None when the saga is already compensating
+    (resuming carries on). Raises
     SagaNotFoundError for an unknown id, InputError for a finished saga or one waiting for an
     operator (resolve it instead).
     """
@@ -73,7 +76,7 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
         raise InputError(f"saga {saga_id!r}: already {status}; nothing to roll back")
     if status in ("compensating", "compensation_failed") or {COMPENSATE, ESCALATE} & set(snap.next):
         # Already on the way back (or about to ask an operator): resuming carries on.
-        return False
+        return None
     step_nodes = [name for name in app.nodes if name not in RESERVED_NAMES]
     interrupted = [name for name in snap.next if name in step_nodes]
     if interrupted:
@@ -95,7 +98,7 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
     routes_itself = bool(drawn is not None and (drawn.metadata or {}).get(ROUTES_ITSELF))
     values: Any = Command(update=update, goto=COMPENSATE) if routes_itself else update
     app.update_state(config, values, as_node=as_node)
-    return True
+    return events[0]
 
 
 def _rollback_event(step: str, reason: str, by: str | None) -> Event:

@@ -20,7 +20,11 @@ from sagagraph.errors import (
     ToolUndoError,
 )
 from sagagraph.saga.guard import Point
+from sagagraph.saga.names import CHOREOGRAPHY, MODES, ORCHESTRATION
 from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
+
+ROUTERS = ("deterministic", "llm")
+"""The routers a definition may run with (``--router``)."""
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ConfigurationError,
@@ -389,6 +393,37 @@ class SagaDefinition:
                 raise ConfigurationError(
                     f"{where}: choice {choice!r} needs a default alternative (one without when=)"
                 )
+
+    def check(self, *, router: str = "deterministic", mode: str = ORCHESTRATION) -> None:
+        """ConfigurationError, in the command line's words, unless the saga can run with
+        ``router`` under ``mode``: the one place a definition's steps (parallel, optional,
+        alternatives) are checked against how it runs. The builders, choreography and the
+        surfaces call it; the steps themselves are checked when the definition is made."""
+        if mode not in MODES:
+            raise ConfigurationError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+        if router not in ROUTERS:
+            raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
+        if router != "deterministic" and mode == CHOREOGRAPHY:
+            raise ConfigurationError(
+                "--router llm needs --mode orchestration or --mode blackboard: "
+                "choreography has no router"
+            )
+        where = f"saga {self.name!r}"
+        if not self.is_chain and mode != ORCHESTRATION:
+            raise ConfigurationError(
+                f"--parallel needs --mode orchestration: {where} runs parallel steps "
+                "(Step.after), which need orchestration"
+            )
+        if not self.is_chain and router != "deterministic":
+            raise ConfigurationError(
+                f"--parallel needs --router deterministic: {where} runs parallel steps "
+                "(Step.after), which need router='deterministic'"
+            )
+        if self.has_choices and mode == CHOREOGRAPHY:
+            raise ConfigurationError(
+                f"{where} has optional or alternative steps, which need --mode orchestration "
+                "or blackboard (choreography runs steps as a chain)"
+            )
 
     def step(self, name: str) -> Step:
         for s in self.steps:

@@ -27,11 +27,13 @@ from sagagraph import (
 )
 from sagagraph.graph.compensation import undo_plan
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.escalation import AlertHooks
 from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import StepRecord
-from sagagraph.saga.view import make_event
+from sagagraph.saga.view import Event, make_event
 from tests.support.toy_saga import (
     Crash,
+    EventHooks,
     Journal,
     Plan,
     SimulatedCrash,
@@ -73,7 +75,7 @@ def test_an_exhausted_compensation_pauses_the_saga_for_an_operator(journal: Jour
     alerts: list[dict[str, Any]] = []
     plan = Plan(broken_compensations={"s2"})
     definition = toy_saga(3, journal, plan, compensation_retry=Retry(max_attempts=2))
-    with saga_app(definition, on_escalation=alerts.append) as app:
+    with saga_app(definition, hooks=AlertHooks(alerts.append)) as app:
         view = run_saga(app, {"fail": "s3"}, saga_id="stuck")
         again = resume_saga(app, "stuck")  # resuming does not answer for the operator
 
@@ -106,7 +108,7 @@ def test_operator_retry_finishes_the_rollback_and_alerts_once(
     plan = Plan(broken_compensations={"s2"})
     definition = toy_saga(3, journal, plan, compensation_retry=Retry(max_attempts=2))
     saga_id = new_saga_id("retry")
-    with saga_app(definition, checkpointer_url, on_escalation=alerts.append) as app:
+    with saga_app(definition, checkpointer_url, hooks=AlertHooks(alerts.append)) as app:
         run_saga(app, {"fail": "s3"}, saga_id=saga_id)
         plan.broken_compensations.clear()  # the operator fixed what blocked the undo
         view = resolve_saga(app, saga_id, "retry")
@@ -131,7 +133,7 @@ def test_operator_retry_that_fails_again_escalates_again(journal: Journal) -> No
     alerts: list[dict[str, Any]] = []
     plan = Plan(broken_compensations={"s1"})
     definition = toy_saga(2, journal, plan, compensation_retry=Retry(max_attempts=1))
-    with saga_app(definition, on_escalation=alerts.append) as app:
+    with saga_app(definition, hooks=AlertHooks(alerts.append)) as app:
         run_saga(app, {"fail": "s2"}, saga_id="twice")
         view = resolve_saga(app, "twice", "retry")
 
@@ -240,7 +242,7 @@ def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> 
 
     plan = Plan(broken_compensations={"s1"})
     definition = toy_saga(2, journal, plan, compensation_retry=Retry(max_attempts=1))
-    with saga_app(definition, on_escalation=broken_pager) as app:
+    with saga_app(definition, hooks=AlertHooks(broken_pager)) as app:
         view = run_saga(app, {"fail": "s2"}, saga_id="pager")
     assert view["status"] == "compensation_failed"
     assert view["waiting_for_operator"] is True
@@ -248,7 +250,7 @@ def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> 
 
 class _Watching:
     """A step whose compensation waits (10 s at most) until the compensation before it has
-    been reported to ``on_event``, and notes whether it was."""
+    been reported to the hooks' ``on_event``, and notes whether it was."""
 
     def __init__(self, name: str, before: str | None, reports: dict[str, threading.Event]):
         self.name = name
@@ -274,17 +276,17 @@ def test_a_rollback_reports_each_compensation_once_as_it_ends(driver: str) -> No
              for i, n in enumerate(names)]  # fmt: skip
     reported: list[dict[str, Any]] = []
 
-    def on_event(event: dict[str, Any]) -> None:
+    def on_event(event: Event) -> None:
         reported.append(event)
         if event["action"] == "compensate":
             reports[event["step"]].set()
 
     with saga_app(SagaDefinition("watched", tuple(Step(s) for s in steps))) as app:
         if driver == "sync":
-            view = run_saga(app, {}, saga_id="watched", fail_at="s4", on_event=on_event)
+            view = run_saga(app, {}, saga_id="watched", fail_at="s4", hooks=EventHooks(on_event))
         else:
             view = asyncio.run(
-                arun_saga(app, {}, saga_id="watched", fail_at="s4", on_event=on_event)
+                arun_saga(app, {}, saga_id="watched", fail_at="s4", hooks=EventHooks(on_event))
             )
     assert view["status"] == "rolled_back"
     assert [s.heard for s in steps] == [True, True, True, None]
