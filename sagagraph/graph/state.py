@@ -26,30 +26,18 @@ from langgraph.channels import LastValue
 from sagagraph.saga.protocol import StepRecord, Usage
 from sagagraph.saga.view import Event, FailureRecord, Status
 
+V = TypeVar("V")
 
-def merge_results(
-    left: dict[str, StepRecord] | None, right: dict[str, StepRecord | None] | None
-) -> dict[str, StepRecord]:
-    """Merge step results; a ``None`` value removes that step's result (its compensation ran)."""
+
+def merge_by_step(left: dict[str, V] | None, right: dict[str, V | None] | None) -> dict[str, V]:
+    """Merge values by step (results, output paths); a ``None`` value removes that step's
+    (its compensation ran)."""
     merged = dict(left or {})
-    for step, record in (right or {}).items():
-        if record is None:
+    for step, value in (right or {}).items():
+        if value is None:
             merged.pop(step, None)
         else:
-            merged[step] = record
-    return merged
-
-
-def merge_outputs(
-    left: dict[str, str] | None, right: dict[str, str | None] | None
-) -> dict[str, str]:
-    """Merge output paths by step; a ``None`` value removes that step's output."""
-    merged = dict(left or {})
-    for step, path in (right or {}).items():
-        if path is None:
-            merged.pop(step, None)
-        else:
-            merged[step] = path
+            merged[step] = value
     return merged
 
 
@@ -187,14 +175,14 @@ class SagaState(TypedDict, total=False):
     """Why the saga did not complete, in one line."""
     fail_at: str | None
     """Step into which a failure is injected (``--fail-at``), for demos and tests."""
-    results: Annotated[dict[str, StepRecord], merge_results]
+    results: Annotated[dict[str, StepRecord], merge_by_step]
     """Results of the steps that are committed now, by step name."""
     completed: Annotated[list[str], track_steps]
     """The steps that are committed now, in commit order."""
     cleanup: Annotated[list[str], track_steps]
     """The steps that failed (or were stopped half way by a rollback) and whose partial work
     their compensation has not cleaned up yet, in the order they failed."""
-    outputs: Annotated[dict[str, str], merge_outputs]
+    outputs: Annotated[dict[str, str], merge_by_step]
     """Where each committed step's output is (a path or a URI), by step name."""
     halted: Annotated[dict[str, Any] | None, OneOf(dict)]
     """The step that halted the saga on purpose, its reason and data."""
@@ -223,5 +211,5 @@ class SagaOutput(TypedDict, total=False):
     reason: Annotated[str | None, OneOf(str)]
     completed: Annotated[list[str], track_steps]
     compensated: Annotated[list[str], operator.add]
-    outputs: Annotated[dict[str, str], merge_outputs]
+    outputs: Annotated[dict[str, str], merge_by_step]
     events: Annotated[list[Event], operator.add]

@@ -215,6 +215,9 @@ def test_approvals_and_the_operators_answers_are_told(tmp_path: Path) -> None:
     assert answers[0][0] == "ok" and "charge_card" in answers[0][1]
     assert answers[1][0] == "rejected" and "send_wire" in answers[1][1]
     assert "no wires" in answers[1][1]
+    calls = [e for e in done["events"] if e["action"] in ("tool_call", "tool_undo")]
+    assert calls, "the agent step's tool calls are events of the saga"
+    assert [e for e in recorder.of("event") if e in calls] == calls, "each reached on_event"
 
 
 class Custom(BaseCallbackHandler):
