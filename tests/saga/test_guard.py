@@ -102,5 +102,3 @@ def test_allowed_now_follows_the_definition_order() -> None:
     assert allowed_now(STEPS, []) == ["validator"]
     assert allowed_now(STEPS, ["validator"]) == ["reviewer"]
     assert allowed_now(STEPS, STEPS) == [FINISH]
-
-
