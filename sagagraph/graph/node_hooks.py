@@ -1,6 +1,7 @@
 """The hooks a graph's nodes tell, and how a run hands its own to them.
 
-A node tells, in this order: OpenTelemetry's hooks (always), the graph's own (its builder's
+A node tells, in this order: OpenTelemetry's hooks (while an SDK tracer provider is
+installed: nothing to tell otherwise), the graph's own (its builder's
 ``hooks=``), the run's (``config["configurable"]["sagagraph_hooks"]``, which the runners set
 from their ``hooks=`` argument; LangGraph stores no object of ``configurable`` in a
 checkpoint), and, when the run's config carries LangChain callbacks (LangSmith, a handler of
@@ -16,7 +17,7 @@ from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_cu
 from langchain_core.runnables import RunnableConfig
 
 from sagagraph.saga.hooks import RouteDecision, SagaHooks, combine_hooks
-from sagagraph.saga.tracing import OPEN_TELEMETRY
+from sagagraph.saga.tracing import OPEN_TELEMETRY, tracer
 from sagagraph.saga.view import Event, FailureRecord
 
 HOOKS_KEY: Final = "sagagraph_hooks"
@@ -86,15 +87,17 @@ def _has_callbacks(config: RunnableConfig) -> bool:
 
 
 def graph_hooks(hooks: SagaHooks | None) -> SagaHooks:
-    """The hooks every run of a graph tells: OpenTelemetry's, then the builder's ``hooks``."""
-    return combine_hooks(OPEN_TELEMETRY, hooks)
+    """The hooks every run of a graph tells besides OpenTelemetry's: its builder's, isolated."""
+    return combine_hooks(hooks)
 
 
 def node_hooks(config: RunnableConfig, built: SagaHooks) -> SagaHooks:
-    """The hooks a node tells in this run: ``built`` (:func:`graph_hooks`), the run's, and
-    LangChain custom events when the config carries callbacks."""
+    """The hooks a node tells in this run: OpenTelemetry's (while a tracer provider is
+    installed), ``built`` (:func:`graph_hooks`), the run's, and LangChain custom events when
+    the config carries callbacks."""
     run = (config.get("configurable") or {}).get(HOOKS_KEY)
     events = LangChainEvents(config) if _has_callbacks(config) else None
-    if run is None and events is None:
+    traced = OPEN_TELEMETRY if tracer() is not None else None
+    if run is None and events is None and traced is None:
         return built
-    return combine_hooks(built, run if isinstance(run, SagaHooks) else None, events)
+    return combine_hooks(traced, built, run if isinstance(run, SagaHooks) else None, events)

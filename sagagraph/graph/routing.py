@@ -23,7 +23,7 @@ from langgraph.types import Command
 from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.saga.drivers import Flow, Tell
 from sagagraph.saga.guard import FINISH
-from sagagraph.saga.hooks import RouteDecision, SagaHooks
+from sagagraph.saga.hooks import NO_HOOKS, RouteDecision, SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, StepRecord
 from sagagraph.saga.records import router_aborted
@@ -56,7 +56,8 @@ def decision(
 
 def telling(hooks: SagaHooks, saga_id: str, decided: RouteDecision) -> Flow[None]:
     """Tell the hooks of a decision (their async form under ``ainvoke``)."""
-    yield Tell(hooks.on_route, hooks.aon_route, saga_id, decided)
+    if hooks is not NO_HOOKS:
+        yield Tell(hooks.on_route, hooks.aon_route, saga_id, decided)
 
 
 def after_step(

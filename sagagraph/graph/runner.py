@@ -53,10 +53,10 @@ from sagagraph.graph.state_view import (
     state_view,
 )
 from sagagraph.saga.drivers import Flow, Tell, drive
-from sagagraph.saga.hooks import SagaHooks, combine_hooks
+from sagagraph.saga.hooks import NO_HOOKS, SagaHooks, combine_hooks
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
-from sagagraph.saga.tracing import OPEN_TELEMETRY
+from sagagraph.saga.tracing import OPEN_TELEMETRY, tracer
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
 
@@ -232,8 +232,10 @@ class RunOutput:
 
 
 def run_hooks(app: object, hooks: SagaHooks | None) -> SagaHooks:
-    """The hooks a runner tells: OpenTelemetry's, the graph's (its builder's), the run's."""
-    return combine_hooks(OPEN_TELEMETRY, hooks_of(app), hooks)
+    """The hooks a runner tells: OpenTelemetry's (while a tracer provider is installed), the
+    graph's (its builder's), the run's."""
+    traced = OPEN_TELEMETRY if tracer() is not None else None
+    return combine_hooks(traced, hooks_of(app), hooks)
 
 
 @dataclass(frozen=True)
@@ -283,7 +285,8 @@ class _Run:
                 self.payload, self.config, durability=self.durability, stream_mode=output.modes
             )
             for chunk in stream:
-                for event in output.take(chunk):
+                new = output.take(chunk)
+                for event in new if hooks is not NO_HOOKS else ():
                     hooks.on_event(saga_id, event)
                     if event["action"] == OPERATOR_ACTION:
                         hooks.on_operator(saga_id, event)
@@ -300,7 +303,8 @@ class _Run:
                 self.payload, self.config, durability=self.durability, stream_mode=output.modes
             )
             async for chunk in stream:
-                for event in output.take(chunk):
+                new = output.take(chunk)
+                for event in new if hooks is not NO_HOOKS else ():
                     await hooks.aon_event(saga_id, event)
                     if event["action"] == OPERATOR_ACTION:
                         await hooks.aon_operator(saga_id, event)
@@ -328,15 +332,18 @@ def streaming(
     the saga ended, None when it paused or stopped unfinished (read a snapshot then).
     """
     told = run_hooks(app, hooks)
-    yield Tell(told.on_run_start, told.aon_run_start, saga_id, operation)
+    if told is not NO_HOOKS:
+        yield Tell(told.on_run_start, told.aon_run_start, saga_id, operation)
     try:
         run = _Run(app, payload, saga_id, run_config(saga_id, config, hooks), durability, told)
         output = yield run
     except BaseException:
-        yield Tell(told.on_run_end, told.aon_run_end, saga_id, "error")
+        if told is not NO_HOOKS:
+            yield Tell(told.on_run_end, told.aon_run_end, saga_id, "error")
         raise
     assert isinstance(output, RunOutput)
-    yield Tell(told.on_run_end, told.aon_run_end, saga_id, output.outcome())
+    if told is not NO_HOOKS:
+        yield Tell(told.on_run_end, told.aon_run_end, saga_id, output.outcome())
     return output.finished()
 
 

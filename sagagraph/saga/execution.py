@@ -196,9 +196,9 @@ class Pause:
 def _attempted(call: Call, hooks: SagaHooks) -> Flow[Tried]:
     """One attempt, its start told to the hooks."""
     ctx = call.ctx
-    yield Tell(
-        hooks.on_step_start, hooks.aon_step_start, ctx.saga_id, ctx.step, call.action, ctx.attempt
-    )
+    if hooks is not NO_HOOKS:
+        start = hooks.on_step_start, hooks.aon_step_start
+        yield Tell(*start, ctx.saga_id, ctx.step, call.action, ctx.attempt)
     tried = yield call
     assert isinstance(tried, Tried)
     return tried
@@ -207,7 +207,8 @@ def _attempted(call: Call, hooks: SagaHooks) -> Flow[Tried]:
 def _recorded(outcome: StepAttempts, event: Event, saga_id: str, hooks: SagaHooks) -> Flow[None]:
     """The attempt's event recorded in its step's trail, and told to the hooks as its end."""
     outcome.events.append(event)
-    yield Tell(hooks.on_step_end, hooks.aon_step_end, saga_id, event)
+    if hooks is not NO_HOOKS:
+        yield Tell(hooks.on_step_end, hooks.aon_step_end, saga_id, event)
 
 
 def failed(error: Exception) -> Tried:

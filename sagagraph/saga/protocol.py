@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from sagagraph.errors import (
@@ -241,7 +242,8 @@ class Step:
 
 @dataclass(frozen=True)
 class SagaDefinition:
-    """An ordered list of steps and the services they share."""
+    """An ordered list of steps and the services they share. What is derived from the steps
+    (names, points, whether it is a chain) is computed once: routing reads it at every step."""
 
     name: str
     """Name of the saga type (``travel_booking``, ``food_order``)."""
@@ -307,7 +309,7 @@ class SagaDefinition:
                     "a step may only need steps defined before it"
                 )
 
-    @property
+    @cached_property
     def step_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.steps)
 
@@ -324,7 +326,7 @@ class SagaDefinition:
         """The steps that need ``name``, in definition order."""
         return tuple(s for s in self.step_names if name in self.dependencies(s))
 
-    @property
+    @cached_property
     def is_chain(self) -> bool:
         """True when every step needs exactly the one before it (the default, no parallelism)."""
         names = self.step_names
@@ -333,12 +335,12 @@ class SagaDefinition:
             for i, n in enumerate(names)
         )
 
-    @property
+    @cached_property
     def has_choices(self) -> bool:
         """True when some step is optional or one alternative of a choice."""
         return any(s.optional or s.choice is not None for s in self.steps)
 
-    @property
+    @cached_property
     def points(self) -> tuple[Point, ...]:
         """The saga's points, in order: each a step, or the alternatives of one choice."""
         points: list[Point] = []
