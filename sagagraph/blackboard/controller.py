@@ -133,7 +133,7 @@ def router_view(
     extra = [replace(r.step, optional=True) if definition.has_choices else r.step for r in usable]
     steps = (*definition.steps, *extra)
     routed = SagaDefinition(
-        definition.name, steps, definition.services, route_facts=definition.route_facts
+        definition.name, steps, definition.deps, route_facts=definition.route_facts
     )
     done = list(state.get("completed") or [])
     done += [r.name for r in usable if tried(events, r.name) == "ok"]
