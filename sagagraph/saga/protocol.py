@@ -419,34 +419,27 @@ class SagaDefinition(Generic[Deps]):
                 )
 
     def check(self, *, router: str = "deterministic", mode: str = ORCHESTRATION) -> None:
-        """ConfigurationError, in the command line's words, unless the saga can run with
-        ``router`` under ``mode``: the one place a definition's steps (parallel, optional,
-        alternatives) are checked against how it runs. The builders, choreography and the
-        surfaces call it; the steps themselves are checked when the definition is made."""
+        """ConfigurationError unless the saga can run with ``router`` under ``mode``: the one
+        place a definition's steps (parallel, optional, alternatives) are checked against how
+        it runs. The builders, choreography and the surfaces call it; the steps themselves are
+        checked when the definition is made."""
         if mode not in MODES:
             raise ConfigurationError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
         if router not in ROUTERS:
             raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
-        if router != "deterministic" and mode == CHOREOGRAPHY:
-            raise ConfigurationError(
-                "--router llm needs --mode orchestration or --mode blackboard: "
-                "choreography has no router"
-            )
         where = f"saga {self.name!r}"
-        if not self.is_chain and mode != ORCHESTRATION:
+        chain = f"{where}: choreography runs steps as a chain;"
+        if mode == CHOREOGRAPHY and router != "deterministic":
+            raise ConfigurationError(f"{chain} router='llm' needs orchestration or the blackboard")
+        if mode == CHOREOGRAPHY and not self.is_chain:
+            raise ConfigurationError(f"{chain} parallel steps (Step.after) need orchestration")
+        if mode == CHOREOGRAPHY and self.has_choices:
             raise ConfigurationError(
-                f"--parallel needs --mode orchestration: {where} runs parallel steps "
-                "(Step.after), which need orchestration"
+                f"{chain} optional or alternative steps need orchestration or the blackboard"
             )
-        if not self.is_chain and router != "deterministic":
+        if router != "deterministic" and not self.is_chain:
             raise ConfigurationError(
-                f"--parallel needs --router deterministic: {where} runs parallel steps "
-                "(Step.after), which need router='deterministic'"
-            )
-        if self.has_choices and mode == CHOREOGRAPHY:
-            raise ConfigurationError(
-                f"{where} has optional or alternative steps, which need --mode orchestration "
-                "or blackboard (choreography runs steps as a chain)"
+                f"{where}: parallel steps (Step.after) need router='deterministic'"
             )
 
     def step(self, name: str) -> Step[Deps]:

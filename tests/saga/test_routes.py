@@ -199,16 +199,15 @@ def test_the_rules_router_records_what_its_rules_decided() -> None:
 @pytest.mark.parametrize(
     ("router", "mode", "parallel", "choices", "message"),
     [
-        ("llm", "choreography", False, False, "--router llm needs --mode orchestration"),
-        ("deterministic", "choreography", True, False, "--parallel needs --mode orchestration"),
-        ("deterministic", "blackboard", True, False, "--parallel needs --mode orchestration"),
-        ("llm", "orchestration", True, False, "--parallel needs --router deterministic"),
-        ("deterministic", "choreography", False, True, "need --mode orchestration or blackboard"),
+        ("llm", "choreography", False, False, "router='llm' needs orchestration or the blackboard"),
+        ("deterministic", "choreography", True, False, "parallel steps .* need orchestration"),
+        ("llm", "orchestration", True, False, "need router='deterministic'"),
+        ("deterministic", "choreography", False, True, "need orchestration or the blackboard"),
         ("sideways", "orchestration", False, False, "router: expected 'deterministic' or 'llm'"),
         ("deterministic", "ballet", False, False, "mode: expected one of"),
     ],
 )
-def test_a_definition_checks_how_it_may_run_in_the_command_lines_words(
+def test_a_definition_checks_how_it_may_run_in_one_place(
     router: str, mode: str, parallel: bool, choices: bool, message: str
 ) -> None:
     steps: list[Any] = [_p("a"), _p("b")]
