@@ -13,7 +13,6 @@ never used.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -53,14 +52,12 @@ class StepReactions:
         choreography: Choreography,
         step: str,
         *,
-        sleep: Callable[[float], None] = time.sleep,
         definition_for: DefinitionFor | None = None,
         hooks: SagaHooks = NO_HOOKS,
         max_deliveries: int = DEFAULT_MAX_DELIVERIES,
     ) -> None:
         self.choreography = choreography
         self.role: StepRole = choreography.role(step)
-        self._sleep = sleep
         self._definition_for = definition_for
         self._hooks = hooks
         self._max_deliveries = max_deliveries
@@ -122,9 +119,7 @@ class StepReactions:
         step = self._step(facts)
         ctx = self._context(message, facts)
         inject = facts.fail_at == step.name
-        outcome = execute_step(
-            step, ctx, inject_failure=inject, hooks=self._hooks, sleep=self._sleep
-        )
+        outcome = execute_step(step, ctx, inject_failure=inject, hooks=self._hooks)
         result = outcome.result
         usage = {step.name: result.usage} if result is not None and result.usage else {}
         if result is not None and not result.halt:
@@ -203,7 +198,7 @@ class StepReactions:
         step = self._step(facts)
         ctx = self._context(message, facts)
         result = StepResult.from_record(record) if record is not None else None
-        outcome = compensate_step(step, ctx, result, hooks=self._hooks, sleep=self._sleep)
+        outcome = compensate_step(step, ctx, result, hooks=self._hooks)
         events = events + outcome.events
         if outcome.ok:
             undone = self._compensated(

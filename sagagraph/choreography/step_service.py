@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 
 from sagagraph.choreography.admission import judge
@@ -45,7 +44,6 @@ class StepService:
         step: str,
         ledger: StepLedger,
         *,
-        sleep: Callable[[float], None] = time.sleep,
         history: History | None = None,
         definition_for: DefinitionFor | None = None,
         hooks: SagaHooks | None = None,
@@ -66,7 +64,6 @@ class StepService:
         self._reactions = StepReactions(
             choreography,
             step,
-            sleep=sleep,
             definition_for=definition_for,
             hooks=self._hooks,
             max_deliveries=max_deliveries,

@@ -44,7 +44,6 @@ key.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +74,7 @@ from sagagraph.saga.drivers import Flow
 from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
-from sagagraph.saga.protocol import SagaDefinition, StepRecord, Usage
+from sagagraph.saga.protocol import SagaDefinition, Usage
 from sagagraph.saga.routes import (
     Choice,
     RouteQuestion,
@@ -142,7 +141,9 @@ def proposing(
     definition, committed = question.definition, question.committed
     steps = definition.step_names
     points = definition.points if definition.has_choices else None
-    facts = router_facts(definition, question.records)
+    # Only the declared route facts reach the model: never a step's data, never the input.
+    declared = definition.route_facts is not None and points is not None
+    facts = facts_from_records(definition, question.records) if declared else {}
     choice = Choice()
     shown_to_model: list[dict[str, str]] = []
     for attempt in range(1, options.max_attempts + 1):
@@ -254,11 +255,3 @@ def make_supervisor(
 def router_prompt(definition: SagaDefinition) -> str:
     """The router's prompt: ``router``, or ``router_choices`` for a saga with options."""
     return "router_choices" if definition.has_choices else "router"
-
-
-def router_facts(definition: SagaDefinition, records: Mapping[str, StepRecord]) -> dict[str, Any]:
-    """What the LLM router sees of earlier results: the definition's declared route facts
-    only (never a step's whole data, never the saga input); nothing when none are declared."""
-    if definition.route_facts is None or not definition.has_choices:
-        return {}
-    return facts_from_records(definition, records)

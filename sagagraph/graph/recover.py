@@ -35,8 +35,9 @@ from sagagraph.graph.runner import (
     run_hooks,
     saga_config,
     saga_status,
-    stream_saga,
+    streaming,
 )
+from sagagraph.saga.drivers import drive
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import QUEUED, describe_error
@@ -141,7 +142,7 @@ def rollback_leased(
     requested = saga_threads.force_compensation(app, saga_id, reason=reason, by=by)
     if requested is not None:
         run_hooks(app, hooks).on_operator(saga_id, requested)
-    stream_saga(app, None, saga_id, durability, hooks, config, operation="rollback")
+    drive(streaming(app, None, saga_id, durability, hooks, config, operation="rollback"))
     return saga_status(app, saga_id)
 
 

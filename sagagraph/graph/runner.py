@@ -347,20 +347,6 @@ def streaming(
     return output.finished()
 
 
-def stream_saga(
-    app: SagaApp,
-    payload: Any,
-    saga_id: str,
-    durability: Durability,
-    hooks: SagaHooks | None,
-    config: RunnableConfig | None = None,
-    *,
-    operation: str = "run",
-) -> dict[str, Any] | None:
-    """:func:`streaming`, on this thread."""
-    return drive(streaming(app, payload, saga_id, durability, hooks, config, operation=operation))
-
-
 def raise_if_disk_full(error: BaseException, saga_id: str, app: SagaApp | None = None) -> None:
     """StorageFullError (one line: what is full, what to do) when ``error`` is a full disk.
 
@@ -445,7 +431,7 @@ def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
 
 
 _NOTHING_YET = frozenset(
-    {
+    [
         "fail_at",
         "results",
         "completed",
@@ -455,7 +441,7 @@ _NOTHING_YET = frozenset(
         "compensated",
         "skipped",
         "usage",
-    }
+    ]
 )
 """The fields a saga graph's state shows before its input is saved: defaults only."""
 
@@ -497,13 +483,6 @@ def after_run(
         for approval in view["approvals"]:
             yield Tell(told.on_approval, told.aon_approval, saga_id, approval)
     return view
-
-
-def view_after(
-    app: SagaApp, saga_id: str, finished: dict[str, Any] | None, hooks: SagaHooks | None = None
-) -> dict[str, Any]:
-    """:func:`after_run`, on this thread."""
-    return drive(after_run(app, saga_id, finished, hooks))
 
 
 def saga_input(app: SagaApp, saga_id: str) -> dict[str, Any]:
