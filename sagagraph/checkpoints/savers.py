@@ -8,8 +8,6 @@ LangGraph's own ``put`` / ``aput`` stores a checkpoint, its metadata gets the sa
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -20,6 +18,10 @@ from sagagraph.checkpoints.saga_metadata import stamp
 
 class SagaSqliteSaver(SqliteSaver):
     """``SqliteSaver`` that stamps the saga's summary into each checkpoint's metadata."""
+
+    lease_file: str | None = None
+    """The file whose byte locks are its sagas' leases (:mod:`sagagraph.graph.leases`), set by
+    the factory that opened it."""
 
     def put(
         self,
@@ -32,15 +34,10 @@ class SagaSqliteSaver(SqliteSaver):
 
 
 class SagaAsyncSqliteSaver(AsyncSqliteSaver):
-    """``AsyncSqliteSaver`` that stamps the saga's summary into each checkpoint's metadata.
+    """``AsyncSqliteSaver`` that stamps the saga's summary into each checkpoint's metadata."""
 
-    ``database`` names the SQLite file (resolved): saga leases lock a file beside it
-    (:mod:`sagagraph.graph.leases`), since an async connection cannot be asked for it.
-    """
-
-    def __init__(self, conn: Any, *, database: str | None = None, **kwargs: Any) -> None:
-        super().__init__(conn, **kwargs)
-        self.database = database
+    lease_file: str | None = None
+    """As :attr:`SagaSqliteSaver.lease_file` (an async connection cannot be asked its file)."""
 
     async def aput(
         self,

@@ -11,13 +11,14 @@ expiry to tune.
   when the connection closes, which a killed process's connection does.
 - SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
   the saga id; the kernel drops it when the process exits. SQLite is one machine's store,
-  and so is this lock (it needs a local file system). Sync (``SqliteSaver``) and async
-  (``AsyncSqliteSaver`` with a ``database`` attribute, as the async factory opens it) savers
-  of one database lock the same file, so each refuses a saga the other drives.
+  and so is this lock (it needs a local file system). The savers the factories open, sync
+  and async, name that file in their ``lease_file`` attribute (:data:`LEASE_FILE_ATTRIBUTE`),
+  so both lock the same file and each refuses a saga the other drives; a plain
+  ``SqliteSaver`` is asked for its file.
 - Memory, a saver on a connection pool (the async PostgreSQL one), LangGraph's own
   ``AsyncSqliteSaver`` (which does not say its file), any other saver: this process only,
-  unless the saver names a lease file in its ``lease_file`` attribute (see
-  :data:`LEASE_FILE_ATTRIBUTE`); then it gets the SQLite kind of lease.
+  unless the saver names a lease file in its ``lease_file`` attribute; then it gets the
+  SQLite kind of lease.
 
 Threads of one process are told apart by an in-process registry, because the locks above
 belong to a process (SQLite) or a connection (PostgreSQL), not to a thread.
@@ -36,9 +37,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.lent import lending
+from sagagraph.checkpoints.urls import lease_file
 from sagagraph.errors import SagaBusyError
 from sagagraph.saga.ids import validate_saga_id
 
@@ -46,10 +47,6 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: SQLite leases fall back to this process
     fcntl = None  # type: ignore[assignment]
-
-LEASE_FILE_SUFFIX = ".leases"
-"""The SQLite lease file sits beside the database: ``sagas.sqlite`` -> ``sagas.sqlite.leases``."""
-
 
 _held: set[tuple[str, str]] = set()
 _held_lock = threading.Lock()
@@ -148,8 +145,8 @@ def _no_lock(saga_id: str) -> Release:
 
 
 LEASE_FILE_ATTRIBUTE = "lease_file"
-"""A saver of a SQLite file that is not a ``SqliteSaver`` (an async one, say) names the file
-to lock in this attribute (``<database>.leases``) to get cross-process leases too."""
+"""A saver names the file to lock in this attribute (``<database>.leases``) to get
+cross-process leases: sagagraph's SQLite savers do; any saver of a local file may."""
 
 
 def _lease_file(checkpointer: Any) -> str | None:
@@ -158,25 +155,12 @@ def _lease_file(checkpointer: Any) -> str | None:
     if isinstance(named, str) and named:
         return str(Path(named).resolve())
     if isinstance(checkpointer, SqliteSaver):
-        database = _sqlite_file(checkpointer)
-        if database is not None:
-            return f"{database}{LEASE_FILE_SUFFIX}"
-    if isinstance(checkpointer, AsyncSqliteSaver):
-        # Its connection is async, so PRAGMA database_list cannot be asked here; the async
-        # factory records the resolved file instead (SagaAsyncSqliteSaver.database).
-        database = getattr(checkpointer, "database", None)
-        if isinstance(database, str) and database:
-            return f"{Path(database).resolve()}{LEASE_FILE_SUFFIX}"
-    return None
-
-
-def _sqlite_file(saver: SqliteSaver) -> str | None:
-    """The database file of a SQLite saver, resolved; None for an in-memory database."""
-    with saver.cursor(transaction=False) as cur:
-        rows = cur.execute("PRAGMA database_list").fetchall()
-    for _, name, file in rows:
-        if name == "main" and file:
-            return str(Path(file).resolve())
+        with checkpointer.cursor(transaction=False) as cur:
+            rows = cur.execute("PRAGMA database_list").fetchall()
+        # The main database's file; none for an in-memory database.
+        return next(
+            (lease_file(Path(file)) for _, name, file in rows if name == "main" and file), None
+        )
     return None
 
 
