@@ -1,8 +1,8 @@
 """``open_async_checkpointer(url)``: the checkpointers of async sagas (``ainvoke``), by URL.
 
 The same URLs, set-ups and one-line errors as
-:func:`~sagagraph.checkpoints.factory.open_checkpointer`, written there once; this module is
-their async driver (:func:`aset_up`) and opens the async savers:
+:func:`~sagagraph.checkpoints.factory.open_checkpointer`, whose module holds them; this is their
+async driver, opening the async savers:
 
 - ``memory://``: LangGraph's ``InMemorySaver`` (it has async methods);
 - ``sqlite:///path``: :class:`~sagagraph.checkpoints.savers.SagaAsyncSqliteSaver`;
@@ -16,7 +16,6 @@ inspected, resumed or recovered by the CLI, and the other way round.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -27,39 +26,25 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph.checkpoints.factory import (
-    Pause,
-    SetUp,
+    SETUP_LOCK,
+    SETUP_UNLOCK,
     Target,
-    next_request,
     postgres_missing,
-    postgres_setup,
     refused,
-    sqlite_setup,
+    setup_lock_polls,
     target,
+    took_lock,
 )
 from sagagraph.checkpoints.savers import SagaAsyncSqliteSaver
-from sagagraph.checkpoints.urls import SQLITE_BUSY_TIMEOUT, lease_file
+from sagagraph.checkpoints.urls import (
+    SQLITE_BUSY_TIMEOUT,
+    lease_file,
+    setup_retry_pauses,
+    sqlite_busy,
+)
 
 POSTGRES_POOL_SIZE = 16
 """Connections an async PostgreSQL checkpointer keeps open at most."""
-
-
-async def aset_up(steps: SetUp) -> None:
-    """The async driver of a set-up: each call awaited when it returns an awaitable, each
-    pause an ``asyncio.sleep``."""
-    sent: Any = None
-    error: BaseException | None = None
-    while (request := next_request(steps, sent, error)) is not None:
-        sent, error = None, None
-        if isinstance(request, Pause):
-            await asyncio.sleep(request.seconds)
-            continue
-        try:
-            sent = request.fn()
-            if inspect.isawaitable(sent):
-                sent = await sent
-        except Exception as raised:
-            error = raised
 
 
 @asynccontextmanager
@@ -91,7 +76,16 @@ async def _open_sqlite(where: Target) -> AsyncIterator[SagaAsyncSqliteSaver]:
         saver = SagaAsyncSqliteSaver(conn)
         saver.lease_file = lease_file(where.path)
         with refused(where, "not a usable SQLite database", sqlite3.Error):
-            await aset_up(sqlite_setup(saver.setup))
+            for pause in setup_retry_pauses():
+                try:
+                    await saver.setup()
+                    break
+                except sqlite3.OperationalError as error:
+                    if not sqlite_busy(error):
+                        raise
+                await asyncio.sleep(pause)
+            else:
+                await saver.setup()
         yield saver
 
 
@@ -116,11 +110,14 @@ async def _open_postgres(where: Target) -> AsyncIterator[BaseCheckpointSaver[str
             # One plain connection first: a wrong URL fails at once (a pool would keep
             # retrying until its timeout), and it creates the tables.
             async with await AsyncConnection.connect(limited, **kwargs) as conn:
-
-                async def query(sql: str) -> Any:
-                    return await (await conn.execute(sql)).fetchone()
-
-                await aset_up(postgres_setup(AsyncPostgresSaver(conn).setup, query))
+                for pause in setup_lock_polls():
+                    if took_lock(await (await conn.execute(SETUP_LOCK)).fetchone()):
+                        break
+                    await asyncio.sleep(pause)
+                try:
+                    await AsyncPostgresSaver(conn).setup()
+                finally:
+                    await conn.execute(SETUP_UNLOCK)
             pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
                 limited, min_size=1, max_size=POSTGRES_POOL_SIZE, kwargs=kwargs, open=False
             )

@@ -1,26 +1,24 @@
-"""``open_checkpointer(url)``: LangGraph's savers, chosen by URL, tables created when missing.
+"""``open_checkpointer(url)``: LangGraph's savers, chosen by URL
+(:mod:`sagagraph.checkpoints.urls`), tables created when missing. A URL that cannot be used
+fails with one line, a ConfigurationError naming the URL with any password hidden.
 
-The URLs (:mod:`sagagraph.checkpoints.urls`): ``sqlite:///path`` (the default), ``memory://``,
-``postgresql://...``. A URL that cannot be used fails with one line, a ConfigurationError
-that names the URL with any password hidden.
-
-What a URL names and how its store is set up are written once, here, for
-:func:`open_checkpointer` and :func:`~sagagraph.checkpoints.async_factory.open_async_checkpointer`
-alike: :func:`target` reads the URL; the set-ups (a SQLite file found busy is tried again;
-PostgreSQL's tables are created by one process at a time) are generators that yield what
-they need done (:class:`Call`, :class:`Pause`), answered by :func:`set_up` with blocking calls
-and by :func:`~sagagraph.checkpoints.async_factory.aset_up` with awaits.
+The core is written once, here, for :func:`open_checkpointer` and
+:func:`~sagagraph.checkpoints.async_factory.open_async_checkpointer`: what a URL names
+(:func:`target`), its one-line errors (:func:`refused`), and the schedules of the set-ups (a
+busy SQLite file is tried again: :func:`~sagagraph.checkpoints.urls.setup_retry_pauses`; one
+process at a time creates PostgreSQL's tables: :func:`setup_lock_polls`). The two drivers only
+connect and wait, one blocking, one awaiting.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -33,16 +31,15 @@ from sagagraph.checkpoints.urls import (
     lease_file,
     redact_text,
     redact_url,
-    setup_retry_pauses,
-    sqlite_busy,
     sqlite_path,
+    while_busy,
 )
 from sagagraph.errors import ConfigurationError
 
 SETUP_WAIT = 60.0
 """Seconds to wait for another process that is creating the PostgreSQL tables."""
-_SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtextextended('sagagraph:setup', 0)) AS ok"
-_SETUP_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('sagagraph:setup', 0)) AS ok"
+SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtextextended('sagagraph:setup', 0)) AS ok"
+SETUP_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('sagagraph:setup', 0))"
 
 
 @dataclass(frozen=True)
@@ -92,89 +89,29 @@ def refused(where: Target, what: str, *errors: type[BaseException]) -> Iterator[
 
 
 def postgres_missing() -> ConfigurationError:
+    """The error of a PostgreSQL URL where the postgres extra is not installed."""
     return ConfigurationError(
         "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
     )
 
 
-# --- set-ups, written once: generators of what they need done ---------------------------------
-
-
-@dataclass(frozen=True)
-class Call:
-    """Call ``fn`` (blocking, or a coroutine function the async driver awaits); its value or
-    its error is sent back."""
-
-    fn: Callable[[], Any]
-
-
-@dataclass(frozen=True)
-class Pause:
-    """Wait ``seconds``."""
-
-    seconds: float
-
-
-SetUp = Generator[Call | Pause, Any, None]
-
-
-def sqlite_setup(setup: Callable[[], Any]) -> SetUp:
-    """``setup`` (the saver's), tried again while the file is busy: LangGraph's ``setup``
-    starts with ``PRAGMA journal_mode=WAL``, which SQLite may refuse at once
-    (:func:`~sagagraph.checkpoints.urls.setup_retry_pauses` says when and why)."""
-    for pause in setup_retry_pauses():
-        try:
-            yield Call(setup)
-            return
-        except sqlite3.OperationalError as error:
-            if not sqlite_busy(error):
-                raise
-        yield Pause(pause)
-    yield Call(setup)
-
-
-def postgres_setup(setup: Callable[[], Any], query: Callable[[str], Any]) -> SetUp:
-    """``setup`` (the saver's) one process at a time, under an advisory lock ``query`` takes.
+def setup_lock_polls() -> Iterator[float]:
+    """The pauses between polls of the lock under which one process at a time creates the
+    PostgreSQL tables; ConfigurationError after :data:`SETUP_WAIT` seconds.
 
     Concurrent first-time setups on a fresh database race (duplicate key in
     checkpoint_migrations or pg_type). The lock is polled, not awaited: a session blocked in
     pg_advisory_lock deadlocks with the migrations' CREATE INDEX CONCURRENTLY.
     """
     deadline = time.monotonic() + SETUP_WAIT
-    while not (yield Call(lambda: query(_SETUP_LOCK)))["ok"]:
-        if time.monotonic() > deadline:
-            raise ConfigurationError(
-                "postgres checkpointer: another process is still creating the tables"
-            )
-        yield Pause(0.05)
-    try:
-        yield Call(setup)
-    finally:
-        yield Call(lambda: query(_SETUP_UNLOCK))
+    while time.monotonic() <= deadline:
+        yield 0.05
+    raise ConfigurationError("postgres checkpointer: another process is still creating the tables")
 
 
-def next_request(steps: SetUp, sent: Any, error: BaseException | None) -> Call | Pause | None:
-    """The set-up's next request, sent what the last one returned or thrown what it raised;
-    None once the set-up is done."""
-    try:
-        return steps.send(sent) if error is None else steps.throw(error)
-    except StopIteration:
-        return None
-
-
-def set_up(steps: SetUp) -> None:
-    """The sync driver of a set-up: each :class:`Call` made, each :class:`Pause` slept."""
-    sent: Any = None
-    error: BaseException | None = None
-    while (request := next_request(steps, sent, error)) is not None:
-        sent, error = None, None
-        if isinstance(request, Pause):
-            time.sleep(request.seconds)
-            continue
-        try:
-            sent = request.fn()
-        except Exception as raised:
-            error = raised
+def took_lock(row: Mapping[str, object] | None) -> bool:
+    """True when :data:`SETUP_LOCK`'s row says the lock was taken."""
+    return bool(row and row["ok"])
 
 
 # --- the sync checkpointers --------------------------------------------------------------------
@@ -208,7 +145,7 @@ def _open_sqlite(where: Target) -> Iterator[SagaSqliteSaver]:
         saver = SagaSqliteSaver(conn)
         saver.lease_file = lease_file(where.path)
         with refused(where, "not a usable SQLite database", sqlite3.Error):
-            set_up(sqlite_setup(saver.setup))
+            while_busy(saver.setup)
         yield saver
 
 
@@ -229,5 +166,12 @@ def _open_postgres(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
             )
             conn = saver.conn
             assert isinstance(conn, Connection)  # from_conn_string: one connection, no pool
-            set_up(postgres_setup(saver.setup, lambda sql: conn.execute(sql).fetchone()))
+            for pause in setup_lock_polls():
+                if took_lock(conn.execute(SETUP_LOCK).fetchone()):
+                    break
+                time.sleep(pause)
+            try:
+                saver.setup()
+            finally:
+                conn.execute(SETUP_UNLOCK)
         yield saver

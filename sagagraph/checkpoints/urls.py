@@ -1,12 +1,7 @@
-"""Where a store is: checkpointer URLs, shown with their password hidden, and SQLite's settings.
-
-- ``sqlite:///path/to/file.sqlite`` (the default: ``sqlite:///sagagraph.sqlite``),
-- ``memory://`` (one process, nothing kept),
-- ``postgresql://user@host:5432/db`` (shared by many processes on many machines).
-
-No LangGraph here: the CLI's reading commands, which often need a URL and nothing more, stay
-fast. The SQLite settings (busy timeout, WAL, the busy retries) are every SQLite store's of
-sagagraph: the checkpointer, the event log, the ledgers, the paper store.
+"""Where a store is: ``sqlite:///path/to/file.sqlite`` (the default), ``memory://`` (one
+process, nothing kept), ``postgresql://user@host:5432/db`` (shared by many processes on many
+machines); URLs shown with their password hidden; the SQLite settings every SQLite store of
+sagagraph shares. No LangGraph here, so a command that needs only a URL starts fast.
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -99,42 +98,12 @@ Acquire = Callable[[str], Release | None]
 
 def _backend(checkpointer: Any) -> tuple[str, Acquire]:
     """The registry scope of ``checkpointer`` and how to take a cross-process lock on it."""
-    kind, lease_file = _known_kind(checkpointer)
-    if kind == "file":
-        assert lease_file is not None
-        return f"file:{lease_file}", lambda saga_id: _lock_byte(lease_file, saga_id)
-    if kind == "postgres":
+    path = _lease_file(checkpointer)
+    if path is not None and fcntl is not None:
+        return f"file:{path}", lambda saga_id: _lock_byte(path, saga_id)
+    if _has_own_postgres_connection(checkpointer):
         return f"postgres:{id(checkpointer)}", lambda saga_id: _advisory_lock(checkpointer, saga_id)
     return f"process:{id(checkpointer)}", _no_lock
-
-
-LeaseKind = tuple[str, str | None]
-"""``("file", lease file)``, ``("postgres", None)`` or ``("process", None)``."""
-
-_kind_of: weakref.WeakKeyDictionary[Any, LeaseKind] = weakref.WeakKeyDictionary()
-"""Each saver's kind of lease, found once per saver: finding a SQLite saver's file queries
-its database, and every saga run takes a lease."""
-
-
-def _known_kind(checkpointer: Any) -> LeaseKind:
-    """The kind of lease ``checkpointer`` takes (see :func:`_backend`), remembered for its life."""
-    try:
-        return _kind_of[checkpointer]
-    except KeyError:
-        pass
-    except TypeError:  # not weakly referenceable: found each time
-        return _find_kind(checkpointer)
-    kind = _kind_of[checkpointer] = _find_kind(checkpointer)
-    return kind
-
-
-def _find_kind(checkpointer: Any) -> LeaseKind:
-    lease_file = _lease_file(checkpointer)
-    if lease_file is not None and fcntl is not None:
-        return "file", lease_file
-    if _has_own_postgres_connection(checkpointer):
-        return "postgres", None
-    return "process", None
 
 
 def _no_lock(saga_id: str) -> Release:

@@ -179,13 +179,11 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
 
     # -- hooks ---------------------------------------------------------------------------
 
+    # A hook without an async twin runs as it is under ``ainvoke`` too: only the rollback,
+    # whose undos are plain functions that may block, has one (it runs them in a thread).
+
     def before_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return {"tool_run_start": calls_so_far(state), "tool_rollback": None}
-
-    async def abefore_agent(
-        self, state: ToolLogState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -217,11 +215,6 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
     def after_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return renumbered(state)
 
-    async def aafter_model(
-        self, state: ToolLogState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return renumbered(state)
-
     @hook_config(can_jump_to=["model"])
     def after_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         rollback = state.get("tool_rollback")
@@ -237,12 +230,6 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         if rollback["not_undone"]:
             raise ToolUndoError(rollback["message"], list(rollback["not_undone"])) from original
         raise original
-
-    @hook_config(can_jump_to=["model"])
-    async def aafter_agent(
-        self, state: ToolLogState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return self.after_agent(state, runtime)
 
     def wrap_tool_call(
         self,
