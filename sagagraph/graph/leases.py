@@ -10,15 +10,12 @@ expiry to tune.
   (``pg_try_advisory_lock(hashtextextended('sagagraph:<id>', 0))``); the server drops it
   when the connection closes, which a killed process's connection does.
 - SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
-  the saga id; the kernel drops it when the process exits. SQLite is one machine's store,
-  and so is this lock (it needs a local file system). The savers the factories open, sync
-  and async, name that file in their ``lease_file`` attribute (:data:`LEASE_FILE_ATTRIBUTE`),
-  so both lock the same file and each refuses a saga the other drives; a plain
-  ``SqliteSaver`` is asked for its file.
-- Memory, a saver on a connection pool (the async PostgreSQL one), LangGraph's own
-  ``AsyncSqliteSaver`` (which does not say its file), any other saver: this process only,
-  unless the saver names a lease file in its ``lease_file`` attribute; then it gets the
-  SQLite kind of lease.
+  the saga id; the kernel drops it when the process exits (SQLite is one machine's store,
+  and so is this lock). The file is the one a saver names in its ``lease_file`` attribute,
+  as the factories' sync and async savers do (so each refuses a saga the other drives), or a
+  plain ``SqliteSaver``'s database's.
+- Any other saver (memory, the async PostgreSQL one on a pool, LangGraph's own
+  ``AsyncSqliteSaver``, which does not say its file): this process only.
 
 Threads of one process are told apart by an in-process registry, because the locks above
 belong to a process (SQLite) or a connection (PostgreSQL), not to a thread.
