@@ -182,7 +182,8 @@ def _verb(what: str) -> str:
 def _weaknesses(r: _Reading, paper: Paper) -> list[tuple[str, str]]:
     """(weakness, suggestion) pairs from the paper's own words and facts of its structure."""
     pairs: list[tuple[str, str]] = []
-    for limit in stated_limits(r.sentences, r.names)[:2]:
+    limits = stated_limits(r.sentences, r.names)[:2]
+    for limit in limits:
         cite = limit.cite()
         pairs.append(
             (
@@ -191,8 +192,11 @@ def _weaknesses(r: _Reading, paper: Paper) -> list[tuple[str, str]]:
                 "it where the data allow.",
             )
         )
-    later = _standing_alone(left_for_later(r.sentences, r.names))
-    if later is not None and not any(later.sentence.text in w for w, _ in pairs):
+    quoted = {id(e.sentence) for e in limits}
+    later = _standing_alone(
+        [e for e in left_for_later(r.sentences, r.names) if id(e.sentence) not in quoted]
+    )
+    if later is not None:
         cite = later.cite()
         pairs.append(
             (

@@ -205,7 +205,9 @@ def _self_described(paper: Paper, pool: Sequence[Sentence]) -> KindEvidence | No
 
 
 def _object(words: str) -> tuple[PaperKind, re.Match[str]] | None:
-    """The kind of the first thing ``words`` name (a system, a model, a dataset...)."""
+    """The kind of the first thing ``words`` name (a system, a model, a dataset...); a word in
+    a compound ("Language-Model Agents") names nothing by itself."""
+    words = re.sub(r"\w+(?:-\w+)+", lambda m: "_" * len(m.group(0)), words)
     hits = [(m.start(), kind, m) for kind, pattern in _OBJECTS if (m := pattern.search(words))]
     if not hits:
         return None

@@ -119,19 +119,21 @@ def about_own(sentence: Sentence, names: frozenset[str]) -> bool:
 _FINDING = re.compile(
     # "achieved by writing" is the means of a goal, not a result.
     r"\b(?:achiev(?:es|ed|ing)(?! (?:by|through|via|using|with)\b)(?![^.]{0,30}\bby \w+ing\b)|"
-    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|decreas(?:es|ed)|halv(?:es|ed)|doubl(?:es|ed)|"
+    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|"
+    r"decreas(?:es|ed)|halv(?:es|ed)|doubl(?:es|ed)|"
     r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
     r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
     r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"
-    r"reach(?:es|ed)? (?:\w+ ){0,2}\d|scor(?:es|ed)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
+    r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|scor(?:es|ed)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
     r"(?:higher|lower|better|worse|faster|slower|larger|smaller|greater|more|less|fewer|similar|"
     r"comparable)(?= than\b| by\b| to\b| with\b|[,.;]| \(| in\b| on\b| for\b)|"
     r"(?:no|a significant|significant) (?:association|difference|effect|"
     r"correlation)|(?:was|were|is|are) (?:not )?associated|correlat(?:es|ed)|"
-    r"takes? (?:approximately |about |only )?\d|finish(?:es|ed) in|accumulated|resulted in|"
+    r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|resulted in|"
     r"leads? to|led to|establish(?:es|ed) a new|fail(?:s|ed)\b(?! to)|"
-    r"(?:cut|lowered|raised|brought) (?:\w+ ){0,4}(?:to|by) [-−+]?\d|"
-    r"(?:did|does|do) not (?:alter|change|affect|improve)|ranged from|account(?:s|ed) for)\b",
+    r"(?:cut|lowered|raised|brought) (?:\w+ ){0,4}(?:to|by) [-−+]?\d+|"
+    r"(?:did|does|do) not (?:alter|change|affect|improve)|ranged from|account(?:s|ed) for|"
+    r"(?:a|an|the) (?:median|mean|average) (?:\w+ ){0,3}?of [-−+]?\d+)\b",
     _I,
 )
 _STRONG_FINDING = re.compile(
@@ -163,7 +165,8 @@ _NUMBER = re.compile(
     r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)"
 )
 _UNIT = re.compile(
-    r"\s?(?:[A-Z][A-Z0-9-]{1,6}\b|(?:ms|s|seconds?|minutes?|hours?|days?|years?|GB/s|[KMGT]B|nM|"
+    r"\s?(?:[A-Z][A-Z0-9-]{1,6}\b|(?:ms|s|(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|"
+    r"weeks?|months?|years?|GB/s|[KMGT]B|nM|mm|cm|nm|km|"
     r"μM|mM|μg/ml|mg|kg|g|°C|̊C|Hz|points?|percentage points)\b)"
 )
 
