@@ -361,7 +361,7 @@ DEBRIS: dict[str, re.Pattern[str]] = {
         r"\b(?:in|see) (?:this|the next|the following|the previous|the last) (?:section|chapter)\b|"
         r"\b(?:Sections?|Sec\.|Chapters?|§)\s*\d|\bthe rest of (?:this|the) (?:paper|thesis)\b|"
         r"\bis (?:organi[sz]ed|structured) as follows\b|\bwe (?:will )?(?:discuss|describe) "
-        r"(?:this|these|it)? ?(?:in|later)\b",
+        r"(?:this|these|it|them)? ?(?:later|below|in (?:the )?(?:next|following))\b",
         _I,
     ),
     "figure or table": re.compile(
@@ -372,8 +372,9 @@ DEBRIS: dict[str, re.Pattern[str]] = {
     ),
     "dangling this": re.compile(
         r"^(?:This|These|That|Those|Such|It|They)\b(?! (?:paper|study|work|article|thesis|"
-        r"survey|review|report)\b)|^(?:In|For|With|By|From|Of|To) (?:this|these|that|such) "
-        r"(?!paper\b|study\b|work\b|article\b|thesis\b|survey\b|review\b)\w+",
+        r"survey|review|report|research|project|proposal)\b)|^(?:In|For|With|By|From|Of|To) "
+        r"(?:this|these|that|such) (?!(?:paper|study|work|article|thesis|survey|review|report|"
+        r"research|project|proposal)\b)\w+",
     ),
 }
 REPEAT_OVERLAP = 0.7
