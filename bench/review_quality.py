@@ -3,6 +3,7 @@
     python -m bench.review_quality               # ../shared/corpus and ../shared/corpus-next
     python -m bench.review_quality --points      # and every point with its verdict and why
     python -m bench.review_quality --markdown    # the table as docs/reviewer.md shows it
+    python -m bench.review_quality --long-paper  # a 39-page paper's review: one call vs by sections
 
 Every labelled PDF is loaded as ``sagagraph run`` loads it and reviewed and summarised by the
 offline engine (the non-papers too, though the pipeline stops them at the validator: what the
@@ -12,6 +13,11 @@ vacuous, misleading, false, or unjudged. The kind is right, "not determined", or
 summary column says whether the 300-word summary holds the main result's number (when the
 abstract prints one) and which debris classes it carries (roadmap sentence, a sentence that
 needs a figure or table, a dangling "this", a repeat). The last rows are the totals and shares.
+
+``--long-paper`` reviews and summarises the corpus's longest paper with the openai engine
+against the scripted OpenAI-compatible server (tests/support/openai_server.py), once with a
+128k-token window (one request) and once with an 8k one that refuses longer requests (by
+sections), and prints the requests and tokens each spent, as the server counts them.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import bench.common  # noqa: F401  (puts the repository root on sys.path for tests.*)
 from sagagraph.agents.offline_engine import OfflineEngine
@@ -146,11 +153,64 @@ def render(lines: Sequence[tuple[str, ...]], markdown: bool) -> str:
     )
 
 
+LONG_PAPER = "papers/paperplain_2203.00130v1.pdf"
+
+
+def _long_paper_path() -> Path:
+    return next(p for p in corpus_pdfs() if p.name == LONG_PAPER).path()
+
+
+def long_paper_tokens() -> list[tuple[str, ...]]:
+    """Requests and tokens of a long paper's review and summary, one call vs by sections."""
+    from sagagraph.agents.models import make_chat_model
+    from sagagraph.agents.openai_engine import OpenAIEngine
+    from tests.agents.long_paper_model import reviewing_model
+    from tests.support.openai_server import ScriptedOpenAIServer
+
+    paper = PaperLoader().load(_long_paper_path())
+    lines: list[tuple[str, ...]] = [
+        ("context", "step", "requests", "input tokens", "output tokens", "points kept")
+    ]
+    for window, limit in ((128_000, None), (8_192, 8_192)):
+        for step in ("reviewer", "summarizer"):
+            calls: list[str] = []
+            with ScriptedOpenAIServer(
+                reviewing_model(calls, invent=False), max_prompt_tokens=limit
+            ) as server:
+                chat = make_chat_model("llama3.1:8b", base_url=server.base_url, api_key="local")
+                engine = OpenAIEngine(chat, context_tokens=window)
+                if step == "reviewer":
+                    review, usage = engine.review(paper)
+                    kept = len(review.strengths + review.weaknesses + review.suggestions)
+                else:
+                    _, usage = engine.summarize(paper, WORDS)
+                    kept = 0
+            lines.append(
+                (
+                    f"{window:,} tokens",
+                    step,
+                    str(len(server.requests)),
+                    f"{usage['input_tokens']:,}",
+                    f"{usage['output_tokens']:,}",
+                    str(kept) if step == "reviewer" else "-",
+                )
+            )
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.review_quality", description=__doc__)
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--points", action="store_true", help="list every point and its verdict")
+    parser.add_argument(
+        "--long-paper", action="store_true", help="tokens of a long paper: one call vs sections"
+    )
     args = parser.parse_args(argv)
+    if args.long_paper:
+        pages = len(PaperLoader().load(_long_paper_path()).pages)
+        print(f"{LONG_PAPER} ({pages} pages), the openai engine against a scripted server")
+        print(render(long_paper_tokens(), args.markdown))
+        return 0
     rows = all_rows()
     print(render(table(rows), args.markdown))
     if args.points:

@@ -7,6 +7,9 @@
   Ollama, vLLM, llama.cpp server); local servers accept any key.
 - ``SAGAGRAPH_STRUCTURED_OUTPUT``: ``json_schema`` (default), ``function_calling`` or
   ``json_mode``, for servers that lack one of them.
+- ``SAGAGRAPH_CONTEXT_TOKENS``: the model's context window, in tokens; a paper longer than it
+  allows is reviewed and summarised by sections (default: the model's known window, else 8,192
+  for a local server; :mod:`~sagagraph.agents.context_window`).
 
 The API key goes straight into ``ChatOpenAI``, which keeps it as a ``SecretStr``; nothing
 here stores, logs or repeats it.
