@@ -23,6 +23,7 @@ the rules read English.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,7 +44,8 @@ from sagagraph.agents.practices import (
 from sagagraph.agents.quote_check import PageKeys
 from sagagraph.agents.schemas import Review
 from sagagraph.agents.stated_limits import left_for_later, limitations_heading, stated_limits
-from sagagraph.agents.text_repair import known
+from sagagraph.agents.summary_prose import debris_kind
+from sagagraph.agents.text_repair import ENGLISH_SHARE, english_share
 
 MAX_STRENGTHS = 5
 """At most this many strengths."""
@@ -83,7 +85,8 @@ def prose(sentence: Sentence) -> bool:
         return False
     # Statistics in parentheses ("(hazard ratio = 0.97, 95% CI ...)") are prose; formulas not.
     outside = re.sub(r"\([^()]*\)", "", text)
-    if "•" in text or len(_MATH.findall(outside)) >= 2:
+    symbols = sum(unicodedata.category(c) == "Sm" for c in outside if c not in "+<>=")
+    if "•" in text or len(_MATH.findall(outside)) >= 2 or symbols >= 2 or "||" in text:
         return False
     visible = [c for c in text if not c.isspace()]
     if sum(c.isalpha() for c in visible) < 0.7 * len(visible):
@@ -92,8 +95,7 @@ def prose(sentence: Sentence) -> bool:
 
 
 def _english(text: str) -> bool:
-    tokens = re.findall(r"[A-Za-z]{2,}", text)[:5000]
-    return bool(tokens) and sum(known(t) for t in tokens) >= 0.7 * len(tokens)
+    return english_share(text) >= ENGLISH_SHARE
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,9 @@ def _read(paper: Paper) -> _Reading:
     if english:
         kind = paper_kind(paper, own, measured=bool(results(own, names)))
     else:
-        kind = KindEvidence(None, None, "the rules read English and the paper is not in English")
+        kind = KindEvidence(
+            None, None, "the rules read English prose, which too few of its words are"
+        )
     return _Reading(own, names, kind, aim, english)
 
 
@@ -205,7 +209,20 @@ def _weaknesses(r: _Reading, paper: Paper) -> list[tuple[str, str]]:
                 "stands in the way.",
             )
         )
-    if not pairs and limitations_heading(paper) is None:
+    heading = limitations_heading(paper) if not pairs else None
+    if heading is not None:
+        # A run-in "Limitations. Our sample ..." paragraph the section list does not show.
+        opening = _opening_after(heading, paper, r.sentences)
+        if opening is not None:
+            cite = opening.cite()
+            pairs.append(
+                (
+                    f"The paper states a limit of its own work: {cite}.",
+                    f"Say how much the limit it states, {cite}, bears on its main result, and "
+                    "test it where the data allow.",
+                )
+            )
+    elif not pairs:
         anchor = _closing_anchor(r.sentences)
         if anchor is not None:
             cite = anchor.cite()
@@ -219,6 +236,20 @@ def _weaknesses(r: _Reading, paper: Paper) -> list[tuple[str, str]]:
     return pairs[:MAX_WEAKNESSES]
 
 
+def _opening_after(heading: str, paper: Paper, sentences: Sequence[Sentence]) -> Sentence | None:
+    """The sentence a run-in heading opens ("Limitations. Only volunteers took part ...")."""
+    for page in paper.pages:
+        at = page.find(heading)
+        if at < 0:
+            continue
+        words = page[at + len(heading) :].lstrip(" .:—–-\n").split()[:6]
+        start = " ".join(words)
+        found = next((s for s in sentences if s.text.startswith((heading, start)) and start), None)
+        if found is not None:
+            return found
+    return None
+
+
 def _standing_alone(evidence: Sequence[Evidence]) -> Evidence | None:
     """The first piece of evidence whose sentence does not open on "This" or "It" (which would
     leave the reader asking what it is), else the first."""
@@ -227,8 +258,10 @@ def _standing_alone(evidence: Sequence[Evidence]) -> Evidence | None:
 
 
 def _closing_anchor(sentences: Sequence[Sentence]) -> Sentence | None:
-    closing = [s for s in sentences if re.search(r"conclu|discussion", s.section.name)]
-    return closing[0] if closing else (sentences[-1] if sentences else None)
+    """The closing part's first sentence (not an authors' note that a PDF ran into it)."""
+    body = [s for s in sentences if debris_kind(s.text) is None]
+    closing = [s for s in body if re.search(r"conclu|discussion", s.section.name)]
+    return closing[0] if closing else (body[-1] if body else None)
 
 
 def _nothing_checkable(r: _Reading) -> tuple[str, str, str] | None:
@@ -239,7 +272,7 @@ def _nothing_checkable(r: _Reading) -> tuple[str, str, str] | None:
         return None
     cite = anchor.cite()
     why = (
-        "the rules read English and the paper is not in English"
+        "too few of the paper's words read as English prose for them"
         if not r.english
         else "the rules found no statement of its own limits or unfinished work"
     )
@@ -247,7 +280,8 @@ def _nothing_checkable(r: _Reading) -> tuple[str, str, str] | None:
         f"States its aim: {cite}.",
         f"The offline rules read English phrasing and state no weakness they cannot check: {why}; "
         f"a reader should weigh {cite} against its evidence.",
-        f"Point from {cite} to the table, figure or section that supports it.",
+        f"For a judgement of {cite} that the offline rules cannot give, review the paper with a "
+        "language model (--llm openai).",
     )
 
 

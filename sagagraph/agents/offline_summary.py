@@ -38,7 +38,12 @@ from sagagraph.agents.summary_prose import (
     usable,
     usable_result,
 )
-from sagagraph.agents.text_repair import known, lost_ligatures, repair_words
+from sagagraph.agents.text_repair import (
+    ENGLISH_SHARE,
+    english_share,
+    lost_ligatures,
+    repair_words,
+)
 from sagagraph.agents.validation_rules import PATTERNS
 from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
 
@@ -144,10 +149,9 @@ def repeats(sentence: str, chosen: Sequence[str]) -> bool:
     return False
 
 
-def _english(text: str, share: float = 0.7) -> bool:
-    """True when at least ``share`` of the first words of ``text`` are English words."""
-    tokens = re.findall(r"[A-Za-z]{2,}", text)[:400]
-    return bool(tokens) and sum(known(t) for t in tokens) >= share * len(tokens)
+def _english(text: str, share: float = ENGLISH_SHARE) -> bool:
+    """True when at least ``share`` of the words of ``text`` are English words."""
+    return english_share(text) >= share
 
 
 def abstract_text(paper: Paper) -> str:
@@ -181,7 +185,7 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     flat = [(c, s) for s, c in first.items()]  # a repeated sentence counts once, where it began
     if _english(paper.text):
         # An English paper's Resumo or Zusammenfassung is no sentence for an English summary.
-        flat = [(c, s) for c, s in flat if _english(s, 0.5)]
+        flat = [(c, s) for c, s in flat if _english(s, 0.4)]
     abstract = [clean(s) for s in split_sentences(abstract_text(paper))]
     conclusion = [clean(s) for s in split_sentences(_closing_text(paper))]
     slots = _slots(flat, abstract, conclusion)

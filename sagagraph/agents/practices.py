@@ -127,10 +127,13 @@ _FINDING = re.compile(
     r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|scor(?:es|ed)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
     r"(?:higher|lower|better|worse|faster|slower|larger|smaller|greater|more|less|fewer|similar|"
     r"comparable)(?= than\b| by\b| to\b| with\b|[,.;]| \(| in\b| on\b| for\b)|"
-    r"(?:no|a significant|significant) (?:association|difference|effect|"
-    r"correlation)|(?:was|were|is|are) (?:not )?associated|correlat(?:es|ed)|"
+    r"(?:showed?|shows|found|observed|reported|there (?:was|were)|had|has) (?:no |a |any )?"
+    r"(?:statistically )?significant (?:association|difference|effect|correlation)|"
+    r"\bno (?:significant )?(?:association|difference|effect|correlation)|"
+    r"(?:was|were|is|are) (?:not )?associated|correlat(?:es|ed)|"
     r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|resulted in|"
-    r"leads? to|led to|establish(?:es|ed) a new|fail(?:s|ed)\b(?! to)|"
+    r"leads? to|led to|establish(?:es|ed) a new|"
+    r"(?<=\s)(?-i:fail(?:s|ed))(?=[,.;]| (?:in|on|at|for|because|when|with|after|under)\b)|"
     r"(?:cut|lowered|raised|brought) (?:\w+ ){0,4}(?:to|by) [-−+]?\d+|"
     r"(?:did|does|do) not (?:alter|change|affect|improve)|ranged from|account(?:s|ed) for|"
     r"(?:a|an|the) (?:median|mean|average) (?:\w+ ){0,3}?of [-−+]?\d+)\b",
@@ -158,10 +161,10 @@ _NOT_A_MEASURE = re.compile(
     r"§\s?\d+(?:\.\d+)*|\((?:[A-Z]{1,2}\d+[^()]*)\)|(?i:\b(?:of|in|at|to|from|and|see|by|eq\.?|equation)\s)\(\d+(?:\.\d+)?\)|"
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
-    r"\b(?:19|20)\d\d\b(?![\d.,%])"
+    r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
+    r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
     r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)"
 )
 _UNIT = re.compile(
@@ -171,11 +174,29 @@ _UNIT = re.compile(
 )
 
 
+# A value the paper sets, not one it measures: "setting cp to a smaller value (0.1)", "a
+# learning rate of 0.001", "models with over 15,000 parameters", "5 blocks".
+_CONFIGURED = re.compile(
+    r"\b(?:set|setting|fixed|fixing|increasing|decreasing|raising|lowering|varying)\b[^.;]{0,40}?"
+    r"\b(?:to|at)\s+(?:a\s+(?:\w+\s+)?value\s+(?:of\s+)?)?\(?[-−+]?\d[\d.,]*\)?|"
+    r"\bvalues?\s+(?:of\s+)?\(?[-−+]?\d[\d.,]*\)?|\b(?:tried|tested|chose|choose)\s+"
+    r"(?:\w+\s+){0,3}?[-−+]?\d[\d.,]*(?:\s?[×x]\s?\d+)?"
+    r"(?:\s+(?:and|or)\s+\d[\d.,]*(?:\s?[×x]\s?\d+)?)?|\b(?:learning rate|batch size|beam size|"
+    r"dropout(?: rate)?|weight decay|temperature|window size|hidden size|dimension)\s+"
+    r"(?:of\s+|=\s?)?[-−+]?\d[\d.,]*|\b(?:over |about |up to )?\d[\d,.]*\s+(?:\w+\s+)?"
+    r"(?:parameters|epochs|iterations|steps|layers|heads|blocks|hidden units|neurons|GPUs|CPUs|"
+    r"cores|machines|nodes)\b",
+    _I,
+)
+
+
 def measured_numbers(text: str) -> list[re.Match[str]]:
     """The numbers of ``text`` that may be measurements (see :data:`_NOT_A_MEASURE`); the size
-    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, not a result."""
+    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, and a value
+    the paper sets (:data:`_CONFIGURED`) is its configuration: neither is a result."""
     masked = _NOT_A_MEASURE.sub(lambda m: " " * len(m.group(0)), text)
     masked = _SAMPLE.sub(lambda m: " " * len(m.group(0)), masked)
+    masked = _CONFIGURED.sub(lambda m: " " * len(m.group(0)), masked)
     return list(_NUMBER.finditer(masked))
 
 
@@ -365,7 +386,8 @@ def releases(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evide
 
 _UNITS = (
     r"participants|patients|subjects|respondents|volunteers|annotators|raters|users|students|"
-    r"children|adults|women|men|people|individuals|households|nurses|clinicians|physicians|"
+    r"children|adults|women|men|males|females|boys|girls|people|individuals|households|nurses|"
+    r"clinicians|physicians|"
     r"teachers|interviews|focus groups|mice|rats|animals|plants|pots|genotypes|"
     r"runs|seeds|repetitions|replicates|replications|trials|folds|papers|articles|"
     r"studies|hospitals|schools"

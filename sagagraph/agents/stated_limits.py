@@ -49,6 +49,11 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         "sentence",
     ),
     (r"\blimitations? of (?:this|our|the present|the current|the proposed)\b", "none"),
+    (
+        r"\b(?:note|acknowledge|discuss|recogni[sz]e|mention|consider) (?:its|our|the|some|several|"
+        r"a few|two|three) (?:main |key |major |potential |important )?limitations\b",
+        "none",
+    ),
     (r"\bis not without (?:its|their) limitations\b", "before"),
     (
         r"\b(?:is|are|was|were|remains?)\s+(?:still\s+|currently\s+|also\s+|further\s+|so far\s+)?"
@@ -58,7 +63,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         r"\b(?:may|might|could|does|do|did) not (?:generali[sz]e|hold|apply|transfer|scale|extend)"
         r"\b",
-        "none",
+        "findings",
     ),
     (
         r"\b(?:too|overly) (?:simple|small|coarse|restrictive|narrow|slow|costly|expensive|few)\b",
@@ -80,8 +85,14 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         r"evaluation|experiment)\b|\bsmall sample\b",
         "before",
     ),
+    # A shortcoming *of* the paper's own work, or one its work *has*; "the study revealed
+    # shortcomings in the registers" is a finding about what it studied.
     (
-        r"\b(?:shortcomings?|drawbacks?|weakness(?:es)?|caveats?|failure (?:cases|modes))\b",
+        r"\b(?:shortcomings?|drawbacks?|weakness(?:es)?|caveats?|failure (?:cases|modes)) of "
+        r"(?:the |this |our |the proposed |the present )(?:\w+ ){0,2}(?:model|method|approach|"
+        r"system|study|work|design|evaluation|analysis|algorithm|framework|tool|dataset|corpus)\b|"
+        r"\b(?:has|have|had|suffers? from|shows?|exhibits?) (?:a |an |some |several |one |two |"
+        r"important |major |main |known )*(?:shortcomings?|drawbacks?|weakness(?:es)?|caveats?)\b",
         "sentence",
     ),
     (
@@ -90,6 +101,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         "before",
     ),
 )
+_FINDINGS = re.compile(r"\b(?:findings|results|conclusions|performance|estimates)\b", _I)
 _MITIGATION = re.compile(
     r"^(?:To|In order to) (?:minimi[sz]e|reduce|account|control|avoid|rule out|"
     r"address|mitigate|limit)\b",
@@ -174,8 +186,10 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
                 r"[,;:()]|\b(?:while|whereas|although|though|but|because|since|when|if|than)\b",
                 s.text[: m.start()],
             )[-1]
-            if (subject == "sentence" and not own.search(s.text)) or (
-                subject == "before" and not own.search(clause)
+            if (
+                (subject == "sentence" and not own.search(s.text))
+                or (subject == "before" and not own.search(clause))
+                or (subject == "findings" and not (own.search(s.text) or _FINDINGS.search(s.text)))
             ):
                 continue
             if _OTHERS.search(s.text[: m.start()]) and not re.search(r"\b(?:we|our)\b", s.text):

@@ -152,8 +152,8 @@ _RULES: tuple[tuple[re.Pattern[str], Claim], ...] = tuple(
         (r"^opens on its subject", ("vacuous", "")),
         (r"offline rules found nothing missing|offline rules read english", ("vacuous", "")),
         (r"paper is not in english", ("vacuous", "")),
-        (r"^point from .* to the table", ("vacuous", "")),
-        (r"^make the evidence for", ("pointer", "")),
+        (r"^for a judgement of .* review the paper with a language model", ("vacuous", "")),
+        (r"^point from .* to the table|^make the evidence for", ("pointer", "")),
         # positive claims, new phrasings
         (r"^reports a result with its number", ("has", "results")),
         (r"^gives (?:the )?spread|^gives a (?:test|spread)", ("has", "spread")),

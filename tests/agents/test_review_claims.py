@@ -126,6 +126,16 @@ def test_a_manual_that_says_not_yet_is_not_told_it_hides_what_it_cannot_do() -> 
     assert any(same_passage(q, NOT_YET) for q in quoted), points(review)
 
 
+RUN_IN = "Limitations. Only volunteers took part, and they may differ from other operators."
+
+
+def test_a_run_in_limitations_paragraph_is_quoted_and_no_heading_is_said_to_be_missing() -> None:
+    case = paper(*RETRY, closing=f"{FILLER * 2}\n\n{RUN_IN} {FILLER}")
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses)
+    assert any(same_passage(q, RUN_IN) for q in claimed(review, "limits")), points(review)
+
+
 def test_a_section_with_sub_sections_is_never_told_to_split() -> None:
     """Sub-sections set as run-in paragraph heads ("2.1 Data. ...") are still sub-sections."""
     run_in = " ".join(f"\n\n2.{i} Part {i}. {FILLER * 40}" for i in range(1, 4))
