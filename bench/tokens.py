@@ -153,7 +153,7 @@ def _crashing(definition: SagaDefinition, step: str) -> SagaDefinition:
         dataclasses.replace(s, participant=_CrashOnStart(s.participant)) if s.name == step else s
         for s in definition.steps
     )
-    return SagaDefinition(definition.name, steps, definition.services)
+    return SagaDefinition(definition.name, steps, definition.deps)
 
 
 def resume_after_crash(server: ScriptedOpenAIServer, script: Script, paper: Path) -> dict[str, Any]:

@@ -86,7 +86,7 @@ def build_server_graph(
 def admission(definition: SagaDefinition) -> Any:
     """The admit node: refuse a run whose paper cannot be read or whose fail_at is no step."""
     steps = definition.step_names
-    loader: PaperLoader = definition.services["loader"]
+    loader: PaperLoader = definition.deps.loader
 
     def admit(state: Mapping[str, Any]) -> dict[str, Any]:
         try:

@@ -7,12 +7,15 @@ order itself is cancelled by ``create_order``'s compensation).
 
 from __future__ import annotations
 
-from examples.food_order.stores import Inventory, Orders, Payments
+from examples.food_order.stores import KitchenStores
 from sagagraph import StepContext, StepResult, participant
 
+Order = StepContext[KitchenStores]
+"""A step's context: the saga's deps are the kitchen's three stores."""
 
-def create_order(ctx: StepContext) -> StepResult:
-    orders: Orders = ctx.service("orders")
+
+def create_order(ctx: Order) -> StepResult:
+    orders = ctx.deps.orders
     order = orders.create(
         ctx.idempotency_key, ctx.saga_id, ctx.input["customer"], ctx.input["items"]
     )
@@ -21,13 +24,13 @@ def create_order(ctx: StepContext) -> StepResult:
     )
 
 
-def cancel_order(ctx: StepContext, result: StepResult | None) -> None:
-    orders: Orders = ctx.service("orders")
+def cancel_order(ctx: Order, result: StepResult | None) -> None:
+    orders = ctx.deps.orders
     orders.cancel(ctx.idempotency_key, ctx.saga_id)
 
 
-def reserve_inventory(ctx: StepContext) -> StepResult:
-    inventory: Inventory = ctx.service("inventory")
+def reserve_inventory(ctx: Order) -> StepResult:
+    inventory = ctx.deps.inventory
     hold = inventory.reserve(ctx.idempotency_key, ctx.saga_id, ctx.input["items"])
     return StepResult(
         data={"total_cents": hold["total_cents"]},
@@ -35,13 +38,13 @@ def reserve_inventory(ctx: StepContext) -> StepResult:
     )
 
 
-def release_inventory(ctx: StepContext, result: StepResult | None) -> None:
-    inventory: Inventory = ctx.service("inventory")
+def release_inventory(ctx: Order, result: StepResult | None) -> None:
+    inventory = ctx.deps.inventory
     inventory.release(ctx.idempotency_key, ctx.saga_id)
 
 
-def make_payment(ctx: StepContext) -> StepResult:
-    payments: Payments = ctx.service("payments")
+def make_payment(ctx: Order) -> StepResult:
+    payments = ctx.deps.payments
     amount = int(ctx.results["reserve_inventory"].data["total_cents"])
     payment = payments.pay(ctx.idempotency_key, ctx.saga_id, ctx.input["card"], amount)
     return StepResult(
@@ -50,13 +53,13 @@ def make_payment(ctx: StepContext) -> StepResult:
     )
 
 
-def refund_payment(ctx: StepContext, result: StepResult | None) -> None:
-    payments: Payments = ctx.service("payments")
+def refund_payment(ctx: Order, result: StepResult | None) -> None:
+    payments = ctx.deps.payments
     payments.refund(ctx.idempotency_key, ctx.saga_id)
 
 
-def confirm_order(ctx: StepContext) -> StepResult:
-    orders: Orders = ctx.service("orders")
+def confirm_order(ctx: Order) -> StepResult:
+    orders = ctx.deps.orders
     order_key = str(ctx.results["create_order"].data["order"])
     orders.confirm(order_key)
     return StepResult(data={"order": order_key, "status": "confirmed"})

@@ -16,7 +16,7 @@ GATEWAY = Retry(max_attempts=3, backoff=0.05, retry_on=(GatewayTimeout,))
 PATIENT_UNDO = Retry(max_attempts=5, backoff=0.05)
 
 
-def food_order_saga(stores: KitchenStores) -> SagaDefinition:
+def food_order_saga(stores: KitchenStores) -> SagaDefinition[KitchenStores]:
     """Create the order, reserve inventory, take payment, confirm; on failure undo in reverse."""
     return SagaDefinition.of(
         "food_order",
@@ -26,9 +26,5 @@ def food_order_saga(stores: KitchenStores) -> SagaDefinition:
             Step(MAKE_PAYMENT, retry=GATEWAY, compensation_retry=PATIENT_UNDO, timeout=10),
             Step(CONFIRM_ORDER),
         ],
-        services={
-            "orders": stores.orders,
-            "inventory": stores.inventory,
-            "payments": stores.payments,
-        },
+        deps=stores,
     )

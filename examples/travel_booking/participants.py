@@ -8,8 +8,11 @@ still says what, if anything, was written.
 
 from __future__ import annotations
 
-from examples.travel_booking.stores import Airline, Hotel, Wallet
+from examples.travel_booking.stores import TravelStores
 from sagagraph import StepContext, StepResult
+
+Trip = StepContext[TravelStores]
+"""A step's context: the saga's deps are the agency's three stores."""
 
 
 class BookFlight:
@@ -17,8 +20,8 @@ class BookFlight:
 
     name = "book_flight"
 
-    def execute(self, ctx: StepContext) -> StepResult:
-        airline: Airline = ctx.service("airline")
+    def execute(self, ctx: Trip) -> StepResult:
+        airline = ctx.deps.airline
         booking = airline.book(
             ctx.idempotency_key, ctx.saga_id, ctx.input["flight"], ctx.input["traveller"]
         )
@@ -27,8 +30,8 @@ class BookFlight:
             output=f"{airline.path.name}/bookings/{ctx.idempotency_key}",
         )
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
-        airline: Airline = ctx.service("airline")
+    def compensate(self, ctx: Trip, result: StepResult | None) -> None:
+        airline = ctx.deps.airline
         airline.cancel(ctx.idempotency_key, ctx.saga_id)
 
 
@@ -37,8 +40,8 @@ class ReserveHotel:
 
     name = "reserve_hotel"
 
-    def execute(self, ctx: StepContext) -> StepResult:
-        hotel: Hotel = ctx.service("hotel")
+    def execute(self, ctx: Trip) -> StepResult:
+        hotel = ctx.deps.hotel
         reservation = hotel.reserve(
             ctx.idempotency_key,
             ctx.saga_id,
@@ -51,8 +54,8 @@ class ReserveHotel:
             output=f"{hotel.path.name}/reservations/{ctx.idempotency_key}",
         )
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
-        hotel: Hotel = ctx.service("hotel")
+    def compensate(self, ctx: Trip, result: StepResult | None) -> None:
+        hotel = ctx.deps.hotel
         hotel.cancel(ctx.idempotency_key, ctx.saga_id)
 
 
@@ -61,8 +64,8 @@ class ChargeWallet:
 
     name = "charge_wallet"
 
-    def execute(self, ctx: StepContext) -> StepResult:
-        wallet: Wallet = ctx.service("wallet")
+    def execute(self, ctx: Trip) -> StepResult:
+        wallet = ctx.deps.wallet
         total = sum(
             int(ctx.results[step].data["price_cents"]) for step in ("book_flight", "reserve_hotel")
         )
@@ -72,6 +75,6 @@ class ChargeWallet:
             output=f"{wallet.path.name}/charges/{ctx.idempotency_key}",
         )
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
-        wallet: Wallet = ctx.service("wallet")
+    def compensate(self, ctx: Trip, result: StepResult | None) -> None:
+        wallet = ctx.deps.wallet
         wallet.refund(ctx.idempotency_key, ctx.saga_id)

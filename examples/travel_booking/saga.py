@@ -12,7 +12,7 @@ TRANSIENT = Retry(max_attempts=3, backoff=0.05, retry_on=(ServiceUnavailable,))
 PATIENT_UNDO = Retry(max_attempts=5, backoff=0.05)
 
 
-def travel_booking_saga(stores: TravelStores) -> SagaDefinition:
+def travel_booking_saga(stores: TravelStores) -> SagaDefinition[TravelStores]:
     """Book a flight, reserve a hotel, charge the wallet; on failure undo in reverse order."""
     return SagaDefinition.of(
         "travel_booking",
@@ -21,5 +21,5 @@ def travel_booking_saga(stores: TravelStores) -> SagaDefinition:
             Step(ReserveHotel(), retry=TRANSIENT, compensation_retry=PATIENT_UNDO, timeout=10),
             Step(ChargeWallet(), retry=TRANSIENT, compensation_retry=PATIENT_UNDO, timeout=10),
         ],
-        services={"airline": stores.airline, "hotel": stores.hotel, "wallet": stores.wallet},
+        deps=stores,
     )

@@ -58,6 +58,6 @@ def task(ctx: StepContext) -> str:
     return f"Charge the trip.\nTASK {json.dumps(wanted)}"
 
 
-def billing_agent(wallet: Wallet, model: BaseChatModel | str = "chat_model") -> Step:
+def billing_agent(wallet: Wallet, model: BaseChatModel) -> Step:
     """The billing agent as a saga step."""
     return agent_step(NAME, model, billing_tools(wallet), prompt=task, system_prompt=SYSTEM_PROMPT)

@@ -54,6 +54,6 @@ def task(ctx: StepContext) -> str:
     return f"Book this flight.\nTASK {json.dumps(wanted)}"
 
 
-def flight_agent(airline: Airline, model: BaseChatModel | str = "chat_model") -> Step:
-    """The flight agent as a saga step (model: a chat model, or the saga service name)."""
+def flight_agent(airline: Airline, model: BaseChatModel) -> Step:
+    """The flight agent as a saga step, thinking with ``model``."""
     return agent_step(NAME, model, flight_tools(airline), prompt=task, system_prompt=SYSTEM_PROMPT)

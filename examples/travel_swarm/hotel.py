@@ -49,6 +49,6 @@ def task(ctx: StepContext) -> str:
     return f"Reserve a room.\nTASK {json.dumps(wanted)}"
 
 
-def hotel_agent(hotel: Hotel, model: BaseChatModel | str = "chat_model") -> Step:
+def hotel_agent(hotel: Hotel, model: BaseChatModel) -> Step:
     """The hotel agent as a saga step."""
     return agent_step(NAME, model, hotel_tools(hotel), prompt=task, system_prompt=SYSTEM_PROMPT)

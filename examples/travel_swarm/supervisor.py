@@ -23,8 +23,11 @@ def swarm_saga(stores: TravelStores, model: BaseChatModel) -> SagaDefinition:
     """Flight, then hotel, then billing; each agent's tool calls undone newest first on failure."""
     return SagaDefinition.of(
         "travel_swarm",
-        [flight_agent(stores.airline), hotel_agent(stores.hotel), billing_agent(stores.wallet)],
-        services={"chat_model": model},
+        [
+            flight_agent(stores.airline, model),
+            hotel_agent(stores.hotel, model),
+            billing_agent(stores.wallet, model),
+        ],
     )
 
 

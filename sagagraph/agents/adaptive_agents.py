@@ -1,6 +1,6 @@
 """The adaptive pipeline's extra participants: ``survey_reviewer`` and ``reproducibility``.
 
-Like the other paper agents, each writes one file through the ``store`` service under
+Like the other paper agents, each writes one file through the saga's ``store`` under
 ``<outputs>/<saga_id>/`` and its compensation deletes it (the store refuses a late write after
 that). Their readings are rules over the paper's text (:mod:`sagagraph.agents.adaptive_review`).
 """
@@ -13,8 +13,8 @@ from sagagraph.agents.adaptive_review import (
     reproducibility_check,
     survey_review,
 )
-from sagagraph.agents.paper_agents import PaperAgent
-from sagagraph.saga.protocol import StepContext, StepResult
+from sagagraph.agents.paper_agents import PaperAgent, PaperContext
+from sagagraph.saga.protocol import StepResult
 
 SURVEY_REVIEW_FILE = "survey_review.txt"
 REPRODUCIBILITY_FILE = "reproducibility.txt"
@@ -27,7 +27,7 @@ class SurveyReviewerAgent(PaperAgent):
     name = "survey_reviewer"
     file_name = SURVEY_REVIEW_FILE
 
-    def execute(self, ctx: StepContext) -> StepResult:
+    def execute(self, ctx: PaperContext) -> StepResult:
         paper = self._paper(ctx)
         review = survey_review(paper)
         output = self._write(ctx, render_survey_review(paper, review))
@@ -41,7 +41,7 @@ class ReproducibilityAgent(PaperAgent):
     name = "reproducibility"
     file_name = REPRODUCIBILITY_FILE
 
-    def execute(self, ctx: StepContext) -> StepResult:
+    def execute(self, ctx: PaperContext) -> StepResult:
         paper = self._paper(ctx)
         check = reproducibility_check(paper)
         output = self._write(ctx, render_reproducibility(paper, check))

@@ -1,7 +1,7 @@
 """The three participants of the paper saga: validator, reviewer and summarizer.
 
-Each one loads the paper through the ``loader`` service, asks the ``engine`` service for its
-structured result, writes one file through the ``store`` service under
+Each one loads the paper through the saga's ``loader``, asks its ``engine`` for its
+structured result, writes one file through its ``store`` (the three are :class:`PaperDeps`) under
 ``<outputs>/<saga_id>/`` and keeps the result in the saga state (``StepResult.data``). Its
 compensation deletes that file; the store remembers the compensation, so a late write (a
 model call that returns after its step timed out and was compensated) is refused.
@@ -9,6 +9,7 @@ model call that returns after its step timed out and was compensated) is refused
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sagagraph.agents.engine import PaperEngine
@@ -32,19 +33,32 @@ REVIEW_FILE = "review.txt"
 SUMMARY_FILE = "summary.txt"
 
 
+@dataclass(frozen=True)
+class PaperDeps:
+    """What the paper saga's steps use: ``ctx.deps`` of each of them."""
+
+    engine: PaperEngine
+    """Validates, reviews and summarizes (offline or a model)."""
+    loader: PaperLoader
+    """Loads the paper (it holds an encrypted PDF's password, which never enters state)."""
+    store: OutputStore
+    """Writes and deletes each step's file under ``<outputs>/<saga_id>/``."""
+
+    def recorded_settings(self) -> dict[str, str]:
+        """The outputs folder, recorded in each saga so a resume writes and deletes there."""
+        return self.store.recorded_settings()
+
+
+PaperContext = StepContext[PaperDeps]
+"""The context of a paper saga's step."""
+
+
 def paper_path(ctx: StepContext) -> str:
     """The paper's path from the saga input ``{"paper": "<path>"}``."""
     value = ctx.input.get("paper")
     if not isinstance(value, str) or not value.strip():
         raise InputError("saga input 'paper': expected the path of a .pdf, .txt or .md file")
     return value
-
-
-def _services(ctx: StepContext) -> tuple[PaperEngine, PaperLoader, OutputStore]:
-    engine: Any = ctx.service("engine")
-    loader: Any = ctx.service("loader")
-    store: Any = ctx.service("store")
-    return engine, loader, store
 
 
 class PaperAgent:
@@ -56,19 +70,15 @@ class PaperAgent:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
-    def _paper(self, ctx: StepContext) -> Paper:
-        _, loader, _ = _services(ctx)
-        paper: Paper = loader.load(paper_path(ctx))
-        return paper
+    def _paper(self, ctx: PaperContext) -> Paper:
+        return ctx.deps.loader.load(paper_path(ctx))
 
-    def _write(self, ctx: StepContext, text: str) -> str:
-        _, _, store = _services(ctx)
-        return str(store.write(ctx.idempotency_key, self.file_name, text))
+    def _write(self, ctx: PaperContext, text: str) -> str:
+        return str(ctx.deps.store.write(ctx.idempotency_key, self.file_name, text))
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+    def compensate(self, ctx: PaperContext, result: StepResult | None) -> None:
         """Delete this step's file (and the saga folder once empty); idempotent."""
-        _, _, store = _services(ctx)
-        store.compensate(ctx.idempotency_key, names=(self.file_name,))
+        ctx.deps.store.compensate(ctx.idempotency_key, names=(self.file_name,))
 
 
 def render_validation(paper: Paper, report: ValidationReport) -> str:
@@ -117,8 +127,8 @@ class ValidatorAgent(PaperAgent):
     def __repr__(self) -> str:
         return f"ValidatorAgent(profile={self.profile})" if self.profile else "ValidatorAgent()"
 
-    def execute(self, ctx: StepContext) -> StepResult:
-        engine, _, _ = _services(ctx)
+    def execute(self, ctx: PaperContext) -> StepResult:
+        engine = ctx.deps.engine
         paper = self._paper(ctx)
         report, usage = engine.validate(paper)
         # Any engine's verdict: headings alone cannot tell a research plan from a paper.
@@ -149,8 +159,8 @@ class ReviewerAgent(PaperAgent):
     name = "reviewer"
     file_name = REVIEW_FILE
 
-    def execute(self, ctx: StepContext) -> StepResult:
-        engine, _, _ = _services(ctx)
+    def execute(self, ctx: PaperContext) -> StepResult:
+        engine = ctx.deps.engine
         paper = self._paper(ctx)
         review, usage = engine.review(paper)
         review = checked_review(review, paper.pages)
@@ -173,8 +183,8 @@ class SummarizerAgent(PaperAgent):
     def __repr__(self) -> str:
         return f"SummarizerAgent(words={self.words})"
 
-    def execute(self, ctx: StepContext) -> StepResult:
-        engine, _, _ = _services(ctx)
+    def execute(self, ctx: PaperContext) -> StepResult:
+        engine = ctx.deps.engine
         paper = self._paper(ctx)
         if paper.word_count < self.words:
             # Checked before any model call: no engine can summarise into more words than exist.

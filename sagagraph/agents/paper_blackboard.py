@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sagagraph.agents.paper_agents import REVIEW_FILE
+from sagagraph.agents.paper_agents import REVIEW_FILE, PaperContext
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.words import split_sentences
 from sagagraph.blackboard.builder import BoardGraph, build_blackboard_graph
@@ -113,10 +113,9 @@ class ReviewRefiner:
     def __repr__(self) -> str:
         return "ReviewRefiner()"
 
-    def _store(self, ctx: StepContext) -> tuple[OutputStore, str]:
-        store: Any = ctx.service("store")
+    def _store(self, ctx: PaperContext) -> tuple[OutputStore, str]:
         # The reviewer's key: the refined file is the reviewer's output, undone with it.
-        return store, f"{ctx.saga_id}:{self.reviewer}"
+        return ctx.deps.store, f"{ctx.saga_id}:{self.reviewer}"
 
     def _inputs(self, ctx: StepContext) -> tuple[Mapping[str, Any], str, str]:
         review = ctx.results.get(self.reviewer)
@@ -129,7 +128,7 @@ class ReviewRefiner:
             text = f.read()
         return review.data, str(summary.data.get("text") or ""), text
 
-    def execute(self, ctx: StepContext) -> StepResult:
+    def execute(self, ctx: PaperContext) -> StepResult:
         data, summary, text = self._inputs(ctx)
         claims = [str(c) for key in ("weaknesses", "suggestions") for c in data.get(key) or []]
         marks = contradicted_claims(claims, summary)
@@ -137,7 +136,7 @@ class ReviewRefiner:
         output = str(store.write(key, REVIEW_FILE, render_refinement(text, marks)))
         return StepResult(data={"checked": len(claims), "contradicted": marks}, output=output)
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+    def compensate(self, ctx: PaperContext, result: StepResult | None) -> None:
         """Put the review back as the reviewer first wrote it; idempotent."""
         review = ctx.results.get(self.reviewer)
         if review is None or not review.output:

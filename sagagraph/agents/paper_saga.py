@@ -1,8 +1,8 @@
 """The research-paper saga: validator, then reviewer, then summarizer.
 
-The saga input is ``{"paper": "<path>"}`` and nothing else; the services (engine, paper loader
-with the PDF password, output store) come from the definition, so no secret enters the
-saga's state.
+The saga input is ``{"paper": "<path>"}`` and nothing else; the deps (engine, paper loader
+with the PDF password, output store: :class:`~sagagraph.agents.paper_agents.PaperDeps`) come
+from the definition, so no secret enters the saga's state.
 """
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ from typing import Any
 from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
-from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
+from sagagraph.agents.paper_agents import (
+    PaperDeps,
+    ReviewerAgent,
+    SummarizerAgent,
+    ValidatorAgent,
+)
 from sagagraph.agents.paper_profile import REVIEWED_AS_SURVEY
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.store import OutputStore
@@ -60,7 +65,7 @@ def paper_saga_definition(
     retry: Retry | None = None,
     parallel: bool = False,
     pipeline: str = "default",
-) -> SagaDefinition:
+) -> SagaDefinition[PaperDeps]:
     """The ``paper_review`` saga definition.
 
     ``engine`` defaults to the offline engine. Outputs go to ``<outputs_dir>/<saga_id>/``.
@@ -92,16 +97,12 @@ def paper_saga_definition(
             else Retry(max_attempts=2, backoff=1.0, retry_on=(ModelCallError, StepTimeoutError))
         )
     loader = loader if loader is not None else PaperLoader(password)
-    services = {
-        "engine": engine,
-        "loader": loader,
-        "store": OutputStore(outputs_dir),
-    }
+    deps = PaperDeps(engine, loader, OutputStore(outputs_dir))
     if pipeline == "adaptive":
         return SagaDefinition(
             PAPER_SAGA,
             adaptive_steps(retry, step_timeout, summary_words),
-            services,
+            deps,
             check_input=paper_input_check(loader),
             label=paper_label,
             route_facts=paper_route_facts,
@@ -119,7 +120,7 @@ def paper_saga_definition(
     return SagaDefinition(
         PAPER_SAGA,
         steps,
-        services,
+        deps,
         check_input=paper_input_check(loader),
         label=paper_label,
         event_names=PAPER_EVENT_NAMES,
@@ -128,7 +129,7 @@ def paper_saga_definition(
 
 def adaptive_steps(
     retry: Retry, step_timeout: float | None, summary_words: int
-) -> tuple[Step, ...]:
+) -> tuple[Step[PaperDeps], ...]:
     """The adaptive pipeline: validator; then ``reviewer`` (empirical papers, the default) or
     ``survey_reviewer`` (surveys, position and theory papers); then ``reproducibility`` when
     the paper reports experiments (optional); then summarizer. The rules read the validator's

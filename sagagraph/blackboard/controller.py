@@ -148,7 +148,7 @@ def router_view(
     extra = [replace(r.step, optional=True) if definition.has_choices else r.step for r in usable]
     steps = (*definition.steps, *extra)
     routed = SagaDefinition(
-        definition.name, steps, definition.services, route_facts=definition.route_facts
+        definition.name, steps, definition.deps, route_facts=definition.route_facts
     )
     done = committed_order(events, state.get("results") or {})
     done += [r.name for r in usable if tried(events, r.name) == "ok"]

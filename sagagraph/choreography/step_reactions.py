@@ -304,7 +304,7 @@ class StepReactions:
             input=dict(facts.input),
             results=results,
             attempt=1,
-            services=self._definition(facts).services,
+            deps=self._definition(facts).deps,
         )
 
     def _message(self, cause: SagaMessage, facts: SagaFacts, **fields: Any) -> SagaMessage:

@@ -9,7 +9,7 @@ from langchain_core.runnables import RunnableConfig
 
 from sagagraph.graph.state import SagaState
 from sagagraph.saga.ids import validate_saga_id
-from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
+from sagagraph.saga.protocol import RecordsSettings, SagaDefinition, StepContext, StepResult
 from sagagraph.saga.view import QUEUED
 
 
@@ -24,7 +24,7 @@ def context_for(
         input=state.get("input") or {},
         results=results,
         attempt=1,
-        services=definition.services,
+        deps=definition.deps,
     )
 
 
@@ -61,23 +61,20 @@ def saga_identity(
 
 
 def recorded_input(definition: SagaDefinition, input: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``input`` with what the definition's services record (``recorded_settings()``, e.g.
-    the paper store's absolute outputs folder) added under ``settings``; None when nothing is
+    """``input`` with what the definition's deps record (:class:`RecordsSettings`, e.g. the
+    paper store's absolute outputs folder) added under ``settings``; None when nothing is
     missing.
 
     So every saga, whatever started it (the CLI, Python, the Server, a worker), keeps where
     its files go, and a resume or recover from another folder writes and deletes there.
     Settings the input holds already (the CLI records its own) are kept as they are.
     """
+    if not isinstance(definition.deps, RecordsSettings):
+        return None
     settings = input.get("settings")
     settings = dict(settings) if isinstance(settings, Mapping) else {}
-    missing: dict[str, Any] = {}
-    for service in definition.services.values():
-        record = getattr(service, "recorded_settings", None)
-        if callable(record):
-            for key, value in dict(record()).items():
-                if key not in settings and key not in missing:
-                    missing[key] = value
+    recorded = definition.deps.recorded_settings()
+    missing = {key: value for key, value in recorded.items() if key not in settings}
     if not missing:
         return None
     return {**input, "settings": {**settings, **missing}}

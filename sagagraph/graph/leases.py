@@ -34,9 +34,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from sagagraph.checkpoints.lent import lending
 from sagagraph.errors import SagaBusyError
 from sagagraph.saga.ids import validate_saga_id
 
@@ -61,7 +63,8 @@ Release = Callable[[], None]
 def saga_lease(checkpointer: Any, saga_id: str) -> Iterator[None]:
     """Hold ``saga_id``'s lease for the block; SagaBusyError at once when someone else has it.
 
-    ``checkpointer`` is the saver the saga lives in (``app.checkpointer``). Never blocks:
+    ``checkpointer`` is the saver the saga lives in (``app.checkpointer``); the block's steps
+    may read the saga's history from it (:mod:`sagagraph.checkpoints.lent`). Never blocks:
     a saga that is busy is reported, not waited for.
     """
     saga_id = validate_saga_id(saga_id)
@@ -76,7 +79,11 @@ def saga_lease(checkpointer: Any, saga_id: str) -> Iterator[None]:
         if release is None:
             raise _busy(saga_id, "another process")
         try:
-            yield
+            if isinstance(checkpointer, BaseCheckpointSaver):
+                with lending(saga_id, checkpointer):
+                    yield
+            else:
+                yield
         finally:
             release()
     finally:

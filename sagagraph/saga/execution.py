@@ -153,7 +153,7 @@ def with_attempt(ctx: StepContext, attempt: int) -> StepContext:
     """``ctx`` for attempt number ``attempt`` (the idempotency key stays the same)."""
     if ctx.attempt == attempt:
         return ctx  # frozen: the first attempt's context is the one the step was given
-    return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.services)
+    return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.deps)
 
 
 # -- one attempt loop, driven by a sync driver here and an async one in async_execution -------

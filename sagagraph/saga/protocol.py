@@ -3,14 +3,29 @@
 A :class:`Participant` is any object with a ``name``, an ``execute`` (the forward local
 transaction) and a ``compensate`` (its logical inverse, idempotent). The engine hands each call
 a :class:`StepContext`; a step never reaches for globals.
+
+What steps use (stores, a chat model, a file loader) is the definition's ``deps``: one object
+the saga's author defines, usually a dataclass. Contexts, participants, steps and definitions
+are generic in its type (``StepContext[TravelDeps]``), so ``ctx.deps.airline`` is typed::
+
+    @dataclass
+    class TravelDeps:
+        airline: Airline
+
+    def book(ctx: StepContext[TravelDeps]) -> StepResult:
+        return StepResult({"booking": ctx.deps.airline.book(ctx.idempotency_key)})
+
+    SagaDefinition.of("trip", [participant("book", book)], deps=TravelDeps(Airline()))
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Generic, Protocol, TypedDict, runtime_checkable
+
+from typing_extensions import TypeVar
 
 from sagagraph.errors import (
     CompensatedKeyError,
@@ -30,6 +45,11 @@ PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ToolUndoError,
 )
 """Errors a retry cannot fix."""
+
+Deps = TypeVar("Deps", default=Any)
+"""The type of a saga's dependencies (``SagaDefinition.deps``); unnamed, any object."""
+DepsOut = TypeVar("DepsOut", covariant=True, default=Any)
+DepsIn = TypeVar("DepsIn", contravariant=True, default=Any)
 
 
 class Usage(TypedDict):
@@ -70,8 +90,8 @@ class StepResult:
 
 
 @dataclass(frozen=True)
-class StepContext:
-    """Everything a step may use: its saga, its input, earlier results and its services."""
+class StepContext(Generic[DepsOut]):
+    """Everything a step may use: its saga, its input, earlier results and the saga's deps."""
 
     saga_id: str
     """Id of the saga this call belongs to; every record a store writes carries it."""
@@ -83,70 +103,70 @@ class StepContext:
     """Results of the steps that committed before this one, by step name."""
     attempt: int = 1
     """1 for the first try, 2 for the first retry, and so on."""
-    services: Mapping[str, Any] = field(default_factory=dict)
-    """The services the saga definition provides (stores, a chat model, a file loader...)."""
+    deps: DepsOut = None  # type: ignore[assignment]
+    """The saga definition's dependencies (stores, a chat model, a file loader...)."""
 
     @property
     def idempotency_key(self) -> str:
         """``saga_id:step``: the same for every attempt and every re-run after a crash."""
         return f"{self.saga_id}:{self.step}"
 
-    def service(self, name: str) -> Any:
-        """The service registered under ``name``; a clear error when it is missing."""
-        try:
-            return self.services[name]
-        except KeyError:
-            raise ConfigurationError(
-                f"step {self.step!r} needs service {name!r}, which the saga definition "
-                f"does not provide (has: {sorted(self.services) or 'none'})"
-            ) from None
+
+@runtime_checkable
+class RecordsSettings(Protocol):
+    """Deps that say what a saga records of them in its input (``input["settings"]``), so a
+    resume from another process or folder uses the same (the paper app: its outputs folder)."""
+
+    def recorded_settings(self) -> Mapping[str, object]:
+        """The settings to record, by name (plain JSON values)."""
+        ...
 
 
 @runtime_checkable
-class Participant(Protocol):
-    """One local transaction of a saga."""
+class Participant(Protocol[DepsIn]):
+    """One local transaction of a saga, using deps of type ``DepsIn``."""
 
     @property
     def name(self) -> str:
         """The step name (``validator``): lowercase letters, digits and underscores."""
         ...
 
-    def execute(self, ctx: StepContext) -> StepResult:
+    def execute(self, ctx: StepContext[DepsIn]) -> StepResult:
         """Commit the forward local transaction; raise to fail the step."""
         ...
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+    def compensate(self, ctx: StepContext[DepsIn], result: StepResult | None) -> None:
         """Undo ``execute``. Idempotent; ``result`` is None when ``execute`` did not finish."""
         ...
 
 
-ExecuteFn = Callable[[StepContext], StepResult]
+ExecuteFn = Callable[[StepContext[Deps]], StepResult]
 RoutePredicate = Callable[[Mapping[str, Any]], bool]
 """A routing rule: called with the saga's route facts, true when the step should run."""
 RouteFacts = Callable[[Mapping[str, StepResult]], Mapping[str, Any]]
 """What a definition shows its routers, from the results committed so far."""
-CompensateFn = Callable[[StepContext, StepResult | None], None]
+CompensateFn = Callable[[StepContext[Deps], StepResult | None], None]
 
 
 @dataclass(frozen=True)
-class FunctionParticipant:
+class FunctionParticipant(Generic[Deps]):
     """A participant made of two functions; ``compensate=None`` declares a no-op compensation."""
 
     name: str
-    execute_fn: ExecuteFn
-    compensate_fn: CompensateFn | None = None
+    execute_fn: ExecuteFn[Deps]
+    compensate_fn: CompensateFn[Deps] | None = None
 
-    def execute(self, ctx: StepContext) -> StepResult:
+    def execute(self, ctx: StepContext[Deps]) -> StepResult:
         return self.execute_fn(ctx)
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+    def compensate(self, ctx: StepContext[Deps], result: StepResult | None) -> None:
         if self.compensate_fn is not None:
             self.compensate_fn(ctx, result)
 
 
 def participant(
-    name: str, execute: ExecuteFn, compensate: CompensateFn | None = None
-) -> FunctionParticipant:
+    name: str, execute: ExecuteFn[Deps], compensate: CompensateFn[Deps] | None = None
+) -> FunctionParticipant[Deps]:
     """Build a participant from functions. ``compensate=None`` is a declared no-op."""
     return FunctionParticipant(name, execute, compensate)
 
@@ -191,10 +211,10 @@ _STEP_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Generic[Deps]):
     """A participant plus how the engine treats it."""
 
-    participant: Participant
+    participant: Participant[Deps]
     """The local transaction and its compensation."""
     retry: Retry = field(default_factory=Retry)
     """Retry policy for ``execute``."""
@@ -236,15 +256,16 @@ class Step:
 
 
 @dataclass(frozen=True)
-class SagaDefinition:
-    """An ordered list of steps and the services they share."""
+class SagaDefinition(Generic[Deps]):
+    """An ordered list of steps and the dependencies they share."""
 
     name: str
     """Name of the saga type (``travel_booking``, ``food_order``)."""
-    steps: tuple[Step, ...]
+    steps: tuple[Step[Deps], ...]
     """The steps, in the order they run."""
-    services: Mapping[str, Any] = field(default_factory=dict)
-    """Services handed to every step through its context (stores, chat model...)."""
+    deps: Deps = None  # type: ignore[assignment]
+    """What every step uses, handed to it as ``ctx.deps`` (stores, a chat model...): an object
+    of the saga author's type, usually a dataclass. It may implement :class:`RecordsSettings`."""
     check_input: Callable[[Mapping[str, Any]], None] | None = None
     """Called with a new saga's input by ``run_saga`` and ``arun_saga`` before anything is
     written; raises InputError (one line naming the field and the cause) for input the saga
@@ -390,7 +411,7 @@ class SagaDefinition:
                     f"{where}: choice {choice!r} needs a default alternative (one without when=)"
                 )
 
-    def step(self, name: str) -> Step:
+    def step(self, name: str) -> Step[Deps]:
         for s in self.steps:
             if s.name == name:
                 return s
@@ -400,20 +421,20 @@ class SagaDefinition:
     def of(
         cls,
         name: str,
-        participants: list[Participant | Step],
-        services: Mapping[str, Any] | None = None,
+        participants: Sequence[Participant[Deps] | Step[Deps]],
+        deps: Deps = None,  # type: ignore[assignment]
         *,
         check_input: Callable[[Mapping[str, Any]], None] | None = None,
         label: Callable[[Mapping[str, Any]], str | None] | None = None,
         event_names: Mapping[str, str] | None = None,
         route_facts: RouteFacts | None = None,
-    ) -> SagaDefinition:
+    ) -> SagaDefinition[Deps]:
         """Build a definition from participants (default policies) or configured steps."""
         steps = tuple(p if isinstance(p, Step) else Step(p) for p in participants)
-        return cls(
+        return SagaDefinition(
             name,
             steps,
-            dict(services or {}),
+            deps,
             check_input=check_input,
             label=label,
             event_names=dict(event_names or {}),

@@ -10,7 +10,9 @@ state (messages and the ``tool_calls`` log) in the saga's own checkpointer, unde
 checkpoint namespace on the saga's thread, after each of the agent's supersteps. A process
 killed mid-run is recovered from there: resuming re-runs the step, whose agent carries on from
 its last checkpoint (finished calls are not made again); a rollback reads the log from there
-and also undoes, by its idempotency key, a call whose result was lost in the crash.
+and also undoes, by its idempotency key, a call whose result was lost in the crash. The
+rollback finds that checkpointer through the saga's lease, which lends it
+(:mod:`sagagraph.checkpoints.lent`): LangGraph gives a node no public handle on its saver.
 
 Under an async saga (``arun_saga``) the agent runs with ``ainvoke``
 (:meth:`AgentParticipant.aexecute`); its compensation, whose undos are plain functions, runs
@@ -21,19 +23,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
 
+from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
+from langgraph.graph.state import CompiledStateGraph
 
+from sagagraph.checkpoints.lent import lent_checkpointer
 from sagagraph.errors import ConfigurationError
 from sagagraph.saga.execution import emit_event
-from sagagraph.saga.protocol import Retry, Step, StepContext, StepResult, Usage
+from sagagraph.saga.protocol import Deps, Retry, Step, StepContext, StepResult, Usage
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 from sagagraph.tools.declare import ToolPolicy, policies
@@ -48,12 +54,15 @@ from sagagraph.tools.records import (
 )
 from sagagraph.tools.undo import DEFAULT_UNDO_RETRY, undo_calls
 
-PromptFn = Callable[[StepContext], str]
+PromptFn = Callable[[StepContext[Deps]], str]
 """The task the agent gets, from the saga's input and the earlier steps' results."""
+ModelFn = Callable[[Deps], BaseChatModel]
+"""The chat model, taken from the saga's deps (``lambda deps: deps.chat_model``)."""
+Agent = CompiledStateGraph[Any, Any, Any, Any]
 
 
 @dataclass
-class AgentParticipant:
+class AgentParticipant(Generic[Deps]):
     """A participant whose ``execute`` is a ``create_agent`` run with logged tool calls.
 
     Build it with :func:`agent_step`, which also sets the step's policies.
@@ -61,11 +70,11 @@ class AgentParticipant:
 
     name: str
     """The step name; also the label in the calls' keys (``saga_id:step:call-n``)."""
-    model: BaseChatModel | str
-    """The chat model, or the name of the saga service that holds it."""
+    model: BaseChatModel | ModelFn[Deps]
+    """The chat model, or a function that takes it from the saga's deps."""
     tools: Sequence[BaseTool]
     """The agent's tools, each declared compensable, read-only or irreversible."""
-    prompt: PromptFn
+    prompt: PromptFn[Deps]
     """The task handed to the agent as its first message."""
     system_prompt: str | None = None
     """The agent's instructions."""
@@ -74,7 +83,7 @@ class AgentParticipant:
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = ()
     """More ``create_agent`` middleware, after sagagraph's own (the call log, then the
     approval gate when a tool needs one)."""
-    _agents: dict[int, Any] = field(default_factory=dict, repr=False)
+    _agents: dict[int, Agent] = field(default_factory=dict, repr=False)
     _policies: dict[str, ToolPolicy] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +91,7 @@ class AgentParticipant:
 
     # -- the forward local transaction --------------------------------------------------
 
-    def execute(self, ctx: StepContext) -> StepResult:
+    def execute(self, ctx: StepContext[Deps]) -> StepResult:
         """Run the agent on the step's task; its calls' events go to the saga's trail."""
         agent = self._agent(ctx)
         try:
@@ -96,7 +105,7 @@ class AgentParticipant:
             raise
         return self._result(ctx, final)
 
-    async def aexecute(self, ctx: StepContext) -> StepResult:
+    async def aexecute(self, ctx: StepContext[Deps]) -> StepResult:
         """:meth:`execute` for an async saga (``arun_saga``): the agent runs with ``ainvoke``,
         so its model calls and async tools share the saga's event loop."""
         agent = self._agent(ctx)
@@ -111,7 +120,7 @@ class AgentParticipant:
             raise
         return self._result(ctx, final)
 
-    def _result(self, ctx: StepContext, final: Mapping[str, Any]) -> StepResult:
+    def _result(self, ctx: StepContext[Deps], final: Mapping[str, Any]) -> StepResult:
         if final.get("__interrupt__"):
             # Inside a checkpointed saga graph a pause propagates as GraphInterrupt; a run that
             # returns paused had no checkpointer, so nothing could ever resume it.
@@ -129,10 +138,8 @@ class AgentParticipant:
             usage=_usage(messages),
         )
 
-    def _agent(self, ctx: StepContext) -> Any:
-        from langchain.agents import create_agent
-
-        model = ctx.service(self.model) if isinstance(self.model, str) else self.model
+    def _agent(self, ctx: StepContext[Deps]) -> Agent:
+        model = self.model if isinstance(self.model, BaseChatModel) else self.model(ctx.deps)
         agent = self._agents.get(id(model))
         if agent is None:
             recorder = ToolCompensationMiddleware(self.name, rollback_on_failure=False)
@@ -150,7 +157,7 @@ class AgentParticipant:
         return agent
 
     def _emit_calls(
-        self, ctx: StepContext, state: Mapping[str, Any], error: BaseException | None = None
+        self, ctx: StepContext[Deps], state: Mapping[str, Any], error: BaseException | None = None
     ) -> None:
         # From the log, not as each call happens: calls made before a crash are then
         # recorded once, when the resumed run ends.
@@ -177,7 +184,7 @@ class AgentParticipant:
 
     # -- the compensation -----------------------------------------------------------------
 
-    def compensate(self, ctx: StepContext, result: StepResult | None) -> None:
+    def compensate(self, ctx: StepContext[Deps], result: StepResult | None) -> None:
         """Undo the agent's calls newest first; ToolUndoError naming what stays in effect.
 
         The log comes from the committed result, and from the agent's checkpoints on the
@@ -214,19 +221,20 @@ class AgentParticipant:
 
 def agent_step(
     name: str,
-    model: BaseChatModel | str,
+    model: BaseChatModel | ModelFn[Deps],
     tools: Sequence[BaseTool],
     *,
-    prompt: PromptFn,
+    prompt: PromptFn[Deps],
     system_prompt: str | None = None,
     undo_retry: Retry = DEFAULT_UNDO_RETRY,
     timeout: float | None = None,
     after: tuple[str, ...] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
-) -> Step:
+) -> Step[Deps]:
     """A saga step whose local transaction is a ``create_agent`` agent calling ``tools``.
 
-    ``model`` is a chat model, or the name of the saga service holding one. Every tool must be
+    ``model`` is a chat model, or a function that takes one from the saga's deps (``lambda
+    deps: deps.chat_model``), so one definition serves any model. Every tool must be
     declared (:func:`~sagagraph.tools.compensable`, ``read_only``, ``irreversible``).
     ``undo_retry`` is the compensation retry policy, applied to each undo; an undo that still
     fails (or an irreversible call) makes the compensation escalate to an operator. The agent
@@ -246,32 +254,55 @@ def agent_step(
     )
 
 
-def _checkpointer(config: Mapping[str, Any]) -> Any:
-    return (config.get("configurable") or {}).get(CONFIG_KEY_CHECKPOINTER)
-
-
-def _checkpointed_state(agent: Any) -> Mapping[str, Any] | None:
+def _checkpointed_state(agent: Agent) -> Mapping[str, Any] | None:
     """The agent's state as its last checkpoint holds it; None outside a checkpointed graph."""
+    config = _run_config()
+    if config is None:
+        return None
     try:
-        config = get_config()
-    except RuntimeError:
+        values: Mapping[str, Any] = agent.get_state(config).values
+    except ValueError:  # LangGraph's "No checkpointer set": the saga graph has none
         return None
-    if _checkpointer(config) is None:
-        return None
-    values: Mapping[str, Any] = agent.get_state(config).values
     return values
 
 
-async def _acheckpointed_state(agent: Any) -> Mapping[str, Any] | None:
+async def _acheckpointed_state(agent: Agent) -> Mapping[str, Any] | None:
     """:func:`_checkpointed_state` through the saver's async methods."""
+    config = _run_config()
+    if config is None:
+        return None
     try:
-        config = get_config()
+        values: Mapping[str, Any] = (await agent.aget_state(config)).values
+    except ValueError:
+        return None
+    return values
+
+
+def _run_config() -> RunnableConfig | None:
+    """The config of the LangGraph run this call belongs to; None outside one (a
+    choreographed step, a test calling the participant)."""
+    try:
+        return get_config()
     except RuntimeError:
         return None
-    if _checkpointer(config) is None:
-        return None
-    values: Mapping[str, Any] = (await agent.aget_state(config)).values
-    return values
+
+
+def _saga_checkpointer(ctx: StepContext) -> BaseCheckpointSaver[Any] | None:
+    """The checkpointer the saga lives in, which its lease lends (None outside a graph run).
+
+    ConfigurationError for a checkpointed run that holds no lease (the graph invoked
+    directly): the step cannot read what its agent did, and says so instead of leaving calls
+    in effect; the compensation then escalates to an operator.
+    """
+    saver = lent_checkpointer(ctx.saga_id)
+    config = _run_config()
+    if saver is None and config is not None and (config.get("configurable") or {}).get("thread_id"):
+        raise ConfigurationError(
+            f"step {ctx.step!r}: an agent step's rollback reads its agent's checkpoints "
+            "through the saga's lease; run, resume and roll back the saga with sagagraph "
+            "(run_saga, resume_saga, approve_tool_call, recover_sagas...), not app.invoke"
+        )
+    return saver
 
 
 def _step_checkpoints(ctx: StepContext) -> list[Mapping[str, Any]]:
@@ -280,11 +311,7 @@ def _step_checkpoints(ctx: StepContext) -> list[Mapping[str, Any]]:
     A step's agent runs under the namespace ``<step>:<task id>``; the task id is the same when
     the step re-runs after a crash, so there is usually one.
     """
-    try:
-        config = get_config()
-    except RuntimeError:
-        return []
-    saver = _checkpointer(config)
+    saver = _saga_checkpointer(ctx)
     if saver is None:
         return []
     latest: dict[str, tuple[str, Mapping[str, Any]]] = {}
@@ -301,11 +328,7 @@ def _step_checkpoints(ctx: StepContext) -> list[Mapping[str, Any]]:
 def _trail_keys(ctx: StepContext) -> tuple[set[str], set[str]]:
     """Keys with a ``tool_call`` event, and keys with a ``tool_undo ok`` event, in the saga's
     checkpointed trail (an earlier attempt's undos are not run again)."""
-    try:
-        config = get_config()
-    except RuntimeError:
-        return set(), set()
-    saver = _checkpointer(config)
+    saver = _saga_checkpointer(ctx)
     root = None
     if saver is not None:
         root = saver.get_tuple({"configurable": {"thread_id": ctx.saga_id, "checkpoint_ns": ""}})

@@ -29,7 +29,6 @@ from langchain.agents.middleware.human_in_the_loop import DecisionType
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -98,12 +97,15 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
 
     def _require_checkpointer(self, request: ToolCallRequest) -> None:
         """ConfigurationError when a gated call runs where no checkpointer keeps the pause:
-        the run would return paused, and nothing could ever resume it."""
+        the run would return paused, and nothing could ever resume it.
+
+        A run without a thread has no checkpointer (LangGraph requires a ``thread_id`` of every
+        checkpointed run), so the thread id tells, with public API only."""
         name = request.tool_call.get("name")
         if name not in self.interrupt_on:
             return
         configurable = get_config().get("configurable") or {}
-        if configurable.get(CONFIG_KEY_CHECKPOINTER) is None:
+        if configurable.get("thread_id") is None:
             raise ConfigurationError(
                 f"tool {name!r} needs an operator's approval, and the pause is a checkpoint: "
                 "run the agent with a checkpointer (an orchestrated saga, or "

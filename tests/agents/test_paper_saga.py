@@ -16,6 +16,7 @@ import pytest
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
+from sagagraph.agents.paper_agents import PaperDeps
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
@@ -267,11 +268,11 @@ def test_definition_shape() -> None:
     definition = paper_saga_definition(step_timeout=30)
     assert definition.name == "paper_review"
     assert definition.step_names == PAPER_STEPS
-    assert set(definition.services) == {"engine", "loader", "store"}
+    assert isinstance(definition.deps, PaperDeps)
     assert definition.step("validator").can_halt
     assert not definition.step("reviewer").can_halt
     assert all(step.timeout == 30 for step in definition.steps)
-    assert isinstance(definition.services["engine"], OfflineEngine)
+    assert isinstance(definition.deps.engine, OfflineEngine)
 
 
 # --- a late write after a timeout --------------------------------------------------------------
@@ -315,7 +316,9 @@ def test_late_summary_after_a_timeout_is_refused(tmp_path: Path, loader: PaperLo
     definition = paper_saga_definition(
         engine=engine, outputs_dir=outputs, loader=loader, step_timeout=0.5
     )
-    definition = dataclasses.replace(definition, services={**definition.services, "store": store})
+    definition = dataclasses.replace(
+        definition, deps=dataclasses.replace(definition.deps, store=store)
+    )
     with paper_app("memory://", definition) as app:
         view = run_saga(app, {"paper": COMPLETE})
     assert view["status"] == "rolled_back"

@@ -14,7 +14,7 @@ import pytest
 
 from sagagraph.agents.headings import HeadingScanner, is_debris, known_heading
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_agents import ValidatorAgent
+from sagagraph.agents.paper_agents import PaperDeps, ValidatorAgent
 from sagagraph.agents.pdf.layout import PageLayout
 from sagagraph.agents.pdf.page_cleaning import clean_pages, repair_slashed_marks
 from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES, parse_paper
@@ -295,7 +295,7 @@ def test_the_validator_step_halts_a_plan_whatever_the_engine_says() -> None:
         step="validator",
         input={"paper": "proposal.pdf"},
         results={},
-        services={"engine": _TrustingEngine(), "loader": _OneLoader(proposal()), "store": None},
+        deps=PaperDeps(_TrustingEngine(), _OneLoader(proposal()), None),
     )
     result = ValidatorAgent().execute(ctx)
     assert result.halt and result.output is None

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from sagagraph.agents.paper_agents import REVIEW_FILE
+from sagagraph.agents.paper_agents import REVIEW_FILE, PaperDeps
 from sagagraph.agents.paper_blackboard import (
     REFINED_HEADING,
     ReviewRefiner,
@@ -210,7 +210,7 @@ def test_the_refinement_compensation_puts_the_first_review_back(tmp_path: Path) 
         "reviewer": StepResult(data={"weaknesses": ["no ablation"]}, output=str(path)),
         "summarizer": StepResult(data={"text": "An ablation."}),
     }
-    ctx = StepContext("s1", "reviewer_refinement", {}, results, services={"store": store})
+    ctx = StepContext("s1", "reviewer_refinement", {}, results, deps=PaperDeps(None, None, store))
     ReviewRefiner().compensate(ctx, None)
     ReviewRefiner().compensate(ctx, None)  # idempotent
     assert path.read_text() == "Review of: X\n- no ablation\n"

@@ -273,7 +273,7 @@ def test_re_running_steps_and_compensations_takes_effect_once(
 
     def ctx(step: str) -> StepContext:
         earlier = {s: r for s, r in results.items() if s != step}
-        return StepContext("again", step, saga_input, earlier, 2, definition.services)
+        return StepContext("again", step, saga_input, earlier, 2, definition.deps)
 
     for step in definition.steps:
         again = step.participant.execute(ctx(step.name))

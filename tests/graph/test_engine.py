@@ -331,16 +331,22 @@ def test_retry_policies_are_validated() -> None:
     assert [policy.delay(a) for a in (1, 2, 3)] == [0.5, 1.0, 1.5]
 
 
-def test_a_missing_service_fails_the_step_naming_it() -> None:
-    def needs_store(ctx: StepContext) -> StepResult:
-        ctx.service("store")
+def test_every_step_and_compensation_gets_the_definitions_deps() -> None:
+    seen: list[str] = []
+
+    def note(ctx: StepContext[list[str]]) -> StepResult:
+        ctx.deps.append(f"{ctx.step} did")
         return StepResult()
 
-    definition = SagaDefinition.of("svc", [participant("writer", needs_store)])
+    def undo(ctx: StepContext[list[str]], result: StepResult | None) -> None:
+        ctx.deps.append(f"{ctx.step} undone")
+
+    steps = [participant("a", note, undo), participant("b", note, undo)]
+    definition = SagaDefinition.of("deps", steps, deps=seen)
     with saga_app(definition) as app:
-        view = run_saga(app, {}, saga_id="svc")
+        view = run_saga(app, {}, saga_id="deps", fail_at="b")
     assert view["status"] == "rolled_back"
-    assert "needs service 'store'" in view["failure"]["error"]
+    assert seen == ["a did", "b undone", "a undone"]
 
 
 # --- the JSON view and the audit trail --------------------------------------------------------

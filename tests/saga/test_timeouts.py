@@ -19,7 +19,12 @@ import pytest
 from sagagraph import Participant, Retry, SagaDefinition, Step, run_saga
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
+from sagagraph.agents.paper_agents import (
+    PaperDeps,
+    ReviewerAgent,
+    SummarizerAgent,
+    ValidatorAgent,
+)
 from sagagraph.agents.paper_saga import PAPER_SAGA
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
@@ -83,8 +88,8 @@ def paper_saga(engine: HangingEngine, outputs: Path, attempts: int) -> SagaDefin
         else Step(agent, can_halt=name == "validator")
         for name, agent in agents.items()
     )
-    services = {"engine": engine, "loader": PaperLoader(), "store": OutputStore(outputs)}
-    return SagaDefinition(PAPER_SAGA, steps, services)
+    deps = PaperDeps(engine, PaperLoader(), OutputStore(outputs))
+    return SagaDefinition(PAPER_SAGA, steps, deps)
 
 
 @pytest.fixture

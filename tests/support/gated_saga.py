@@ -162,14 +162,14 @@ def definition(
     partner = Partner(folder)
     pay = agent_step(
         "pay",
-        "chat_model",
+        lambda deps: deps["chat_model"],  # the model from the saga's deps
         payout_tools(partner),
         prompt=lambda ctx: f"Pay for the trip of {ctx.input['traveller']}.",
         system_prompt="You pay for trips.",
         middleware=middleware or [],
     )
     return SagaDefinition.of(
-        "payout", [Order(folder), pay, Notify()], services={"chat_model": chat_model(base_url)}
+        "payout", [Order(folder), pay, Notify()], deps={"chat_model": chat_model(base_url)}
     )
 
 

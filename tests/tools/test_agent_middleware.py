@@ -71,14 +71,12 @@ def holds_saga(folder: Path, base_url: str, middleware: list[Any]) -> SagaDefini
 
     step = agent_step(
         "hold",
-        "chat_model",
+        chat_model(base_url),
         [compensable(hold_room, undo=partner.undo)],
         prompt=lambda ctx: "Hold three rooms, one at a time.",
         middleware=middleware,
     )
-    return SagaDefinition.of(
-        "holds", [step, Notify()], services={"chat_model": chat_model(base_url)}
-    )
+    return SagaDefinition.of("holds", [step, Notify()])
 
 
 def summarizing(base_url: str) -> SummarizationMiddleware:
