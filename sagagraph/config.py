@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sagagraph.checkpoints.factory import default_db_url
+from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import ConfigurationError
 
 DEFAULT_OUTPUTS = "outputs"

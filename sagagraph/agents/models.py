@@ -7,6 +7,11 @@
   Ollama, vLLM, llama.cpp server); local servers accept any key.
 - ``SAGAGRAPH_STRUCTURED_OUTPUT``: ``json_schema`` (default), ``function_calling`` or
   ``json_mode``, for servers that lack one of them.
+- ``SAGAGRAPH_MODEL_TIMEOUT``: seconds one request to the model may take (default
+  :data:`DEFAULT_TIMEOUT`); a local model on a CPU needs more.
+- ``SAGAGRAPH_CONTEXT_TOKENS``: the model's context window, in tokens; a paper longer than it
+  allows is reviewed and summarised by sections (default: the model's known window, else 8,192
+  for a local server; :mod:`~sagagraph.agents.context_window`).
 
 The API key goes straight into ``ChatOpenAI``, which keeps it as a ``SecretStr``; nothing
 here stores, logs or repeats it.
@@ -49,6 +54,21 @@ def resolve_llm(llm: str | None = None) -> LlmKind:
     return "openai" if os.environ.get("OPENAI_API_KEY", "").strip() else "offline"
 
 
+def _timeout_from_env(default: float) -> float:
+    raw = os.environ.get("SAGAGRAPH_MODEL_TIMEOUT", "").strip()
+    if not raw:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ConfigurationError(
+            f"SAGAGRAPH_MODEL_TIMEOUT={raw!r}: expected a number of seconds"
+        ) from None
+    if seconds <= 0:
+        raise ConfigurationError(f"SAGAGRAPH_MODEL_TIMEOUT={raw!r}: expected seconds > 0")
+    return seconds
+
+
 def make_chat_model(
     model: str | None = None,
     *,
@@ -60,10 +80,13 @@ def make_chat_model(
     """A ``ChatOpenAI`` for ``model`` (else ``SAGAGRAPH_MODEL``, else :data:`DEFAULT_MODEL`).
 
     ``base_url`` defaults to ``OPENAI_BASE_URL`` (else OpenAI), ``api_key`` to
-    ``OPENAI_API_KEY``; ConfigurationError when there is no key at all.
+    ``OPENAI_API_KEY``; ConfigurationError when there is no key at all. ``timeout`` left at
+    its default gives way to ``SAGAGRAPH_MODEL_TIMEOUT``.
     """
     from langchain_openai import ChatOpenAI
 
+    if timeout == DEFAULT_TIMEOUT:
+        timeout = _timeout_from_env(timeout)
     name = (model or os.environ.get("SAGAGRAPH_MODEL", "")).strip() or DEFAULT_MODEL
     key = api_key or os.environ.get("OPENAI_API_KEY", "").strip()
     if not key:

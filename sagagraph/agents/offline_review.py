@@ -1,448 +1,301 @@
-"""The offline reviewer: strengths, weaknesses and suggestions, each quoting the paper.
+"""The offline reviewer: strengths, weaknesses and suggestions it can verify, each quoting it.
 
-No model is involved. The reviewer reads the paper as sentences with their pages
-(:mod:`~sagagraph.agents.paper_sentences`), decides what kind of paper it is from words it
-quotes (:mod:`~sagagraph.agents.paper_kind`), and asks of it what fits that kind
-(:data:`CRITERIA`): a focus-group study is asked about its participants, analysis and ethics,
-not for an ablation; a software package about its availability and an example of use. A
-practice counts as present only in a sentence about the paper's own work
-(:mod:`~sagagraph.agents.practices`), and as missing only when none of its words occurs in the
-whole text; every point carries ``(p.N) "the paper's words"``, which
-:mod:`~sagagraph.agents.quote_check` verifies. It is a heuristic review; the header says so.
+No model is involved, so the review says only what its rules can check in the paper's own words,
+and withholds the rest (issue 37):
+
+- a strength rests on evidence of its kind (:mod:`~sagagraph.agents.practices`): a result with
+  its number, a spread or a test, a comparison that names what it is compared with, a release
+  with its location, the size of the sample; the point names the detail ("28.4", "BM25",
+  "github.com/...") and quotes the passage;
+- a weakness comes from the paper's own words (:mod:`~sagagraph.agents.stated_limits`): a limit
+  it states, or what it leaves for later; or from a fact of structure, stated as such ("no
+  section or paragraph is headed Limitations"). It never claims that something is absent from
+  the paper, which a keyword search cannot know;
+- the kind of paper is named only on strong evidence, else "not determined"
+  (:mod:`~sagagraph.agents.paper_kind`), and no kind brings a checklist.
+
+Every point carries ``(p.N) "the paper's words"``, which :mod:`~sagagraph.agents.quote_check`
+verifies. When nothing checkable is found, the review says so in a point that quotes the
+paper's own statement of its aim; a paper not written in English gets only such points, since
+the rules read English.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_kind import KindEvidence, PaperKind, paper_kind
-from sagagraph.agents.paper_sentences import (
-    Sentence,
-    cites_others,
-    own_section,
-    paper_sentences,
+from sagagraph.agents.paper_kind import KindEvidence, paper_kind
+from sagagraph.agents.paper_sentences import Sentence, own_section, paper_sentences
+from sagagraph.agents.practices import (
+    Evidence,
+    comparisons,
+    first,
+    in_abstract,
+    own_names,
+    releases,
+    results,
+    samples,
+    spreads,
 )
-from sagagraph.agents.practices import PRACTICES, Practice
 from sagagraph.agents.quote_check import PageKeys
 from sagagraph.agents.schemas import Review
-from sagagraph.agents.text_repair import known
-from sagagraph.agents.words import count_words
+from sagagraph.agents.stated_limits import left_for_later, limitations_heading, stated_limits
+from sagagraph.agents.summary_prose import debris_kind
+from sagagraph.agents.text_repair import ENGLISH_SHARE, english_share
 
-MAX_REMARKS = 5
-"""At most this many strengths, weaknesses and suggestions each."""
+MAX_STRENGTHS = 5
+"""At most this many strengths."""
+MAX_WEAKNESSES = 3
+"""At most this many weaknesses (each with its suggestion)."""
+MAX_REMARKS = MAX_STRENGTHS
+"""The longest list a review has."""
 
 OFFLINE_REVIEW_NOTE = (
-    "Heuristic offline review: rules over the paper's text, without a language model; every "
-    'point quotes the paper as (p.N) "...". For a model\'s review, run with --llm openai and '
+    "Heuristic offline review: rules over the paper's text, without a language model. It states "
+    "only what the rules can check in the paper's own words, each point quoting the paper as "
+    '(p.N) "..."; it does not judge the science. For a model\'s review, run with --llm openai and '
     "set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible server)."
 )
 """The header of an offline ``review.txt``."""
 
-SEARCHED_WHERE = "searched the whole text, references and appendices included, for"
-"""How a claim of absence says what it searched (the verifier repeats the search)."""
-
-
-@dataclass(frozen=True)
-class Criterion:
-    """A practice a kind of paper is asked for, and the advice when it is missing."""
-
-    practice: str
-    weakness: str
-    advice: str
-
-
-CRITERIA: dict[PaperKind, tuple[Criterion, ...]] = {
-    "empirical": (
-        Criterion(
-            "baseline",
-            "the results are not compared with another approach",
-            "compare the main result with the strongest published alternative.",
-        ),
-        Criterion(
-            "significance",
-            "the results come without a spread or a significance test",
-            "report the spread over repeated runs or samples and test the main difference.",
-        ),
-        Criterion(
-            "limitations",
-            "the limits of the findings are not discussed",
-            "say where the findings may not hold and why.",
-        ),
-        Criterion(
-            "code",
-            "the data and code behind the results are not said to be available",
-            "say where the data and code behind the results can be obtained.",
-        ),
-    ),
-    "system": (
-        Criterion(
-            "evaluation",
-            "the system's performance or use is not measured",
-            "measure the system on realistic work, or with the people it is built for.",
-        ),
-        Criterion(
-            "baseline",
-            "the system is not compared with existing tools",
-            "compare with the tools people use today for the same task.",
-        ),
-        Criterion(
-            "limitations",
-            "failure cases and limits are not discussed",
-            "describe the cases the system handles badly.",
-        ),
-        Criterion(
-            "code",
-            "availability of the system is not stated",
-            "say whether and where the system can be used.",
-        ),
-    ),
-    "software": (
-        Criterion(
-            "code",
-            "where and under which licence the software is available is not stated",
-            "state where the software is distributed and under which licence.",
-        ),
-        Criterion(
-            "example",
-            "no example shows the software in use",
-            "add a short worked example of a typical use.",
-        ),
-        Criterion(
-            "baseline",
-            "the software is not compared with existing packages",
-            "compare features or speed with the packages users know.",
-        ),
-        Criterion(
-            "limitations",
-            "what the software cannot do is not stated",
-            "list what the software does not support yet.",
-        ),
-    ),
-    "qualitative": (
-        Criterion(
-            "analysis method",
-            "how the data were analysed is not stated",
-            "name the analysis method (thematic, content, statistical) and who did it.",
-        ),
-        Criterion(
-            "ethics",
-            "ethical approval and consent are not reported",
-            "report the ethics approval and how consent was obtained.",
-        ),
-        Criterion(
-            "limitations",
-            "the limits of the sample and design are not discussed",
-            "discuss how the sample and design limit what can be generalised.",
-        ),
-    ),
-    "survey": (
-        Criterion(
-            "selection method",
-            "how the surveyed works were chosen is not said",
-            "describe the search and the inclusion criteria, so coverage can be judged.",
-        ),
-        Criterion(
-            "future work",
-            "open problems are not summarised",
-            "end with the open problems the survey reveals.",
-        ),
-    ),
-    "theory": (
-        Criterion(
-            "example",
-            "the results are not illustrated on a concrete case",
-            "add a worked example showing a result on a concrete case.",
-        ),
-        Criterion(
-            "limitations",
-            "the limits of the assumptions are not discussed",
-            "say which assumptions are strongest and what breaks without them.",
-        ),
-    ),
-    "position": (
-        Criterion(
-            "counterarguments",
-            "counter-arguments are not discussed",
-            "state the strongest objection to the position and answer it.",
-        ),
-        Criterion(
-            "future work",
-            "no concrete agenda follows from the position",
-            "turn the argument into a few concrete research questions.",
-        ),
-    ),
-    "dataset": (
-        Criterion(
-            "code",
-            "where the data can be obtained is not stated",
-            "say where the data can be downloaded and under which terms.",
-        ),
-        Criterion(
-            "baseline",
-            "no baseline results are reported on the new data",
-            "report how standard systems score on it, to show its difficulty.",
-        ),
-        Criterion(
-            "limitations",
-            "the data's limits and biases are not discussed",
-            "describe who and what the data leave out.",
-        ),
-    ),
-    "proposal": (
-        Criterion(
-            "limitations",
-            "risks to the plan are not discussed",
-            "name the main risks to the plan and a fallback for each.",
-        ),
-    ),
-}
-"""What each kind of paper is asked for, in order of importance."""
-
-PRAISED: dict[PaperKind, tuple[str, ...]] = {
-    "empirical": ("significance", "baseline", "ablation", "code", "limitations"),
-    "system": ("evaluation", "human study", "baseline", "code", "limitations"),
-    "software": ("code", "example", "baseline", "limitations"),
-    "qualitative": ("human study", "analysis method", "ethics", "significance", "limitations"),
-    "survey": ("selection method", "future work"),
-    "theory": ("example", "limitations"),
-    "position": ("counterarguments", "future work"),
-    "dataset": ("code", "baseline", "human study", "limitations"),
-    "proposal": ("limitations",),
-}
-"""The practices a strength may rest on, by kind."""
-
-_CLAIM = re.compile(
-    r"\b(?:we (?:propose|present|introduce|show|find|found|release|describe|argue|develop|"
-    r"study|examine|investigate|report|evaluate|demonstrate)|(?:this|the present) (?:paper|"
-    r"study|work|article|thesis|package) (?:proposes|presents|introduces|shows|describes|"
-    r"investigates|examines|argues|develops|reports|explores|provides)|in this (?:paper|work|"
-    r"study|thesis|article),? we (?:propose|present|introduce|show|describe|argue|develop|study|"
-    r"report|explore|investigate)|the (?:aim|objective|purpose|goal) of (?:this|the present) "
-    r"(?:study|paper|work|thesis)|(?:main |major )?contributions? of this (?:work|paper))\b",
+_AIM = re.compile(
+    r"\b(?:we (?:propose|present|introduce|show|study|examine|investigate|describe|argue|develop|"
+    r"sought|aim)|(?:this|the present) (?:paper|study|work|article|thesis) [a-z]+s\b|the (?:aim|"
+    r"objective|purpose|goal) of (?:this|the present)|in this (?:paper|work|study|thesis|"
+    r"article))\b",
     re.IGNORECASE,
 )
-_OWN_VOICE = re.compile(r"\b(?:we|our|this (?:study|paper|work|thesis)|the present)\b", re.I)
-_RESULT = re.compile(
-    r"\b(?:achiev\w+|outperform\w*|improv\w+|reduc\w+|increas\w+|decreas\w+|found|finds?|shows?|"
-    r"showed|demonstrat\w+|results? (?:show|indicate|suggest)|significantly|associated|"
-    r"yield\w*|reach\w*|obtain\w*)\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(r"\d")
-# Section names (lower case, no accents) of the parts a point is anchored in.
-_ABSTRACT = re.compile(r"^(?:abstract|summary|resum)")
-_RESULTS = re.compile(
-    r"\b(?:experiments?|experimental|evaluation|results?|findings|case study|benchmarks?|"
-    r"resultados|resultats|ergebnisse|risultati)\b"
-)
-_CONCLUSION = re.compile(
-    r"\b(?:conclusions?|concluding|closing remarks|final remarks|discussion|conclusiones|"
-    r"conclusao|conclusoes|conclusioni|outlook|perspectives)\b"
-)
-_METHOD = re.compile(
-    r"\b(?:methods?|methodology|materials|approach|design|implementation|procedure|"
-    r"participants|metodo|metodologia)\b"
-)
 
 
-def _part(sentences: Sequence[Sentence], pattern: re.Pattern[str]) -> list[Sentence]:
-    return [s for s in sentences if pattern.search(s.section.name)]
-
-
-def _first(sentences: Sequence[Sentence], pattern: re.Pattern[str]) -> Sentence | None:
-    return next((s for s in sentences if pattern.search(s.text)), None)
+_MATH = re.compile(r"[=≤≥∑∏∫∈⊂⊆∀∃∇∂√θαβγλσμ⊤→←∼~·]")
 
 
 def prose(sentence: Sentence) -> bool:
-    """True for a sentence worth quoting: prose, not a caption, a table row or a formula."""
+    """True for a sentence worth quoting: prose, not a caption, a table row, a list of bullets
+    or a formula."""
     text = sentence.text
     words = text.split()
-    if not 6 <= len(words) <= 70 or not text[0].isupper():
+    if not 6 <= len(words) <= 80 or not (text[0].isupper() or text[0].isdigit()):
         return False
     if re.match(r"^(?:\(?[A-Za-z]\)|Fig(?:ure)?\.?\s*\d|Table\s+\w+|Source:|Fonte:)", text):
         return False
-    visible = [c for c in text if not c.isspace()]
-    if sum(c.isalpha() for c in visible) < 0.75 * len(visible):
+    # Statistics in parentheses ("(hazard ratio = 0.97, 95% CI ...)") are prose; formulas not.
+    outside = re.sub(r"\([^()]*\)", "", text)
+    symbols = sum(unicodedata.category(c) == "Sm" for c in outside if c not in "+<>=")
+    if "•" in text or len(_MATH.findall(outside)) >= 2 or symbols >= 2 or "||" in text:
         return False
-    return sum(any(c.isdigit() for c in w) for w in words) <= 0.2 * len(words)
+    visible = [c for c in text if not c.isspace()]
+    if sum(c.isalpha() for c in visible) < 0.7 * len(visible):
+        return False
+    return sum(any(c.isdigit() for c in w) for w in words) <= 0.3 * len(words)
+
+
+def _english(text: str) -> bool:
+    return english_share(text) >= ENGLISH_SHARE
 
 
 @dataclass(frozen=True)
 class _Reading:
-    """What the reviewer knows about a paper before it writes a point."""
+    """What the reviewer found in a paper before it writes a point."""
 
-    paper: Paper
-    keys: PageKeys
     sentences: list[Sentence]
+    names: frozenset[str]
     kind: KindEvidence
-    claim: Sentence | None
-    result: Sentence | None
-    results_part: Sentence | None
-    """The first sentence of the results (or method) section: where a suggestion goes."""
-    closing: Sentence | None
+    aim: Sentence | None
     english: bool
-    """Whether the paper is written in English (most of its words are English ones)."""
 
 
-def _english(text: str) -> bool:
-    tokens = re.findall(r"[A-Za-z]{2,}", text)[:5000]
-    return bool(tokens) and sum(known(t) for t in tokens) >= 0.7 * len(tokens)
+def _own_sections(paper: Paper) -> set[int]:
+    """The ids of the sections that hold the paper's own work: not related work, background or
+    back matter, nor a sub-section of one ("2.1" under "2 Related work")."""
+    own: set[int] = set()
+    others: list[str] = []
+    for section in paper.sections:
+        number = re.match(r"^(\d+(?:\.\d+)*)\.?\s", section.heading)
+        inside = number is not None and any(number.group(1).startswith(f"{n}.") for n in others)
+        if not own_section(section) or inside:
+            if number is not None:
+                others.append(number.group(1))
+            continue
+        own.add(id(section))
+    return own
 
 
 def _read(paper: Paper) -> _Reading:
-    keys = PageKeys.of(paper.pages)
-    sentences = paper_sentences(paper, keys)
-    own = [s for s in sentences if own_section(s.section) and prose(s)]
-    abstract = _part(own, _ABSTRACT)
-    results = _part(own, _RESULTS)
-    conclusion = _part(own, _CONCLUSION)
-    method = _part(own, _METHOD)
-    claim = _first(abstract, _CLAIM) or _first(own[:60], _CLAIM)
-    stated = [
-        s
-        for s in [*abstract, *conclusion, *results]
-        if _RESULT.search(s.text)
-        and s is not claim
-        and not cites_others(s.text)
-        and (
-            _OWN_VOICE.search(s.text)
-            or (s.section in {a.section for a in abstract} and _NUMBER.search(s.text))
-        )
-    ]
-    result = next((s for s in stated if _NUMBER.search(s.text)), None) or next(iter(stated), None)
-    kind = paper_kind(paper, own, experiments=bool(results))
-    return _Reading(
-        paper=paper,
-        keys=keys,
-        sentences=own,
-        kind=kind,
-        claim=claim,
-        result=result if result is not claim else None,
-        results_part=next(iter(results or method or own), None),
-        closing=conclusion[-1] if conclusion else None,
-        english=_english(paper.text),
+    sentences = [s for s in paper_sentences(paper, PageKeys.of(paper.pages)) if prose(s)]
+    own_ids = _own_sections(paper)
+    own = [s for s in sentences if id(s.section) in own_ids]
+    names = own_names(paper, own)
+    english = _english(paper.text)
+    aim = next((s for s in own if _AIM.search(s.text) and in_abstract(s)), None) or next(
+        (s for s in own[:80] if _AIM.search(s.text)), None
     )
+    if english:
+        kind = paper_kind(paper, own, measured=bool(results(own, names)))
+    else:
+        kind = KindEvidence(
+            None, None, "the rules read English prose, which too few of its words are"
+        )
+    return _Reading(own, names, kind, aim, english)
 
 
 def _strengths(r: _Reading) -> list[str]:
+    """Points that each rest on evidence of their kind, the main result first."""
     out: list[str] = []
-    if r.claim is not None:
-        out.append(f"States what it contributes {r.claim.cite()}.")
-    if r.result is not None:
-        out.append(f"States a concrete result {r.result.cite()}.")
-    for name in PRAISED[r.kind.kind]:
-        hit = PRACTICES[name].evidence(r.sentences)
-        if hit is not None and hit is not r.claim and hit is not r.result:
-            out.append(f"{PRACTICES[name].praise} {hit.cite()}.")
+    used: list[Sentence] = []
+
+    def add(evidence: Evidence | None, text: str) -> None:
+        if evidence is not None and len(out) < MAX_STRENGTHS:
+            out.append(f"{text}: {evidence.cite()}.")
+            used.append(evidence.sentence)
+
+    s = r.sentences
+    compared = comparisons(s, r.names)
+    result = first(results(s, r.names))
+    if result is not None:
+        against = next((c.detail for c in compared if c.sentence is result.sentence), None)
+        detail = f"{result.detail}, against {against}" if against else result.detail
+        add(result, f"Reports a result with its number ({detail})")
+    spread = first(spreads(s, r.names))
+    add(spread, f"Gives the spread or a test of a result ({spread.detail})" if spread else "")
+    other = first(compared, used)
+    add(other, f"Compares its result with {other.detail}" if other else "")
+    release = first(releases(s, r.names))
+    if release is not None:
+        what = _released_what(release.sentence.text)
+        add(release, f"Says where its {what} {_verb(what)} available ({release.detail})")
+    sample = first(samples(s, r.names))
+    add(sample, f"States its sample ({sample.detail})" if sample else "")
     return out
 
 
-def _where(s: Sentence | None) -> str:
-    return f"'{s.section.heading}'" if s is not None else "the paper"
+def _released_what(text: str) -> str:
+    found = re.findall(r"\b(code|data|software|models?|implementation)\b", text, re.IGNORECASE)
+    words = list(dict.fromkeys(w.lower() for w in found))
+    return " and ".join(words[:2]) or "work"
 
 
-def _absent(r: _Reading, practice: Practice, criterion: Criterion) -> tuple[str, str] | None:
-    """A weakness and its suggestion when the practice is missing from the whole text.
-
-    Never for a paper not written in English: the words searched for are English ones, so
-    their absence would prove nothing.
-    """
-    if not r.english:
-        return None
-    if practice.evidence(r.sentences) is not None or not practice.missing(r.keys):
-        return None
-    anchor = r.result or r.claim or r.results_part
-    if anchor is None:
-        return None
-    where = r.results_part if criterion.practice in ("baseline", "significance") else r.closing
-    where = where or anchor
-    weakness = (
-        f"For {r.kind.name}, {criterion.weakness} ({SEARCHED_WHERE} {practice.searched()}: "
-        f"none found), though it states {anchor.cite()}."
-    )
-    suggestion = f"In {_where(where)}, {where.cite()}: {criterion.advice}"
-    return weakness, suggestion
+def _verb(what: str) -> str:
+    return "are" if " and " in what or what.endswith("s") else "is"
 
 
-def _general(r: _Reading) -> list[tuple[str, str]]:
-    """Points any kind of paper may get: a long abstract, a brief closing, a long section."""
+def _weaknesses(r: _Reading, paper: Paper) -> list[tuple[str, str]]:
+    """(weakness, suggestion) pairs from the paper's own words and facts of its structure."""
     pairs: list[tuple[str, str]] = []
-    abstract = [s for s in r.sentences if re.match(r"abstract|summary", s.section.name)]
-    words = count_words(r.paper.abstract)
-    if abstract and words > 250:
-        first = abstract[0]
+    limits = stated_limits(r.sentences, r.names)[:2]
+    for limit in limits:
+        cite = limit.cite()
         pairs.append(
             (
-                f"The abstract is long ({words} words); it opens {first.cite()}.",
-                f"Trim the abstract, which opens {first.cite()}, to about 150-200 words: "
-                "problem, method, main result.",
+                f"The paper states a limit of its own work: {cite}.",
+                f"Say how much the limit it states, {cite}, bears on its main result, and test "
+                "it where the data allow.",
             )
         )
-    closing = r.closing
-    if closing is not None and closing.section.words < 80:
+    quoted = {id(e.sentence) for e in limits}
+    later = _standing_alone(
+        [e for e in left_for_later(r.sentences, r.names) if id(e.sentence) not in quoted]
+    )
+    if later is not None:
+        cite = later.cite()
         pairs.append(
             (
-                f"The closing section {_where(closing)} is brief ({closing.section.words} "
-                f"words): {closing.cite()}.",
-                f"Expand {_where(closing)}, which ends {closing.cite()}, to restate the findings "
-                "and what follows from them.",
+                f"The paper leaves for later: {cite}.",
+                f"Report a first result on what it leaves for later, {cite}, or say what "
+                "stands in the way.",
             )
         )
-    sections = [s for s in r.paper.main_sections() if s.level == 1 and own_section(s)]
-    if sections:
-        longest = max(sections, key=lambda s: s.words)
-        opening = next((s for s in r.sentences if s.section is longest), None)
-        if opening is not None and longest.words > 1500:
+    heading = limitations_heading(paper) if not pairs else None
+    if heading is not None:
+        # A run-in "Limitations. Our sample ..." paragraph the section list does not show.
+        opening = _opening_after(heading, paper, r.sentences)
+        if opening is not None:
+            cite = opening.cite()
             pairs.append(
                 (
-                    f"{_where(opening)} carries the most text ({longest.words} words), from "
-                    f"{opening.cite()}, and is the hardest to follow.",
-                    f"Split {_where(opening)}, which opens {opening.cite()}, into subsections, or "
-                    "move details to an appendix.",
+                    f"The paper states a limit of its own work: {cite}.",
+                    f"Say how much the limit it states, {cite}, bears on its main result, and "
+                    "test it where the data allow.",
                 )
             )
-    return pairs
+    elif not pairs:
+        anchor = _closing_anchor(r.sentences)
+        if anchor is not None:
+            cite = anchor.cite()
+            pairs.append(
+                (
+                    "No section or paragraph is headed 'Limitations' or 'Threats to validity' "
+                    f"(headings and paragraph openings searched); the closing part opens {cite}.",
+                    f"Gather the limits of the work under a Limitations heading near {cite}.",
+                )
+            )
+    return pairs[:MAX_WEAKNESSES]
 
 
-def _fallback(r: _Reading) -> tuple[str, str] | None:
-    """A last weakness when every check passed: the claim the reader must take on trust."""
-    anchor = r.result or r.claim or r.results_part or next(iter(r.sentences), None)
+def _opening_after(heading: str, paper: Paper, sentences: Sequence[Sentence]) -> Sentence | None:
+    """The sentence a run-in heading opens ("Limitations. Only volunteers took part ...")."""
+    for page in paper.pages:
+        at = page.find(heading)
+        if at < 0:
+            continue
+        words = page[at + len(heading) :].lstrip(" .:—–-\n").split()[:6]
+        start = " ".join(words)
+        found = next((s for s in sentences if s.text.startswith((heading, start)) and start), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _standing_alone(evidence: Sequence[Evidence]) -> Evidence | None:
+    """The first piece of evidence whose sentence does not open on "This" or "It" (which would
+    leave the reader asking what it is), else the first."""
+    alone = (e for e in evidence if not re.match(r"(?:This|These|That|It|They)\b", e.sentence.text))
+    return next(alone, None) or next(iter(evidence), None)
+
+
+def _closing_anchor(sentences: Sequence[Sentence]) -> Sentence | None:
+    """The closing part's first sentence (not an authors' note that a PDF ran into it)."""
+    body = [s for s in sentences if debris_kind(s.text) is None]
+    closing = [s for s in body if re.search(r"conclu|discussion", s.section.name)]
+    return closing[0] if closing else (body[-1] if body else None)
+
+
+def _nothing_checkable(r: _Reading) -> tuple[str, str, str] | None:
+    """A strength, weakness and suggestion that say the rules found nothing they can check,
+    each quoting the paper's statement of its aim (or its first sentence)."""
+    anchor = r.aim or next(iter(r.sentences), None)
     if anchor is None:
         return None
-    if not r.english:
-        return (
-            f"The paper is not in English, so the offline rules, which search for English "
-            f"words, cannot tell what it lacks; a reader should check the passage "
-            f"{anchor.cite()} against its evidence.",
-            f"Point from {anchor.cite()} to the table, figure or section that supports it.",
-        )
+    cite = anchor.cite()
+    why = (
+        "too few of the paper's words read as English prose for them"
+        if not r.english
+        else "the rules found no statement of its own limits or unfinished work"
+    )
     return (
-        f"The offline rules found nothing missing for {r.kind.name}; the central claim "
-        f"{anchor.cite()} still needs a reader's check against the evidence.",
-        f"Make the evidence for {anchor.cite()} easy to find: point from it to the table, figure "
-        "or section that supports it.",
+        f"States its aim: {cite}.",
+        f"The offline rules read English phrasing and state no weakness they cannot check: {why}; "
+        f"a reader should weigh {cite} against its evidence.",
+        f"For a judgement of {cite} that the offline rules cannot give, review the paper with a "
+        "language model (--llm openai).",
     )
 
 
 def offline_review(paper: Paper) -> Review:
     """A review whose every point quotes ``paper`` with its page; deterministic."""
     r = _read(paper)
-    strengths = _strengths(r)[:MAX_REMARKS]
-    pairs = [
-        pair
-        for c in CRITERIA[r.kind.kind]
-        if (pair := _absent(r, PRACTICES[c.practice], c)) is not None
-    ]
-    pairs += _general(r)
-    if not pairs and (last := _fallback(r)) is not None:
-        pairs.append(last)
-    pairs = pairs[:MAX_REMARKS]
-    first = r.sentences[0] if r.sentences else None
-    if not strengths and first is not None:
-        strengths = [f"Opens on its subject {first.cite()}."]
+    strengths = _strengths(r) if r.english else []
+    pairs = _weaknesses(r, paper) if r.english else []
+    fallback = _nothing_checkable(r)
+    if fallback is not None:
+        if not strengths:
+            strengths = [fallback[0]]
+        if not pairs:
+            pairs = [(fallback[1], fallback[2])]
     return Review.model_construct(
         strengths=strengths,
         weaknesses=[w for w, _ in pairs],
@@ -452,4 +305,4 @@ def offline_review(paper: Paper) -> Review:
     )
 
 
-__all__ = ["CRITERIA", "MAX_REMARKS", "OFFLINE_REVIEW_NOTE", "offline_review"]
+__all__ = ["MAX_REMARKS", "OFFLINE_REVIEW_NOTE", "offline_review"]

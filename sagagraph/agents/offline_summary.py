@@ -1,17 +1,21 @@
-"""The offline summarizer: an extractive summary of an exact number of words.
+"""The offline summarizer: an extractive summary of an exact number of words that carries the
+paper's problem, method, main result with its number, and conclusion.
 
-The paper's main text is cut into chunks (:meth:`Paper.chunks`); every chunk gets a share of
-the word budget in proportion to its length, so a long paper is covered from the abstract to
-the conclusion, not only its opening pages. Within a chunk, sentences are scored TF-IDF style
-(words frequent in the paper but not in every sentence), with bonuses for the abstract and
-the conclusion, for a section's opening sentence and for phrases that state contributions.
-The chosen sentences keep their reading order; whole sentences whose lengths sum to the gap
-make the count exact. Only body prose is a candidate (:func:`usable`): never a caption, a
-running head, a copyright or licence line, an affiliation or e-mail line, pseudo-code, an
-equation, a reference fragment, a heading glued to its first sentence, a number whose
-superscript the PDF flattened ("1025 cm−3" for 10^25), nor a sentence that cannot stand alone
-(an opening "also", "this" or "however"). Words the PDF broke are repaired first
-(:mod:`~sagagraph.agents.text_repair`): letters lost with a ligature, words run together.
+Four sentences are chosen first, from the abstract first (issue 37): the problem (the
+abstract's opening), the method (its "we propose ..."), the main result with its number (its
+first sentence that states a finding with a measured number,
+:func:`~sagagraph.agents.practices.is_result`; else the conclusion's or the results'), and the
+conclusion (the conclusion section's first sentence). The rest of the budget is shared among the
+paper's chunks (:meth:`Paper.chunks`) in proportion to their length, so a long paper is covered
+from the abstract to the conclusion; within a chunk, sentences are scored TF-IDF style (words
+frequent in the paper but not in every sentence), with bonuses for the abstract and the
+conclusion, for a section's opening sentence and for phrases that state contributions and
+results. A sentence that says again what a chosen one said is skipped. The chosen sentences keep
+their reading order; whole sentences whose lengths sum to the gap make the count exact.
+
+Only prose that stands alone is a candidate (:mod:`~sagagraph.agents.summary_prose`): no PDF
+debris, no roadmap, no pointer to a figure or table, no dangling "this". Words the PDF broke
+are repaired first (:mod:`~sagagraph.agents.text_repair`).
 """
 
 from __future__ import annotations
@@ -19,11 +23,27 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sagagraph.agents.paper import Paper, PaperTooShortError
+from sagagraph.agents.paper import Paper, PaperTooShortError, fold_lines
 from sagagraph.agents.paper_sentences import cites_others
-from sagagraph.agents.text_repair import longest_unknown, lost_ligatures, repair_words
+from sagagraph.agents.practices import is_result
+from sagagraph.agents.summary_prose import (
+    clean_sentence,
+    clean_text,
+    debris_kind,
+    leans_on_context,
+    opens_a_topic,
+    usable,
+    usable_result,
+)
+from sagagraph.agents.text_repair import (
+    ENGLISH_SHARE,
+    english_share,
+    lost_ligatures,
+    repair_words,
+)
 from sagagraph.agents.validation_rules import PATTERNS
 from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
 
@@ -48,105 +68,13 @@ _CUE = re.compile(
     r"outperform\w*|state[- ]of[- ]the[- ]art|achiev\w+|conclude)\b",
     re.IGNORECASE,
 )
-_BRACKET_CITATION = re.compile(r"\s*\[\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\]")
-_PAREN_CITATION = re.compile(r"\s*\((?=[^()]*\b(?:19|20)\d\d[a-z]?\b)[^()]{1,120}\)")
-_FOOTNOTE = re.compile(r"[.!?]\s+[∗*†‡§¶]")
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
-_NOISE = re.compile(r"https?:|www\.|@|arxiv|\b(?:Figure|Fig\.|Table)\s*\d+\s*:", re.IGNORECASE)
-# Footnote numbers glued to a word ("median time13", "S2ORC,1 a corpus"): NFKC turns a
-# superscript into a plain digit, so it sticks to the word it followed.
-_GLUED_NOTE = re.compile(r"(?<=[a-z]{3})\d{1,2}(?=[\s,.;:)—–]|$)")
-_GLUED_COMMA_NOTE = re.compile(r"(?<=[A-Za-z\d]),\d{1,2}(?=\s)")
-_MATH = re.compile(r"[∑∏∫∈∉⊂⊆⊇∀∃∇∂√∝≜|={}\\^_]|\b[a-z]\s?[<>≤≥]\s?\d")
 _BACK_MATTER = re.compile(
     r"\bauthors?\W*\s*(?:roles|contributions?)|\bcontributions? of the authors\b|\bfunding\b|"
     r"\bconflicts? of interest\b|\bcompeting interests?\b|\backnowledg|\bdata availability\b|"
     r"\bsupporting information\b|\bdisclosure",
     re.IGNORECASE,
 )
-_POWER = re.compile(r"\b10\^[−-]?\d{1,3}\b")
-_BULLET = re.compile(r"^(?:[•◦▪‣●○■–—-]|\(?[a-z0-9]{1,2}\))\s")
-# A sentence that leans on the one before it cannot stand alone in a summary.
-_DEPENDENT = re.compile(
-    r"^(?:also|this|these|those|that|such|however|moreover|furthermore|additionally|in addition|"
-    r"thus|hence|therefore|consequently|then|finally|similarly|likewise|instead|in contrast|"
-    r"on the other hand|as a result|in particular|for example|for instance|otherwise|second|"
-    r"secondly|third|thirdly|lastly|here|there|it|its|they|their|both|besides|nevertheless|"
-    r"nonetheless|still|yet|again|accordingly|meanwhile|as such|to this end|for this reason|"
-    r"conversely|in turn|by contrast|alternatively|specifically|notably|importantly)\b"
-    r"|^(?:\S+\s+){1,4}(?:also|however|therefore|thus)\b",
-    re.IGNORECASE,
-)
-# Sentences about the paper's layout, or that point at what follows, say nothing alone.
-_ROADMAP = re.compile(
-    r"\b(?:as follows|the following|below)\s*[.:]$|:$|^(?:the|in the) (?:final|next|following|"
-    r"last|remaining|rest of the) (?:sections?|chapters?|parts?)\b|^(?:the )?rest of (?:this|the) "
-    r"paper\b|\bsections? \d+(?:\.\d+)? (?:presents?|describes?|discusses|introduces?|concludes)\b",
-    re.IGNORECASE,
-)
-# What a removed citation leaves behind: "similar to.", "as in [].", "see ( )".
-_STUB = re.compile(
-    r"\b(?:to|by|in|of|see|from|and|as|with|cf|e\.g|i\.e|following|following the|like|than|"
-    r"from the|in the|of the|and the|or)\s*[.!?]$|\(\s*[,;]?\s*\)|\[\s*\]|\s[,;]\s*[.!?]$",
-    re.IGNORECASE,
-)
-
-
-MAX_UNKNOWN_LETTERS = 25
-"""A sentence keeping an unknown word longer than this (words run together) is not used."""
-# What is not body prose, each a class of PDF debris seen in real papers.
-_NOT_BODY = {
-    "caption": re.compile(
-        r"^(?:\(?[A-Za-z]\)\s|(?:Fig(?:ure)?s?|Table|Tab|Source|Fonte|Fuente|Scheme|Chart|"
-        r"Plate|Algorithm|Listing|Supplementary)\b\.?\s*[\dA-Z]?)|\(±\s?S[ED]\)|"
-        r"\b(?:Fig(?:ure)?|Table)\s+\d+[.:]\s+[A-Z]|\b(?:are|is) shown (?:as|in (?:black|red|"
-        r"blue|grey|gray))\b|\bsee text for\b|\bscores? plot\b|^[A-Z]{1,4}\d?:\s|"
-        r"\b(?:is|are) illustrating\b|\(\w[\w ]{0,30}: [^()]{1,80}\)",
-        re.IGNORECASE,
-    ),
-    "keyword list": re.compile(r"^(?:[^,.;]{1,40}, ){5,}"),
-    "copyright or licence": re.compile(
-        r"©|\(c\) ?\d{4}|\bcopyright\b|\blicen[cs]ed?\b|\bcreative commons\b|\ball rights "
-        r"reserved\b|\bopen access\b|\bpermits unrestricted\b|\bpublished by\b|\bdoi\b|"
-        r"\bpublisher\b",
-        re.IGNORECASE,
-    ),
-    "affiliation or e-mail": re.compile(
-        r"@|\be-?mail\b|\bcorrespond\w*\b|\baddressed to\b|\b(?:department|faculty|school|"
-        r"centre|center|institute) (?:of|for)\b|\b[A-Z]{1,2}-\d{4,5}\b|\bORCID\b",
-        re.IGNORECASE,
-    ),
-    "pseudo-code": re.compile(
-        r"\bend (?:for|if|while|procedure|function)\b|←|:=|^(?:Input|Output|Require|Ensure|"
-        r"Procedure|Function)\b|\b(?:for each|foreach)\b.*\bdo\b|\breturn [a-z_]\w*\s*[.;]?$",
-    ),
-    "equation": re.compile(
-        r"^Let [A-Za-zα-ωΑ-Ω]\w{0,2} (?:be|denote)\b|[=<>≤≥]\s*[A-Za-z\d(]|···|⋯|"
-        r"\b[a-z]\d,\s?[a-z]\d\b"
-    ),
-    "two sentences run together": re.compile(
-        r"(?<!\bal)(?<!\bvs)(?<!etc)(?<!\bcf)(?<!e\.g)(?<!i\.e)\.\s[a-z]{3,}"
-    ),
-    "reference fragment": re.compile(
-        r"\bet al\.,?\s+\(?\d{4}|\b(?:19|20)\d\d[a-z]?\.\s+[A-Z]|\bpp\.\s?\d|\bIn "
-        r"Proceedings\b|\bvol\.\s?\d|\bJournal of\b|\bISBN\b|\barXiv\b",
-    ),
-    "flattened superscript": re.compile(
-        r"[∼~≈]\s?10\d{1,2}\b|\b(?:cm|mm|nm|μm|km|m|kg|mg|g|s|ms|mol|eV|Hz|K|J|W|L|Pa)[−-]\d\b"
-    ),
-    "heading glued to a sentence": re.compile(
-        r"^(?:[A-Z][\w’'-]*)(?: [\w’'-]+){0,5} (?:The|We|Our|This|These|Each|All|In|To|An?|Here|"
-        r"For|Using|Given) [a-z]|^(?:[IVX]+-[A-Z]|[A-Z]|\d+(?:\.\d+)+|Q\d+)[.:)]\s"
-    ),
-    "bullet": re.compile(r"[•▪◦●■]"),
-    "author contributions": re.compile(
-        r"\b(?:initiated|designed|conceived|supervised) (?:and \w+ )?the (?:study|project|work)\b|"
-        r"\bwrote the (?:first )?(?:draft|manuscript|paper)\b|\bcontributed to the (?:design|"
-        r"writing|analysis|interpretation)\b|\bread and approved the final\b|\brevisions? of "
-        r"the manuscript\b|\bwere involved in (?:the )?(?:data|study|design|analysis)",
-        re.IGNORECASE,
-    ),
-}
 _RESULT_CUE = re.compile(
     r"\b(?:we (?:found|find|show|showed|demonstrate\w*|observe\w*)|results? (?:show|indicate|"
     r"suggest|demonstrate)|significantly|outperform\w*|no evidence|(?:was|were) associated "
@@ -161,16 +89,6 @@ _METHOD_CUE = re.compile(
 )
 
 
-def debris_kind(sentence: str) -> str | None:
-    """The kind of non-body text ``sentence`` is (``caption``, ``pseudo-code``...), or None."""
-    for kind, pattern in _NOT_BODY.items():
-        if pattern.search(sentence):
-            return kind
-    if longest_unknown(sentence) > MAX_UNKNOWN_LETTERS:
-        return "words run together"
-    return None
-
-
 @dataclass(frozen=True)
 class Candidate:
     """A sentence that may go into the summary."""
@@ -183,42 +101,8 @@ class Candidate:
     score: float
     part: str = ""
     """``abstract`` or ``conclusion`` when the sentence is from one, else ''."""
-
-
-def clean_sentence(sentence: str) -> str:
-    """The sentence without citation markers (``[12]``, ``(Smith et al., 2020)``)."""
-    footnote = _FOOTNOTE.search(sentence)
-    if footnote:  # "...training data. ∗Equal contribution." - a footnote glued to the sentence
-        sentence = sentence[: footnote.start() + 1]
-    return clean_text(sentence)
-
-
-def clean_text(text: str) -> str:
-    """Text without citation markers and footnote numbers glued to words, spaces folded."""
-    text = _PAREN_CITATION.sub("", _BRACKET_CITATION.sub("", text))
-    text = _GLUED_COMMA_NOTE.sub(",", _GLUED_NOTE.sub("", text))
-    text = re.sub(r"\s+([,.;:])", r"\1", text)
-    return " ".join(text.split())
-
-
-def usable(sentence: str) -> bool:
-    """True for a prose sentence worth quoting: not a caption, a formula, or a fragment."""
-    words = sentence.split()
-    if not 8 <= len(words) <= 55 or _NOISE.search(sentence):
-        return False
-    # A power written out ("10^25") is how a superscript survives, not formula debris.
-    if _MATH.search(_POWER.sub("", sentence)) or _BULLET.match(sentence) or _STUB.search(sentence):
-        return False
-    if _DEPENDENT.match(sentence) or _ROADMAP.search(sentence):
-        return False
-    if debris_kind(sentence) is not None:
-        return False
-    if not (sentence[0].isupper() or sentence[0] in "\"'“") or sentence[-1] not in ".!?":
-        return False
-    visible = [c for c in sentence if not c.isspace()]
-    if sum(c.isalpha() for c in visible) < 0.75 * len(visible):
-        return False
-    return sum(any(c.isdigit() for c in w) for w in words) <= 0.25 * len(words)
+    slot: str = ""
+    """``problem``, ``method``, ``result`` or ``conclusion`` when chosen first for that, else ''."""
 
 
 def _terms(sentence: str) -> list[str]:
@@ -243,6 +127,48 @@ def _chunk_sentences(paper: Paper, chunk_chars: int) -> list[list[str]]:
     return pieces
 
 
+REPEAT_OVERLAP = 0.65
+"""A sentence sharing this share of its word stems with a chosen one (Jaccard) says it again."""
+SLOT_BONUS = 10.0
+"""Added to a slot's score, so budgets take it first and fitting never swaps it out."""
+_ABSTRACT_NAMES = re.compile(r"^(?:abstract|summary|resum|zusammenfassung|kurzfassung|sommario)")
+
+
+def _words_of(sentence: str) -> frozenset[str]:
+    """The sentence's word stems (their first six letters: "propose" and "proposed" agree)."""
+    return frozenset(w[:6] for w in re.findall(r"[a-z0-9]+", sentence.lower()) if len(w) > 2)
+
+
+def repeats(sentence: str, chosen: Sequence[str]) -> bool:
+    """True when ``sentence`` says again what one of ``chosen`` says."""
+    words = _words_of(sentence)
+    for other in chosen:
+        union = words | _words_of(other)
+        if union and len(words & _words_of(other)) / len(union) >= REPEAT_OVERLAP:
+            return True
+    return False
+
+
+def _english(text: str, share: float = ENGLISH_SHARE) -> bool:
+    """True when at least ``share`` of the words of ``text`` are English words."""
+    return english_share(text) >= share
+
+
+def abstract_text(paper: Paper) -> str:
+    """The abstract the summary draws on: an English one when the paper has several (a thesis
+    with a Resumo and an Abstract), else :attr:`Paper.abstract`."""
+    heads = [s for s in paper.sections[:10] if _ABSTRACT_NAMES.match(s.name)]
+    english = next((s for s in heads if _english(s.text)), None)
+    return fold_lines(english.text) if english is not None and len(heads) > 1 else paper.abstract
+
+
+def _closing_text(paper: Paper) -> str:
+    sections = paper.main_sections()
+    closing = [s for s in sections if PATTERNS["conclusion"].search(s.name)]
+    closing = closing or [s for s in sections if re.search(r"discussion", s.name)]
+    return " ".join(fold_lines(s.text) for s in closing)
+
+
 def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     chunks = _chunk_sentences(paper, chunk_chars)
     ligatures = lost_ligatures(paper.text)
@@ -257,29 +183,35 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     for c, s in flat:
         first.setdefault(s, c)
     flat = [(c, s) for s, c in first.items()]  # a repeated sentence counts once, where it began
-    kept = [(c, s) for c, s in flat if usable(s)]
-    if sum(count_words(s) for _, s in kept) < words:
-        # Terse text: take what there is, debris still left out.
-        kept = [(c, s) for c, s in flat if count_words(s) >= 4 and debris_kind(s) is None]
-    abstract = {clean(s) for s in split_sentences(paper.abstract)}
-    conclusion: set[str] = set()
-    for section in paper.main_sections():
-        if PATTERNS["conclusion"].search(section.name):
-            conclusion |= {clean(s) for s in split_sentences(section.text)}
-    term_lists = [_terms(s) for _, s in kept]
+    if _english(paper.text):
+        # An English paper's Resumo or Zusammenfassung is no sentence for an English summary.
+        flat = [(c, s) for c, s in flat if _english(s, 0.4)]
+    abstract = [clean(s) for s in split_sentences(abstract_text(paper))]
+    conclusion = [clean(s) for s in split_sentences(_closing_text(paper))]
+    slots = _slots(flat, abstract, conclusion)
+    kept = [(i, c, s) for i, (c, s) in enumerate(flat) if usable(s) or s in slots]
+    if sum(count_words(s) for _, _, s in kept) < words:
+        # Terse text: take what there is, debris and sentences that lean on others left out.
+        kept = [
+            (i, c, s)
+            for i, (c, s) in enumerate(flat)
+            if count_words(s) >= 4 and debris_kind(s) is None and leans_on_context(s) is None
+        ]
+    term_lists = [_terms(s) for _, _, s in kept]
     df = Counter(t for terms in term_lists for t in set(terms))
     tf = Counter(t for terms in term_lists for t in terms)
     n = max(len(kept), 1)
     weight = {t: math.log1p(tf[t]) * math.log(1 + n / df[t]) for t in df}
     raw = [sum(weight[t] for t in set(terms)) / math.sqrt(len(terms) + 1) for terms in term_lists]
     top = max(raw, default=1.0) or 1.0
+    in_abstract, in_conclusion = set(abstract), set(conclusion)
     previous_chunk = -1
     candidates: list[Candidate] = []
-    for i, ((chunk, sentence), base) in enumerate(zip(kept, raw, strict=True)):
+    for (position, chunk, sentence), base in zip(kept, raw, strict=True):
         score = base / top
-        if sentence in abstract:
+        if sentence in in_abstract:
             score += 0.6
-        if sentence in conclusion:
+        if sentence in in_conclusion:
             score += 0.4
         if _CUE.search(sentence):
             score += 0.3
@@ -293,11 +225,43 @@ def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
         if chunk != previous_chunk:
             score += 0.1  # a chunk's opening sentence usually frames it
         previous_chunk = chunk
+        slot = slots.get(sentence, "")
+        score += SLOT_BONUS if slot else 0.0
         part = (
-            "abstract" if sentence in abstract else "conclusion" if sentence in conclusion else ""
+            "abstract"
+            if sentence in in_abstract
+            else "conclusion"
+            if sentence in in_conclusion
+            else ""
         )
-        candidates.append(Candidate(i, chunk, sentence, count_words(sentence), score, part))
+        candidates.append(
+            Candidate(position, chunk, sentence, count_words(sentence), score, part, slot)
+        )
     return candidates
+
+
+def _slots(
+    flat: Sequence[tuple[int, str]], abstract: Sequence[str], conclusion: Sequence[str]
+) -> dict[str, str]:
+    """The sentences chosen first: problem, method, main result, conclusion (see the module
+    docstring), by their text."""
+    present = {s for _, s in flat}
+    abstract = [s for s in abstract if s in present]
+    conclusion = [s for s in conclusion if s in present and s not in abstract]
+    slots: dict[str, str] = {}
+
+    def pick(name: str, pool: Sequence[str], check: Callable[[str], bool] = usable) -> None:
+        found = next((s for s in pool if s not in slots and check(s)), None)
+        if found is not None and not repeats(found, list(slots)):
+            slots[found] = name
+
+    pick("problem", abstract, lambda s: usable(s) and opens_a_topic(s))
+    pick("method", [s for s in abstract if _CUE.search(s) or _METHOD_CUE.search(s)])
+    results = [s for s in abstract if is_result(s)] or [s for s in conclusion if is_result(s)]
+    results = results or [s for _, s in flat if is_result(s) and not cites_others(s)]
+    pick("result", results, usable_result)
+    pick("conclusion", conclusion)
+    return slots
 
 
 def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> str:
@@ -309,6 +273,10 @@ def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUN
     )
     if available < words:
         raise too_short
+    chosen = [c for c in candidates if c.slot]
+    while sum(c.words for c in chosen) > words:  # a tiny summary keeps the first slots
+        chosen.pop()
+    used = sum(c.words for c in chosen)
     sizes = Counter(c.chunk for c in candidates)
     chunk_words = Counter({chunk: 0 for chunk in sizes})
     for c in candidates:
@@ -321,17 +289,19 @@ def offline_summary(paper: Paper, words: int, *, chunk_chars: int = DEFAULT_CHUN
         if c.part:
             chunk_words[c.chunk] = max(chunk_words[c.chunk], int(floors[c.part] * total_words))
     total = sum(chunk_words.values())
-    chosen: list[Candidate] = []
-    used = 0
     carry = 0.0
     for chunk in sorted(sizes):
-        budget = words * chunk_words[chunk] / total + carry
+        budget = (words - sum(c.words for c in chosen if c.slot)) * chunk_words[chunk] / total
+        budget += carry
         spent = 0
         ranked = sorted(
-            (c for c in candidates if c.chunk == chunk), key=lambda c: (-c.score, c.position)
+            (c for c in candidates if c.chunk == chunk and not c.slot),
+            key=lambda c: (-c.score, c.position),
         )
         for c in ranked:
             if spent + c.words <= budget and used + c.words <= words:
+                if repeats(c.text, [x.text for x in chosen]):
+                    continue
                 chosen.append(c)
                 used += c.words
                 spent += c.words
@@ -366,10 +336,17 @@ def _fill_exactly(
     """
     picked = {c.position for c in chosen}
     # The best few hundred unused sentences are plenty to close a gap, and keep a 500-page
-    # paper's search as quick as a 10-page one's.
-    rest = sorted(
+    # paper's search as quick as a 10-page one's. None of them may say again what another says.
+    texts = [c.text for c in chosen]
+    rest: list[Candidate] = []
+    for c in sorted(
         (c for c in candidates if c.position not in picked), key=lambda c: (-c.score, c.position)
-    )[:MAX_FILLERS]
+    ):
+        if len(rest) >= MAX_FILLERS:
+            break
+        if not repeats(c.text, texts):
+            rest.append(c)
+            texts.append(c.text)
     gap = words - sum(c.words for c in chosen)
     extra = exact_subset([c.words for c in rest], gap) if gap >= 0 else None
     if extra is not None:
@@ -391,3 +368,18 @@ def ranked_sentences(
     """The paper's usable sentences, cleaned, best first: filler that stands alone."""
     candidates = _candidates(paper, chunk_chars, words)
     return [c.text for c in sorted(candidates, key=lambda c: (-c.score, c.position))]
+
+
+__all__ = [
+    "DEFAULT_CHUNK_CHARS",
+    "MAX_FILLERS",
+    "Candidate",
+    "abstract_text",
+    "clean_sentence",
+    "clean_text",
+    "debris_kind",
+    "offline_summary",
+    "ranked_sentences",
+    "repeats",
+    "usable",
+]

@@ -22,9 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from sagagraph.agents.context_window import is_overflow, overflow_limit
 from sagagraph.agents.engine import NO_USAGE
 from sagagraph.agents.model_options import StructuredOutputMethod
-from sagagraph.checkpoints.factory import redact_url
+from sagagraph.checkpoints.urls import redact_url
 from sagagraph.errors import (
     MalformedModelOutput,
     ModelCallError,
@@ -41,6 +42,16 @@ Check = Callable[[M], str | None]
 
 DEFAULT_REPAIR_ATTEMPTS = 1
 """Times a malformed reply is sent back to the model with the error, before giving up."""
+
+
+class ContextOverflowError(ModelCallError):
+    """The server refused a request as longer than its context window (HTTP 400
+    ``context_length_exceeded`` or its llama.cpp and vLLM wordings)."""
+
+    def __init__(self, message: str, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+        """The window the server named, in tokens, when it named one."""
 
 
 def _one_line(text: str, limit: int = 240) -> str:
@@ -221,6 +232,15 @@ class StructuredCalls:
             body = error.body
             text = body.get("message") if isinstance(body, dict) else None
             detail = _one_line(str(text or error.message), 200)
+            code = getattr(error, "code", None)
+            if is_overflow(error.status_code, detail, code if isinstance(code, str) else None):
+                return ContextOverflowError(
+                    self._redact(
+                        f"{step}: the {where} refused a request longer than its "
+                        f"context (HTTP {error.status_code}): {detail}"
+                    ),
+                    overflow_limit(detail),
+                )
             hint = ""
             if error.status_code == 400 and "response_format" in detail:
                 hint = " (try SAGAGRAPH_STRUCTURED_OUTPUT=function_calling or json_mode)"

@@ -19,6 +19,13 @@ point carries a verbatim quote and its page (:class:`~sagagraph.agents.schemas.Q
 points whose quote is not in the paper (:mod:`~sagagraph.agents.quote_check`), or that cite a
 section the paper lacks, are sent back once, then dropped and listed.
 
+Long papers on small models: a paper longer than the model's context window
+(:mod:`~sagagraph.agents.context_window`: ``SAGAGRAPH_CONTEXT_TOKENS``, else the model's known
+window, else 8,192 tokens for a local server) is reviewed and summarised by sections, map then
+reduce (:mod:`~sagagraph.agents.openai_sections`), each part's quotes verified against its own
+pages; a server that refuses a request as too long (HTTP 400 ``context_length_exceeded``) makes
+the engine plan again for the window it names, by sections.
+
 One structured call, its bounded repair and its errors without secrets are
 :mod:`~sagagraph.agents.openai_calls`; the checks a reply must pass beyond its schema are
 :mod:`~sagagraph.agents.reply_checks`.
@@ -32,10 +39,22 @@ from collections.abc import Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from sagagraph.agents.context_window import (
+    MIN_TOKENS,
+    RESERVED_TOKENS,
+    estimate_tokens,
+    paper_chars,
+)
+from sagagraph.agents.context_window import context_tokens as context_tokens_of
 from sagagraph.agents.engine import NO_USAGE
 from sagagraph.agents.model_options import StructuredOutputMethod, resolve_method
 from sagagraph.agents.offline_summary import ranked_sentences
-from sagagraph.agents.openai_calls import DEFAULT_REPAIR_ATTEMPTS, StructuredCalls
+from sagagraph.agents.openai_calls import (
+    DEFAULT_REPAIR_ATTEMPTS,
+    ContextOverflowError,
+    StructuredCalls,
+)
+from sagagraph.agents.openai_sections import review_by_sections
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.quote_check import checked_review, from_quoted, verify_review
 from sagagraph.agents.reply_checks import check_report, check_summary
@@ -49,8 +68,6 @@ from sagagraph.saga.protocol import Usage
 
 log = logging.getLogger("sagagraph")
 
-DEFAULT_CONTEXT_CHARS = 100_000
-"""Characters of paper text one request carries (about 25k tokens at ~4 characters a token)."""
 DEFAULT_REVISION_ROUNDS = 2
 """Times a summary of the wrong length is sent back with its word count, before fitting."""
 
@@ -71,28 +88,35 @@ class OpenAIEngine(StructuredCalls):
         *,
         method: StructuredOutputMethod | str | None = None,
         repair_attempts: int = DEFAULT_REPAIR_ATTEMPTS,
-        context_chars: int = DEFAULT_CONTEXT_CHARS,
+        context_chars: int | None = None,
         revision_rounds: int = DEFAULT_REVISION_ROUNDS,
         evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
+        context_tokens: int | None = None,
     ) -> None:
         """``chat`` is usually from :func:`sagagraph.agents.models.make_chat_model`.
 
         ``method`` is how structured output is requested: ``json_schema`` (OpenAI, vLLM,
         recent Ollama), ``function_calling`` (tools), or ``json_mode`` (schema in the
         prompt, for servers with neither); None reads ``SAGAGRAPH_STRUCTURED_OUTPUT``, else
-        ``json_schema``. ``context_chars`` bounds the paper text in one
-        request: longer papers are summarised in chunks, and the reviewer sees the start.
-        ``revision_rounds`` bounds how often a summary of the wrong length is sent back;
-        ``evidence_tokens`` is the validator's budget for paper evidence.
+        ``json_schema``. ``context_tokens`` is the model's context window (else
+        ``SAGAGRAPH_CONTEXT_TOKENS``, else the model's known window,
+        :mod:`~sagagraph.agents.context_window`); a paper longer than it allows is reviewed and
+        summarised by sections. ``context_chars`` sets the paper text of one request directly
+        instead. ``revision_rounds`` bounds how often a summary of the wrong length is sent
+        back; ``evidence_tokens`` is the validator's budget for paper evidence.
         """
         if repair_attempts < 0:
             raise ConfigurationError(f"repair_attempts must be >= 0, got {repair_attempts}")
-        if context_chars < 1_000:
+        if context_chars is not None and context_chars < 1_000:
             raise ConfigurationError(f"context_chars must be >= 1000, got {context_chars}")
         super().__init__(chat, method=resolve_method(method), repair_attempts=repair_attempts)
-        self.context_chars = context_chars
+        self.context_tokens = context_tokens_of(self._model_name, context_tokens)
+        """The context window the engine plans for, in tokens (lowered when a server refuses a
+        request as too long)."""
+        self.context_chars = context_chars or paper_chars(self.context_tokens)
+        """Characters of paper text one request carries."""
         self.revision_rounds = max(revision_rounds, 0)
-        self.evidence_tokens = evidence_tokens
+        self.evidence_tokens = min(evidence_tokens, max(500, self.context_tokens - RESERVED_TOKENS))
 
     def __repr__(self) -> str:
         return (
@@ -127,8 +151,61 @@ class OpenAIEngine(StructuredCalls):
         The model answers a :class:`~sagagraph.agents.schemas.QuotedReview`; points whose
         quote is not printed in the paper, or that cite a section the paper lacks, are sent
         back once, then dropped (listed in ``Review.dropped``, which the reviewer step records
-        as events).
+        as events). A paper longer than one request allows is reviewed by sections
+        (:mod:`~sagagraph.agents.openai_sections`); so is one the server refuses as too long.
         """
+        while True:
+            try:
+                if len(paged_text(paper)) <= self.context_chars:
+                    return self._review_whole(paper)
+                return self._review_by_sections(paper)
+            except ContextOverflowError as error:
+                self._shrink(error, "reviewer")
+
+    def _shrink(self, error: ContextOverflowError, step: str) -> None:
+        """Plan for the window the server named (else half the current one); raise ``error``
+        when the window cannot shrink further."""
+        tokens = error.limit if error.limit and error.limit < self.context_tokens else 0
+        tokens = tokens or self.context_tokens // 2
+        if tokens < MIN_TOKENS:
+            raise error
+        log.info(
+            "%s: the server refused %d-token requests as too long; planning for %d tokens",
+            step,
+            self.context_tokens,
+            tokens,
+        )
+        self.context_tokens = tokens
+        self.context_chars = min(self.context_chars, paper_chars(tokens))
+
+    def _review_by_sections(self, paper: Paper) -> tuple[Review, Usage]:
+        """The review made part by part, then combined; every quote verified."""
+        log.info(
+            "reviewer: the paper (about %d tokens) exceeds the %d-token context; reviewing by "
+            "sections",
+            estimate_tokens(paper.text),
+            self.context_tokens,
+        )
+        draft, usage, done = review_by_sections(
+            paper,
+            self.context_chars,
+            ask=lambda messages: self._ask("reviewer", QuotedReview, messages),
+            lead=lambda text: self._paper_message(paper, text),
+            ask_text=render_prompt("reviewer"),
+        )
+        log.info(
+            "reviewer: %d parts and %d reduce round(s) spent %d input and %d output tokens",
+            done.parts,
+            done.rounds,
+            usage["input_tokens"],
+            usage["output_tokens"],
+        )
+        review, bad = self._checked(draft, paper)
+        review = review.model_copy(update={"dropped": [*(done.dropped or []), *bad]})
+        return checked_review(review, paper.pages), usage
+
+    def _review_whole(self, paper: Paper) -> tuple[Review, Usage]:
+        """The review of a paper that fits one request."""
         messages = [self._paper_message(paper), HumanMessage(render_prompt("reviewer"))]
         draft, usage = self._ask("reviewer", QuotedReview, messages)
         review, bad = self._checked(draft, paper)
@@ -169,9 +246,10 @@ class OpenAIEngine(StructuredCalls):
     def summarize(self, paper: Paper, words: int) -> tuple[Summary, Usage]:
         """Exactly ``words`` words: the model's summary, fitted with the paper's sentences.
 
-        Papers longer than ``context_chars`` are summarised in chunks, then the chunk
-        summaries are combined. PaperTooShortError (before any model call) when the paper
-        has fewer than ``words`` words.
+        Papers longer than one request allows (``context_chars``) are summarised in chunks,
+        then the chunk summaries are combined; so is one the server refuses as too long.
+        PaperTooShortError (before any model call) when the paper has fewer than ``words``
+        words.
         """
         if words < 1:
             raise ConfigurationError(f"summary length must be >= 1 word, got {words}")
@@ -179,12 +257,17 @@ class OpenAIEngine(StructuredCalls):
             raise PaperTooShortError(
                 f"{paper.source}: {paper.word_count} words, too short for a {words}-word summary"
             )
-        if len(paper.text) <= self.context_chars:
-            lead: list[BaseMessage] = [self._paper_message(paper)]
-            draft, usage = self._summarise_text(lead, "the paper above", words)
-            asked = [*lead, HumanMessage(self._summary_ask("the paper above", words))]
-        else:
-            draft, usage, asked = self._summarise_in_chunks(paper, words)
+        while True:
+            try:
+                if len(paged_text(paper)) <= self.context_chars:
+                    lead: list[BaseMessage] = [self._paper_message(paper)]
+                    draft, usage = self._summarise_text(lead, "the paper above", words)
+                    asked = [*lead, HumanMessage(self._summary_ask("the paper above", words))]
+                else:
+                    draft, usage, asked = self._summarise_in_chunks(paper, words)
+                break
+            except ContextOverflowError as error:
+                self._shrink(error, "summarizer")
         draft, more = self._revise(asked, draft, words)
         usage = self._sum(usage, more)
         return Summary(text=self._fit(paper, draft, words)), usage

@@ -20,6 +20,8 @@ from sagagraph.agents.words import split_sentences
 
 QUOTE_WORDS = 30
 """A quoted sentence longer than this is cut, with an ellipsis, after this many words."""
+OPENING_WORDS = 10
+"""Words of a sentence's opening kept before an ellipsis when the evidence lies further on."""
 SEARCH_PAGES = 4
 """A sentence is looked up on the page of the one before it and the few pages after."""
 
@@ -44,7 +46,7 @@ _METHOD_OR_RESULT = re.compile(
 )
 _CITATION = re.compile(
     r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
-    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]"
+    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]|\[(?:19|20)\d\d[a-z]?\]|\bet al\."
 )
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|without|cannot|lack(?:s|ed|ing)?|unable|absence of|"
@@ -74,6 +76,25 @@ class Sentence:
     def cite(self) -> str:
         """``(p.4) "the sentence"``: the evidence a review point carries."""
         return f'(p.{self.page}) "{self.quote}"'
+
+    def excerpt(self, start: int, end: int) -> str:
+        """A verbatim quote that shows ``text[start:end]``: the sentence's first
+        :data:`QUOTE_WORDS` words when the span lies within them, else its opening words, an
+        ellipsis, and the words around the span (the quote check reads ``...`` as a gap)."""
+        words = self.text.split()
+        if len(self.text[:end].split()) <= QUOTE_WORDS:
+            return self.quote
+        before = len(self.text[:start].split())
+        span = len(self.text[start:end].split())
+        first = max(OPENING_WORDS, before - max(2, (QUOTE_WORDS - OPENING_WORDS - span) // 2))
+        last = min(len(words), max(first + QUOTE_WORDS - OPENING_WORDS, before + span + 1))
+        shown = " ".join(words[:OPENING_WORDS]) + " ... " + " ".join(words[first:last])
+        shown += " ..." if last < len(words) else ""
+        return re.sub(r"[\"“”]", "'", shown)
+
+    def cite_span(self, start: int, end: int) -> str:
+        """``(p.4) "..."`` with :meth:`excerpt`: the evidence of a point that rests on a span."""
+        return f'(p.{self.page}) "{self.excerpt(start, end)}"'
 
 
 def own_section(section: Section) -> bool:

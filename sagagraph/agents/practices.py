@@ -1,328 +1,420 @@
-"""What a reviewer looks for in a paper, and how to tell it is really there or really missing.
+"""What a strength rests on: evidence of its kind in the paper's own sentences, never a keyword.
 
-A :class:`Practice` is found in a sentence only when the sentence is about the paper's own
-work and does not deny it (:func:`~sagagraph.agents.paper_sentences.about_own_work`,
-:func:`~sagagraph.agents.paper_sentences.negated`), and passes the practice's own sense check:
-"the server bootstrap" is no bootstrap test, the standard deviation of a workload generator's
-parameter is no spread of results, "an open-source web browser" is no code release. Absence
-is claimed only when none of the practice's :attr:`Practice.absent_terms` occurs anywhere in
-the text, references and appendices included; the claim lists what was searched.
+Each finder returns :class:`Evidence`: the sentence, the span that is the evidence (so the
+review can quote it), and the detail a reader wants (the number, the spread, the compared
+system, the location). What counts, by kind (issue 37):
+
+- a **result** is a sentence that states a finding (a finding verb: "achieves", "outperforms",
+  "we found", "showed no association") with a number about the paper's own work: not a citation,
+  a year, a section, figure or table number, nor a configuration ("a batch size of 32", "the
+  results obtained with 4 workers");
+- a **spread** is ±, an interval with its bounds, an SD/SE, a p-value or a test statistic in a
+  result, or a statement that results are given as mean ± SD: never "significantly" alone, nor
+  the spread of an input the paper sets ("drawn with a standard deviation of 0.5 mg");
+- a **comparison** is a result that names what it is compared with ("than BM25", "compared with
+  the PDF reader"): an inclusion rule ("studies in which X was compared with Y") is none;
+- a **release** is the paper's own code, data or software with a location (a URL, a repository
+  host, the supporting information): another project's toolkit "available at" is none, nor is a
+  promise ("will be shared");
+- a **sample** is a count of the units the results rest on (participants, patients, plants,
+  annotators, runs, seeds, replicates, ``n = 3``).
+
+A sentence that cites others (``[12]``, ``(Smith et al., 2020)``) describes their work and is no
+evidence of the paper's, unless it speaks in the first person.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from sagagraph.agents.paper_sentences import Sentence, about_own_work, negated
-from sagagraph.agents.quote_check import PageKeys
+from sagagraph.agents.paper import Paper
+from sagagraph.agents.paper_sentences import Sentence, cites_others
 
 _I = re.IGNORECASE
 
 
 @dataclass(frozen=True)
-class Practice:
-    """One thing a reviewer checks, with the words that show it and the words searched for."""
+class Evidence:
+    """A span of a sentence that is evidence of one kind, and the detail it gives."""
 
-    name: str
-    pattern: re.Pattern[str]
-    """Matches a sentence that shows the practice."""
-    absent_terms: tuple[str, ...]
-    """Searched in the whole text before the practice is said to be missing."""
-    praise: str
-    """A strength's opening when it is found: ``Reports the spread of its results``."""
-    sense: re.Pattern[str] | None = None
-    """When set, the sentence must also match this (the keyword is used in the right sense)."""
-    nonsense: re.Pattern[str] | None = None
-    """When set, a sentence matching this is not evidence (a server's bootstrap)."""
+    sentence: Sentence
+    start: int
+    end: int
+    detail: str
+    """What a reader wants from it: ``28.4``, ``± 0.74``, ``BM25``, ``github.com/x/y``."""
 
-    def shown_by(self, sentence: Sentence) -> bool:
-        m = self.pattern.search(sentence.text)
-        if m is None or negated(sentence.text, m.start()) or not about_own_work(sentence):
-            return False
-        if self.sense is not None and not self.sense.search(sentence.text):
-            return False
-        return not (self.nonsense is not None and self.nonsense.search(sentence.text))
-
-    def evidence(self, sentences: Sequence[Sentence]) -> Sentence | None:
-        """The first sentence of the paper's own work that shows the practice."""
-        return next((s for s in sentences if self.shown_by(s)), None)
-
-    def missing(self, keys: PageKeys) -> bool:
-        """True when none of :attr:`absent_terms` is anywhere in the paper."""
-        return not any(keys.mentions(t) for t in self.absent_terms)
-
-    def searched(self) -> str:
-        """``'a', 'b' or 'c'``: the terms a claim of absence lists."""
-        quoted = [f"'{t}'" for t in self.absent_terms]
-        return ", ".join(quoted[:-1]) + f" or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+    def cite(self) -> str:
+        """``(p.N) "..."`` quoting the sentence so that the span shows."""
+        return self.sentence.cite_span(self.start, self.end)
 
 
-_RESULT_WORDS = re.compile(
-    r"\b(?:mean|average|results?|scores?|runs|seeds|trials|replicates|samples|measurements?|"
-    r"groups?|differences?|effects?|accuracy|performance|error|values|significant\w*|"
-    r"participants|patients|subjects|cells|plants|mice|rats)\b",
+# -- where a sentence stands -------------------------------------------------------------------
+
+_INTRO = re.compile(
+    r"^(?:introduction|motivation|background|overview|problem statement|research questions?|"
+    r"purpose|objectives?|related|prior|literature|preliminar|significance|scope)"
+)
+_ABSTRACT = re.compile(r"^(?:abstract|summary|resum)")
+_CLOSING = re.compile(r"conclu|discussion|summary of|final remarks|closing|outlook")
+_FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", _I)
+
+
+def introductory(sentence: Sentence) -> bool:
+    """True for a sentence of the introduction or background, where papers describe the field."""
+    return bool(_INTRO.search(sentence.section.name))
+
+
+def in_abstract(sentence: Sentence) -> bool:
+    return bool(_ABSTRACT.search(sentence.section.name))
+
+
+def in_closing(sentence: Sentence) -> bool:
+    return bool(_CLOSING.search(sentence.section.name))
+
+
+# "We propose a new simple network architecture, the Transformer, ...", "we introduce
+# Multi-LexSum, a collection ...": the name a contribution sentence gives the work.
+_NAMED_CONTRIBUTION = re.compile(
+    r"\bwe (?:propose|present|introduce|develop|release|call it|name it)\b[^.]{0,60}?"
+    r"(?:,\s*(?:the\s+)?|\bcalled\s+|\bnamed\s+|\bdubbed\s+)([A-Z][\w-]+)|"
+    r"\bwe (?:introduce|present|propose|release)\s+([A-Z][\w-]*[A-Z0-9][\w-]*)"
+)
+
+
+def own_names(paper: Paper, sentences: Sequence[Sentence]) -> frozenset[str]:
+    """Names the paper gives its own work: the title's head before a colon (``Paper Plain``,
+    ``S2ORC``) and an acronym it defines in the first person (``our Dense Passage Retriever
+    (DPR)``)."""
+    names: set[str] = set()
+    head = paper.title.split(":", 1)[0].strip()
+    if ":" in paper.title and 1 <= len(head.split()) <= 4:
+        names.add(head)
+    for s in sentences[:80]:
+        if _FIRST_PERSON.search(s.text):
+            names.update(re.findall(r"\(([A-Z][A-Za-z0-9-]{1,12})\)", s.text))
+            names.update(m.group(1) or m.group(2) for m in _NAMED_CONTRIBUTION.finditer(s.text))
+    return frozenset(n for n in names if len(n) >= 2)
+
+
+def about_own(sentence: Sentence, names: frozenset[str]) -> bool:
+    """True when the sentence speaks of the paper's own work: first person, "this study", a
+    name the paper gives its work, or a sentence of its own results that cites no one."""
+    text = sentence.text
+    if _FIRST_PERSON.search(text) or re.search(
+        r"\b(?:this|the present|the current|the proposed) (?:study|work|paper|method|model|"
+        r"approach|system|analysis|thesis|project|research|dataset|corpus)\b",
+        text,
+        _I,
+    ):
+        return True
+    if any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names):
+        return True
+    return not cites_others(text) and not introductory(sentence)
+
+
+# -- results -------------------------------------------------------------------------------------
+
+_FINDING = re.compile(
+    # "achieved by writing" is the means of a goal, not a result.
+    r"\b(?:achiev(?:es|ed|ing)(?! (?:by|through|via|using|with)\b)(?![^.]{0,30}\bby \w+ing\b)|"
+    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|"
+    r"decreas(?:es|ed)|halv(?:es|ed)|doubl(?:es|ed)|"
+    r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
+    r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
+    r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"
+    r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|scor(?:es|ed)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
+    r"(?:higher|lower|better|worse|faster|slower|larger|smaller|greater|more|less|fewer|similar|"
+    r"comparable)(?= than\b| by\b| to\b| with\b|[,.;]| \(| in\b| on\b| for\b)|"
+    r"(?:showed?|shows|found|observed|reported|there (?:was|were)|had|has) (?:no |a |any )?"
+    r"(?:statistically )?significant (?:association|difference|effect|correlation)|"
+    r"\bno (?:significant )?(?:association|difference|effect|correlation)|"
+    r"(?:was|were|is|are) (?:not )?associated|correlat(?:es|ed)|"
+    r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|resulted in|"
+    r"leads? to|led to|establish(?:es|ed) a new|"
+    r"(?<=\s)(?-i:fail(?:s|ed))(?=[,.;]| (?:in|on|at|for|because|when|with|after|under)\b)|"
+    r"(?:cut|lowered|raised|brought) (?:\w+ ){0,4}(?:to|by) [-−+]?\d+|"
+    r"(?:did|does|do) not (?:alter|change|affect|improve)|ranged from|account(?:s|ed) for|"
+    r"(?:a|an|the) (?:median|mean|average) (?:\w+ ){0,3}?of [-−+]?\d+)\b",
+    _I,
+)
+_STRONG_FINDING = re.compile(
+    r"\b(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
+    r"slower|found|find|show|observ|associat|correlat|halv)",
+    _I,
+)
+_CONFIGURATION = re.compile(
+    r"\b(?:learning rate|batch size|mini-batch|epochs?|dropout|beam (?:size|search)|"
+    r"hyper-?parameters?|warm-?up|we (?:use|used|set|train|trained|fine-tune|fine-tuned|run|ran|"
+    r"include)|(?:was|were|is|are) (?:set|used|chosen|trained|selected|fixed|initiated|drawn|"
+    r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of)\b",
+    _I,
+)
+# What a digit in a sentence may be without being a measured number: a citation, a year, the
+# number of a table, section or line, a list marker, a footnote mark glued to a word or a URL.
+_NOT_A_MEASURE = re.compile(
+    r"\[[\d,;\s–-]+\]|\[(?:19|20)\d\d[a-z]?\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
+    r"(?i:\b(?:tables?|fig(?:ure)?s?\.?|sections?|sec\.|chapters?|appendix|eq(?:uation)?s?\.?|"
+    r"theorem|lemma|proposition|definition|algorithm|step|model|rq|q|experiment|study|phase|"
+    r"stage|part|case|line|lines|row|column|item|page|pp?\.)\s?\(?[A-Z]?\d+(?:\.\d+)*\)?)|"
+    r"§\s?\d+(?:\.\d+)*|\((?:[A-Z]{1,2}\d+[^()]*)\)|(?i:\b(?:of|in|at|to|from|and|see|by|eq\.?|equation)\s)\(\d+(?:\.\d+)?\)|"
+    r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
+    r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
+    r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)"
+)
+_NUMBER = re.compile(
+    r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
+    r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)"
+)
+_UNIT = re.compile(
+    r"\s?(?:[A-Z][A-Z0-9-]{1,6}\b|(?:ms|s|(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|"
+    r"weeks?|months?|years?|GB/s|[KMGT]B|nM|mm|cm|nm|km|"
+    r"μM|mM|μg/ml|mg|kg|g|°C|̊C|Hz|points?|percentage points)\b)"
+)
+
+
+# A value the paper sets, not one it measures: "setting cp to a smaller value (0.1)", "a
+# learning rate of 0.001", "models with over 15,000 parameters", "5 blocks".
+_CONFIGURED = re.compile(
+    r"\b(?:set|setting|fixed|fixing|increasing|decreasing|raising|lowering|varying)\b[^.;]{0,40}?"
+    r"\b(?:to|at)\s+(?:a\s+(?:\w+\s+)?value\s+(?:of\s+)?)?\(?[-−+]?\d[\d.,]*\)?|"
+    r"\bvalues?\s+(?:of\s+)?\(?[-−+]?\d[\d.,]*\)?|\b(?:tried|tested|chose|choose)\s+"
+    r"(?:\w+\s+){0,3}?[-−+]?\d[\d.,]*(?:\s?[×x]\s?\d+)?"
+    r"(?:\s+(?:and|or)\s+\d[\d.,]*(?:\s?[×x]\s?\d+)?)?|\b(?:learning rate|batch size|beam size|"
+    r"dropout(?: rate)?|weight decay|temperature|window size|hidden size|dimension)\s+"
+    r"(?:of\s+|=\s?)?[-−+]?\d[\d.,]*|\b(?:over |about |up to )?\d[\d,.]*\s+(?:\w+\s+)?"
+    r"(?:parameters|epochs|iterations|steps|layers|heads|blocks|hidden units|neurons|GPUs|CPUs|"
+    r"cores|machines|nodes)\b",
     _I,
 )
 
-PRACTICES: dict[str, Practice] = {
-    p.name: p
-    for p in (
-        Practice(
-            "significance",
-            re.compile(
-                r"\bp\s*[<=≤]\s*0?\.\d|±\s*\d|\bstandard (?:deviations?|errors?)\b|\bS\.?[DE]\.? ?"
-                r"=|\bconfidence intervals?\b|\b95\s?% CI\b|\bstatistically significant\w*\b|"
-                r"\bsignificantly (?:higher|lower|different|"
-                r"improv\w+|reduc\w+|increas\w+|decreas\w+|associated|correlated)\b|\b(?:t-tests?|"
-                r"ANOVA|Wilcoxon|Mann-Whitney|chi-squared?|Kruskal|Tukey|regression analys\w+)\b|"
-                r"\bbootstrap(?:ped)? (?:confidence|resampl\w+|samples|test)",
-                _I,
-            ),
-            (
-                "standard deviation",
-                "confidence interval",
-                "significant",
-                "standard error",
-                "t-test",
-                "ANOVA",
-                "variance",
-                "±",
-            ),
-            "Reports the spread or significance of its results",
-            sense=_RESULT_WORDS,
-            nonsense=re.compile(
-                r"\b(?:parameter|generator|workload|distribution of (?:the )?"
-                r"(?:input|keys|requests))\b",
-                _I,
-            ),
-        ),
-        Practice(
-            "baseline",
-            re.compile(
-                r"\bbaselines?\b|\bcompared? (?:with|to|against)\b|\boutperform\w*|"
-                r"\bstate[- ]of[- ]the[- ]art\b|\bin comparison (?:with|to)\b|\bthan (?:the )?"
-                r"(?:previous|prior|existing|standard|conventional|traditional)\b",
-                _I,
-            ),
-            (
-                "baseline",
-                "compared with",
-                "compared to",
-                "compared against",
-                "outperform",
-                "state of the art",
-                "state-of-the-art",
-                "in comparison",
-            ),
-            "Compares its results with other approaches",
-        ),
-        Practice(
-            "ablation",
-            re.compile(
-                r"\bablat\w*|\bmodel variations?\b|\bwe (?:also )?vary\b|\bvarying (?:the|our)\b|"
-                r"\bsensitivity (?:analysis|study)\b|\bvariants? of (?:our|the) (?:model|method|"
-                r"approach|system|architecture)\b|\bcontribution of each\b|\bwithout (?:the|our) "
-                r"[\w-]+ (?:component|module|layer|loss|step|term|stage)\b",
-                _I,
-            ),
-            ("ablation", "model variations", "we vary", "sensitivity analysis", "variants of"),
-            "Studies the effect of its design choices",
-        ),
-        Practice(
-            "code",
-            re.compile(
-                r"\b(?:github|gitlab|bitbucket)\.(?:com|org)/|\bzenodo\b|\bhuggingface\.co/|"
-                r"\b(?:code|data|dataset|datasets|implementation|software|package|models?|"
-                r"corpus|tool|library)\b[^.]{0,60}\b(?:is|are|will be|has been|have "
-                r"been) (?:made )?(?:freely |publicly |openly )?(?:available|released|"
-                r"open[- ]sourced|distributed)\b|\b(?:released|distributed|licensed|available) "
-                r"under (?:the|an?)\b|\bGNU General Public Licen[cs]e\b|\bwe (?:release|"
-                r"open[- ]source|make available|publish)\b[^.]{0,40}\b(?:code|implementation|"
-                r"software|data|dataset|models?|tool)\b|\bavailable (?:on|from|via) (?:CRAN|PyPI|"
-                r"GitHub)\b",
-                _I,
-            ),
-            (
-                "github",
-                "gitlab",
-                "zenodo",
-                "available at",
-                "available from",
-                "available online",
-                "publicly available",
-                "freely available",
-                "open source",
-                "open-source",
-                "source code",
-                "licence",
-                "license",
-            ),
-            "Makes its work available to others",
-            sense=re.compile(
-                r"\b(?:we|our|this (?:paper|package|work|study|software|tool)|the "
-                r"(?:code|data|dataset|package|software|implementation|tool|"
-                r"corpus))\b",
-                _I,
-            ),
-            nonsense=re.compile(
-                r"\b(?:web browser|operating system|available in the "
-                r"literature|if [^.]{0,40} is available)\b",
-                _I,
-            ),
-        ),
-        Practice(
-            "limitations",
-            re.compile(
-                r"\blimitations?\b|\bthreats to validity\b|\bshortcomings?\b|\bfailure (?:cases|"
-                r"modes)\b|\bcaveats?\b|\bweakness(?:es)?\b",
-                _I,
-            ),
-            (
-                "limitation",
-                "shortcoming",
-                "threats to validity",
-                "caveat",
-                "weakness",
-                "fail",
-                "drawback",
-            ),
-            "Discusses its limitations",
-            sense=re.compile(
-                r"\b(?:our|we|this (?:study|work|approach|method|paper|analysis|"
-                r"system|package|thesis)|the present|the current)\b",
-                _I,
-            ),
-        ),
-        Practice(
-            "evaluation",
-            re.compile(
-                r"\bwe (?:measured?|evaluated?|benchmarked?|ran|run|tested)\b|\b(?:throughput|"
-                r"latency|speed-?up|running time|execution time|user study|usability|"
-                r"participants)\b|\bperformance (?:of|on)\b",
-                _I,
-            ),
-            ("evaluation", "measured", "performance", "benchmark", "user study", "participants"),
-            "Measures how the system performs",
-        ),
-        Practice(
-            "human study",
-            re.compile(
-                r"\b(?:user stud(?:y|ies)|usability|human evaluations?|human judge?ments?|"
-                r"annotators|crowd ?workers|participants|interviews?|focus groups?|respondents|"
-                r"questionnaires?|surveyed)\b",
-                _I,
-            ),
-            (
-                "user study",
-                "participants",
-                "human evaluation",
-                "usability",
-                "interview",
-                "annotator",
-                "questionnaire",
-                "respondents",
-            ),
-            "Evaluates with people",
-        ),
-        Practice(
-            "analysis method",
-            re.compile(
-                r"\b(?:thematic|content|framework|qualitative|statistical|survival|regression|"
-                r"Cox) (?:analysis|analyses|model|regression)\b|\bcoded\b|\bcoding (?:scheme|"
-                r"frame)\b|\bgrounded theory\b|\binter-?rater\b",
-                _I,
-            ),
-            (
-                "thematic analysis",
-                "content analysis",
-                "coded",
-                "coding",
-                "statistical analysis",
-                "regression",
-                "analysed",
-                "analyzed",
-            ),
-            "States how its data were analysed",
-        ),
-        Practice(
-            "ethics",
-            re.compile(
-                r"\b(?:ethic(?:s|al) (?:committee|approval|board|review)|informed consent|"
-                r"institutional review board|IRB)\b",
-                _I,
-            ),
-            ("ethic", "informed consent", "review board", "IRB", "consent"),
-            "Reports ethical approval and consent",
-        ),
-        Practice(
-            "selection method",
-            re.compile(
-                r"\binclusion criteria\b|\bexclusion criteria\b|\bwe (?:collected|selected|"
-                r"searched|surveyed|identified)\b|\bsearch (?:terms|queries|strategy|string)\b|"
-                r"\bsystematic(?:ally)? (?:review|search)",
-                _I,
-            ),
-            (
-                "inclusion criteria",
-                "we searched",
-                "we selected",
-                "we collected",
-                "search terms",
-                "search strategy",
-                "systematic",
-            ),
-            "Says how the works it covers were chosen",
-        ),
-        Practice(
-            "future work",
-            re.compile(
-                r"\bfuture (?:work|directions?|research|studies)\b|\bin the future\b|\bopen "
-                r"(?:problems|questions|challenges)\b",
-                _I,
-            ),
-            (
-                "future work",
-                "future research",
-                "future directions",
-                "future studies",
-                "in the future",
-                "open problems",
-                "open questions",
-                "open challenges",
-            ),
-            "Names the questions it leaves open",
-        ),
-        Practice(
-            "example",
-            re.compile(
-                r"\bfor example\b|\bexample \d|\billustrat\w+|\bworked example\b|"
-                r"\busage\b|\bconsider (?:the|a)\b",
-                _I,
-            ),
-            ("for example", "example", "illustrat", "usage", "for instance"),
-            "Illustrates its use with an example",
-        ),
-        Practice(
-            "counterarguments",
-            re.compile(
-                r"\bcounter-?arguments?\b|\bobjections?\b|\bcritics?\b|\bcriticism\b|"
-                r"\balternative views?\b|\bone might argue\b|\bskeptic",
-                _I,
-            ),
-            (
-                "counterargument",
-                "counter-argument",
-                "objection",
-                "critic",
-                "alternative view",
-                "one might argue",
-                "skeptic",
-                "sceptic",
-            ),
-            "Takes on objections to its position",
-        ),
+
+def measured_numbers(text: str) -> list[re.Match[str]]:
+    """The numbers of ``text`` that may be measurements (see :data:`_NOT_A_MEASURE`); the size
+    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, and a value
+    the paper sets (:data:`_CONFIGURED`) is its configuration: neither is a result."""
+    masked = _NOT_A_MEASURE.sub(lambda m: " " * len(m.group(0)), text)
+    masked = _SAMPLE.sub(lambda m: " " * len(m.group(0)), masked)
+    masked = _CONFIGURED.sub(lambda m: " " * len(m.group(0)), masked)
+    return list(_NUMBER.finditer(masked))
+
+
+def is_result(text: str) -> re.Match[str] | None:
+    """The finding verb of a sentence that states a finding with a measured number, or None.
+
+    A sentence of configuration (a learning rate, "the results obtained with ...") is a result
+    only when it also has a strong finding ("outperforms", "lower", "we found").
+    """
+    finding = _FINDING.search(text)
+    if finding is None or not measured_numbers(text):
+        return None
+    if _CONFIGURATION.search(text) and not _STRONG_FINDING.search(text):
+        return None
+    return finding
+
+
+def _detail_number(text: str) -> tuple[int, int, str]:
+    """The first measured number, with its unit when one follows (``28.4 BLEU``, ``0.97``)."""
+    m = measured_numbers(text)[0]
+    unit = _UNIT.match(text, m.end())
+    end = unit.end() if unit else m.end()
+    return m.start(), end, text[m.start() : end].strip()
+
+
+def _rank(s: Sentence) -> int:
+    return 0 if in_abstract(s) else 1 if in_closing(s) else 2
+
+
+def results(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
+    """Sentences that state a finding of the paper's own work with its number, abstract first,
+    then the closing sections, then the rest (introductions left out)."""
+    found = []
+    for s in sentences:
+        if introductory(s) or not about_own(s, names) or is_result(s.text) is None:
+            continue
+        if cites_others(s.text) and not _FIRST_PERSON.search(s.text):
+            continue
+        start, end, number = _detail_number(s.text)
+        found.append(Evidence(s, start, end, number))
+    return sorted(found, key=lambda e: _rank(e.sentence))
+
+
+# -- spreads -------------------------------------------------------------------------------------
+
+_SPREAD = re.compile(
+    r"(?:±|\+\s?[−-]|\+/-)\s*\d[\d.,]*|"
+    r"\b9[059]\s?%\s?(?:CI|confidence intervals?|C\.I\.)\s*[=:,]?\s*\(?\[?[-−]?\d[\d.]*\s*"
+    r"(?:–|-|to|,)\s*[-−]?\d[\d.]*|"
+    r"\b(?:CI|confidence interval)\s*[=:]?\s*\(?\[?[-−]?\d[\d.]*\s*(?:–|-|to|,)\s*[-−]?\d|"
+    r"\b(?:SD|S\.D\.|SEM?|S\.E\.M?\.?|std|σ)\s*[=:]\s*\d[\d.]*|"
+    r"\b[pP]\s*[<=≤]\s*0?\.\d+|"
+    r"(?-i:\b(?:t|F|χ2|U|z|H)\s?(?:\(\s?\d+(?:,\s?\d+)?\s?\)|\d{1,3})?\s*=\s*[-−]?\d+(?:\.\d+)?)|"
+    r"\bmeans?\s*(?:±|\+\s?[−-])\s*(?:SD|S\.D\.|SE|S\.E\.M?\.?|standard (?:deviation|error))|"
+    r"\((?:±|\+\s?[−-])\s?(?:SD|SE|S\.E\.M?\.?)\)",
+    _I,
+)
+_INPUT = re.compile(
+    r"\b(?:drawn|sampled|generated|simulated|set|initiated|maintained|kept|held|fixed|chosen)\b"
+    r"|\btemperature of\b|\bhumidity\b|\bparameters?\b",
+    _I,
+)
+_PRESENTED = re.compile(
+    r"\b(?:expressed|presented|given|reported|shown|are|were) as\b|\bvalues? "
+    r"are\b|\bresults are\b|\bmeans? ±",
+    _I,
+)
+
+
+def spreads(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
+    """Spreads, intervals and tests of the paper's own results (see the module docstring)."""
+    found = []
+    for s in sentences:
+        m = _SPREAD.search(s.text)
+        if m is None or introductory(s) or not about_own(s, names):
+            continue
+        reported = is_result(s.text) is not None or _PRESENTED.search(s.text) is not None
+        # "heat stress (35:28 ± 0.08 °C) was initiated": the spread of a condition it sets.
+        if not reported or (_INPUT.search(s.text) and not _STRONG_FINDING.search(s.text)):
+            continue
+        found.append(Evidence(s, m.start(), m.end(), " ".join(m.group(0).split())))
+    return sorted(found, key=lambda e: _rank(e.sentence))
+
+
+# -- comparisons ---------------------------------------------------------------------------------
+
+_COMPARED = re.compile(
+    r"\b(?:outperform(?:s|ed|ing)?|surpass(?:es|ed)?|(?:better|worse|higher|lower|faster|slower|"
+    r"more|less|fewer|greater|smaller|larger)\s+(?:\w+\s+){0,3}?than|compared\s+(?:with|to|"
+    r"against)|in comparison (?:with|to)|relative to|vs\.?|versus)\s+"
+    r"(?:(?:the|a|an|its|their|both|all|even|each|every|previous|prior|existing|"
+    r"typical|standard|strong|strongest|baseline|plain|default|other)\s+)*"
+    r"(?P<name>[^,;.()]{2,60})",
+    _I,
+)
+_INCLUSION = re.compile(r"\b(?:included|include|inclusion|selected|eligible|in which)\b", _I)
+_NAMED = re.compile(r"(?<!^)(?<![.!?]\s)\b(?:[A-Z][\w'’-]*[A-Z0-9][\w'’-]*|[A-Z][a-z]+[\w'’-]*)")
+
+
+def _name(phrase: str) -> str | None:
+    """The compared system in ``phrase`` when it is named: a capitalised word or an acronym
+    (``BM25``, ``the PDF reader``, ``Temporal's default policy``); None for "the plain
+    restart"."""
+    words = phrase.split()[:6]
+    for i, w in enumerate(words):
+        if re.match(r"^[A-Z][\w'’.-]*$", w) and not re.match(r"^(?:The|A|An|In|On|For)$", w):
+            return " ".join(words[: i + 1]) if i < 4 else w
+    return None
+
+
+def speaks_of_own(sentence: Sentence, names: frozenset[str]) -> bool:
+    """True when the sentence names the paper's own work: first person, "the proposed", or a
+    name the paper gives its work."""
+    text = sentence.text
+    return bool(
+        _FIRST_PERSON.search(text)
+        or re.search(r"\b(?:the proposed|this (?:model|method|approach|system))\b", text, _I)
+        or any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names)
     )
-}
-"""Every practice by name."""
+
+
+def comparisons(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
+    """Results of the paper's own work that name what they are compared with."""
+    found = []
+    for s in sentences:
+        if introductory(s) or not speaks_of_own(s, names) or is_result(s.text) is None:
+            continue
+        if _INCLUSION.search(s.text):
+            continue
+        for m in _COMPARED.finditer(s.text):
+            name = _name(m.group("name"))
+            if name is not None and name not in names:
+                found.append(Evidence(s, m.start(), m.end("name"), name.rstrip("'’s")))
+                break
+    return sorted(found, key=lambda e: _rank(e.sentence))
+
+
+# -- releases ------------------------------------------------------------------------------------
+
+_RELEASED = re.compile(
+    r"\b(?:(?:our|the|all(?: relevant)?)\s+(?:source\s+)?(?:code|data(?:sets?)?|software|"
+    r"implementation|models?|corpus|annotations|materials|package|judgments|templates)\b"
+    r"[^.]{0,90}?\b(?:(?:is|are|has been|have been|was|were)\s+(?:made\s+)?"
+    r"(?:freely\s+|publicly\s+|openly\s+)?(?:available|released|open[- ]sourced|distributed|"
+    r"accessible|hosted|deposited|within)|can be "
+    r"(?:downloaded|accessed|obtained|found))|\bwe\s+(?:release|open[- ]source|make|publish|share)"
+    r"\b[^.]{0,90}|^\W*\d?(?:Code|Data|Software)\b[^.]{0,40}\bavailable)",
+    _I,
+)
+_LOCATION = re.compile(
+    r"(?:https?://|www\.)\S+(?:\s(?=[\w-]+/)\S+)?|\b(?:github|gitlab|bitbucket)\.(?:com|org|io)"
+    r"(?:/\S*)?|\b[\w-]+\.github\.io\S*|\bzenodo\b\S*|\bhuggingface\.co\S*|\bosf\.io\S*|"
+    r"\bfigshare\b\S*|\bdoi\.org/\S+|\bCRAN\b|\bPyPI\b|\b(?:the |its )?(?:supporting information|"
+    r"supplementary (?:material|data|information|files?))\b",
+    _I,
+)
+_USED_BY_US = re.compile(r"\b(?:we (?:use|used|rely|relied|build|built)|using|based on)\b", _I)
+_PROMISE = re.compile(r"\b(?:will be|to be|upon (?:request|acceptance)|on request)\b", _I)
+
+
+def releases(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
+    """The paper's own code, data or software, released with a location."""
+    found = []
+    for s in sentences:
+        m = _RELEASED.search(s.text)
+        # "We used the X data, which are available at ...": another project's release.
+        if (
+            m is None
+            or _PROMISE.search(s.text[m.start() :])
+            or _USED_BY_US.search(s.text[: m.start()])
+        ):
+            continue
+        where = _LOCATION.search(s.text, m.start())
+        if where is None or where.start() - m.end() > 120:
+            continue
+        location = re.sub(r"[.,;)]+$", "", " ".join(where.group(0).split()))
+        if re.match(r"https?://|www\.|[\w-]+\.(?:com|org|io)", location):
+            # A URL the PDF broke at a line end ("github.com/ tensorflow/x") is one URL.
+            location = re.sub(r"^https?://", "", location).replace(" ", "")
+        else:
+            location = re.sub(r"^(?:the|its) ", "", location)
+        found.append(Evidence(s, m.start(), where.end(), location))
+    return found
+
+
+# -- samples -------------------------------------------------------------------------------------
+
+_UNITS = (
+    r"participants|patients|subjects|respondents|volunteers|annotators|raters|users|students|"
+    r"children|adults|women|men|males|females|boys|girls|people|individuals|households|nurses|"
+    r"clinicians|physicians|"
+    r"teachers|interviews|focus groups|mice|rats|animals|plants|pots|genotypes|"
+    r"runs|seeds|repetitions|replicates|replications|trials|folds|papers|articles|"
+    r"studies|hospitals|schools"
+)
+_FUNCTION_WORD = r"(?:as|the|of|for|in|on|at|to|from|by|with|and|or|a|an|than|per|each|were|was)"
+_SAMPLE = re.compile(
+    rf"(?<![\w.,])(?!(?:19|20)\d\d\b)\d[\d,]*\s+(?:(?!{_FUNCTION_WORD}\b)[a-z-]+\s+){{0,2}}?"
+    rf"(?:{_UNITS})\b|\(n\s?=\s?\d[\d,]*\)|\bn\s?=\s?\d[\d,]*\s+(?:{_UNITS})\b|"
+    rf"\bin (?:triplicate|duplicate|quadruplicate)\b",
+    _I,
+)
+
+
+def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
+    """Counts of the units the paper's results rest on."""
+    found = []
+    for s in sentences:
+        m = _SAMPLE.search(s.text)
+        if m is None or introductory(s) or cites_others(s.text) or not about_own(s, names):
+            continue
+        found.append(Evidence(s, m.start(), m.end(), " ".join(m.group(0).split())))
+    return sorted(found, key=lambda e: _rank(e.sentence))
+
+
+def first(
+    evidence: Sequence[Evidence], skip: Iterator[Sentence] | Sequence[Sentence] = ()
+) -> Evidence | None:
+    """The first piece of evidence whose sentence is not in ``skip``."""
+    used = {id(s) for s in skip}
+    return next((e for e in evidence if id(e.sentence) not in used), None)

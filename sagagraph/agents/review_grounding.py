@@ -18,6 +18,7 @@ _BY_NUMBER = re.compile(r"(?:\b[Ss]ections?|\b[Ss]ecs?\.|§)\s*(\d{1,2}(?:\.\d{1
 _BY_HEADING = re.compile(r"['‘\"“]([^'’\"”]{3,80})['’\"”]")
 _LEADING_NUMBER = re.compile(r"^(\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5}|[A-H])\.?\s")
 _BY_SECTION_WORD = re.compile(r"\b(?:section|sections)\b", re.IGNORECASE)
+_EVIDENCE = re.compile(r"\(p\.\s?\d{1,4}\)\s*[\"“][^\"”]*[\"”]")
 
 
 def section_numbers(paper: Paper) -> set[str]:
@@ -41,6 +42,8 @@ def point_is_grounded(point: str, paper: Paper) -> bool:
     A quotation counts as a heading when it starts with a section number ("'4 Results'")
     or stands next to the word section ("the 'Results' section", "section 'Results'").
     """
+    # The point's evidence, (p.N) "...", quotes the paper: it cites no section.
+    point = _EVIDENCE.sub(" ", point)
     numbers = section_numbers(paper)
     if any(number not in numbers for number in _BY_NUMBER.findall(point)):
         return False

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from sagagraph.checkpoints.factory import enable_wal
+from sagagraph.checkpoints.urls import enable_wal
 from sagagraph.errors import (
     CompensatedKeyError,
     ConfigurationError,

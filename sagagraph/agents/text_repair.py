@@ -36,6 +36,18 @@ def known(word: str) -> bool:
     return word.lower() in english_words()
 
 
+def english_share(text: str, words: int = 5000) -> float:
+    """The share of English words among the first ``words`` lower-case words of three letters
+    or more: names, acronyms and a formula's letters are left out, and a paper's technical terms
+    ("thromboprophylaxis") are outweighed by its ordinary words."""
+    tokens = re.findall(r"\b[a-z]{3,}\b", text)[:words]
+    return sum(known(t) for t in tokens) / len(tokens) if tokens else 0.0
+
+
+ENGLISH_SHARE = 0.6
+"""A text whose :func:`english_share` reaches this is English prose."""
+
+
 def lost_ligatures(text: str) -> bool:
     """True when ``text`` is English whose ``fi``/``fl``/``ff`` letters went missing.
 

@@ -11,6 +11,7 @@ _ABBREVIATION = re.compile(
     r"(?:\b(?:vs|e\.g|i\.e|et al|cf|Fig|Figs|Eq|Eqs|Sec|Secs|Tab|No|Nos|approx|resp|Dr|Mr|"
     r"Mrs|Ms|Prof|St|Ref|Refs|Ch|Vol|pp|Inc|Corp|Ltd|Jr|Sr|al)|(?<![A-Za-z])[A-Z])\.$"
 )
+_MONTH = re.compile(r"\b(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.$")
 # ...but a capital after a label is a name, not an initial: "see Appendix C. We then".
 _LABELLED = re.compile(
     r"\b(?:Appendix|Section|Table|Figure|Part|Step|Phase|Type|Class|Group|Model|Method|Task|"
@@ -33,7 +34,8 @@ def split_sentences(text: str) -> list[str]:
             continue
         # Only the tail can hold the abbreviation: searching it keeps this linear.
         last = sentences[-1][-40:] if sentences else ""
-        if last and _ABBREVIATION.search(last) and not _LABELLED.search(last):
+        dated = _MONTH.search(last) and piece[:1].isdigit()  # "from Dec. 20, 2018"
+        if last and (dated or (_ABBREVIATION.search(last) and not _LABELLED.search(last))):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)

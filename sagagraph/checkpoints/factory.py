@@ -1,236 +1,177 @@
-"""``open_checkpointer(url)``: the real LangGraph checkpointers, chosen by URL.
+"""``open_checkpointer(url)``: LangGraph's savers, chosen by URL
+(:mod:`sagagraph.checkpoints.urls`), tables created when missing. A URL that cannot be used
+fails with one line, a ConfigurationError naming the URL with any password hidden.
 
-- ``sqlite:///path/to/file.sqlite`` (the default: ``sqlite:///sagagraph.sqlite``),
-- ``memory://`` (one process, nothing kept),
-- ``postgresql://user@host:5432/db`` (shared by many processes on many machines).
-
-A URL that cannot be used fails with one line, a ConfigurationError that names the URL with
-any password hidden.
-
-LangGraph is imported only when a checkpointer is opened: ``default_db_url``, ``redact_url``
-and ``sqlite_path`` serve the CLI's reading commands, which often need no LangGraph at all.
+The core is written once, here, for :func:`open_checkpointer` and
+:func:`~sagagraph.checkpoints.async_factory.open_async_checkpointer`: what a URL names
+(:func:`target`), its one-line errors (:func:`refused`), and the schedules of the set-ups (a
+busy SQLite file is tried again: :func:`~sagagraph.checkpoints.urls.setup_retry_pauses`; one
+process at a time creates PostgreSQL's tables: :func:`setup_lock_polls`). The two drivers only
+connect and wait, one blocking, one awaiting.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Literal
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from sagagraph.checkpoints.savers import SagaSqliteSaver
+from sagagraph.checkpoints.urls import (
+    SQLITE_BUSY_TIMEOUT,
+    default_db_url,
+    first_line,
+    lease_file,
+    redact_text,
+    redact_url,
+    sqlite_path,
+    while_busy,
+)
 from sagagraph.errors import ConfigurationError
-from sagagraph.redaction import MASK, redact, url_password
 
-if TYPE_CHECKING:
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
-DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
-SQLITE_BUSY_TIMEOUT = 30.0
-"""Seconds a SQLite write waits for another process's write before failing."""
-
-
-_SETUP_RETRY_DELAYS = (0.01, 0.02, 0.05, 0.1, 0.2)
-"""Pauses between attempts of a SQLite setup that found the file busy (the last one repeats)."""
-
-
-def sqlite_busy(error: sqlite3.Error) -> bool:
-    """True for SQLITE_BUSY: another connection holds the lock this statement needs."""
-    return getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
-
-
-def setup_retry_pauses() -> Iterator[float]:
-    """The pauses between attempts of a SQLite ``setup`` that found the file busy, for up to
-    :data:`SQLITE_BUSY_TIMEOUT` seconds; then the last attempt's error stands.
-
-    LangGraph's ``setup`` starts with ``PRAGMA journal_mode=WAL``, which SQLite answers with
-    SQLITE_BUSY at once, without its busy handler (the connection's timeout), while another
-    connection holds a write transaction on a file still in rollback-journal mode: what a
-    worker sees while another one, started with it on a fresh file, creates the tables.
-    ``setup`` is idempotent (``IF NOT EXISTS``), so it is tried again.
-    """
-    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT
-    for attempt in itertools.count():
-        pause = _SETUP_RETRY_DELAYS[min(attempt, len(_SETUP_RETRY_DELAYS) - 1)]
-        if time.monotonic() + pause > deadline:
-            return
-        yield pause
-
-
-def _while_busy(action: Callable[[], object]) -> None:
-    """Run ``action``, again after a pause while SQLite answers SQLITE_BUSY
-    (:func:`setup_retry_pauses`); past the busy timeout the last error stands."""
-    for pause in setup_retry_pauses():
-        try:
-            action()
-            return
-        except sqlite3.OperationalError as error:
-            if not sqlite_busy(error):
-                raise
-        time.sleep(pause)
-    action()
-
-
-def enable_wal(conn: sqlite3.Connection) -> None:
-    """``PRAGMA journal_mode=WAL`` on ``conn``, tried again while the file is busy
-    (:func:`setup_retry_pauses` says why SQLite does not wait there itself)."""
-    _while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
-
-
-def _setup_sqlite(saver: Any) -> None:
-    """``saver.setup()``, tried again while the file is busy (:func:`setup_retry_pauses`)."""
-    _while_busy(saver.setup)
-
-
-def default_db_url() -> str:
-    """``SAGAGRAPH_DB`` if set, else a SQLite file in the working directory."""
-    return os.environ.get("SAGAGRAPH_DB") or DEFAULT_DB_URL
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password (``user:pw@`` or ``?password=``) replaced by ``***``.
-
-    By pattern over the text, not by parsing: a malformed URL keeps its password hidden too.
-    """
-    return redact(url)
-
-
-def _redact_text(text: str, url: str) -> str:
-    """``text`` (a driver's error message) with the URL's password, and any other, hidden."""
-    password = url_password(url)
-    if password:
-        text = text.replace(password, MASK)
-    return redact(text)
-
-
-def _first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0].strip() if lines else type(error).__name__
-
-
-def sqlite_path(url: str) -> Path:
-    """The file a ``sqlite:///`` URL names (``sqlite:///rel.db`` or ``sqlite:////abs.db``).
-
-    A query or fragment (``?mode=ro``, ``#...``) is refused: no parameter is supported, and
-    taken as part of the path it would create a file literally named ``x.sqlite?mode=ro``.
-    """
-    path = url[len("sqlite:///") :]
-    extra = next((mark for mark in ("?", "#") if mark in path), None)
-    if extra is not None:
-        part = path[path.index(extra) :]
-        raise ConfigurationError(
-            f"checkpointer url {url!r}: parameters ({part!r}) are not supported on a SQLite "
-            f"url; give the file path only: sqlite:///{path[: path.index(extra)]}"
-        )
-    if not path:
-        raise ConfigurationError(f"checkpointer url {url!r}: no file path after sqlite:///")
-    return Path(path)
-
-
-@contextmanager
-def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[str]]:
-    """Open the checkpointer a URL names (default :func:`default_db_url`); close it on exit.
-
-    Tables are created when missing. Errors name the URL (with its password hidden).
-    """
-    url = url or default_db_url()
-    scheme = url.split(":", 1)[0].lower()
-    if url in ("memory", "memory://"):
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        yield InMemorySaver()
-    elif url.startswith("sqlite:///"):
-        with _open_sqlite(url) as sqlite_saver:
-            yield sqlite_saver
-    elif scheme in ("postgresql", "postgres"):
-        with _open_postgres(url) as postgres_saver:
-            yield postgres_saver
-    else:
-        raise ConfigurationError(
-            f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, memory:// "
-            "or postgresql://..."
-        )
-
-
-@contextmanager
-def _open_sqlite(url: str) -> Iterator[BaseCheckpointSaver[str]]:
-    from sagagraph.checkpoints.savers import SagaSqliteSaver
-
-    path = sqlite_path(url)
-    if not path.parent.is_dir():
-        raise ConfigurationError(f"checkpointer url {url!r}: folder {path.parent} is missing")
-    if path.is_dir():
-        raise ConfigurationError(f"checkpointer url {url!r}: {path} is a folder, not a file")
-    try:
-        # check_same_thread=False: the saver serialises use of the connection with its lock,
-        # and sagas run from worker threads (timeouts, concurrent sagas).
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT)
-    except sqlite3.Error as error:
-        raise ConfigurationError(
-            f"checkpointer url {url!r}: cannot open: {_first_line(error)}"
-        ) from None
-    try:
-        saver = SagaSqliteSaver(conn)
-        try:
-            _setup_sqlite(saver)
-        except sqlite3.Error as error:
-            raise ConfigurationError(
-                f"checkpointer url {url!r}: not a usable SQLite database: {_first_line(error)}"
-            ) from None
-        yield saver
-    finally:
-        conn.close()
-
-
-_SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtextextended('sagagraph:setup', 0)) AS ok"
-_SETUP_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('sagagraph:setup', 0))"
 SETUP_WAIT = 60.0
-"""Seconds to wait for another process that is creating the tables."""
+"""Seconds to wait for another process that is creating the PostgreSQL tables."""
+SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtextextended('sagagraph:setup', 0)) AS ok"
+SETUP_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended('sagagraph:setup', 0))"
 
 
-def _setup_once(saver: Any) -> None:
-    """``saver.setup()``, one process at a time.
+@dataclass(frozen=True)
+class Target:
+    """The store a URL names: its kind, and where it is."""
+
+    kind: Literal["memory", "sqlite", "postgres"]
+    url: str
+    """The URL as given (shown redacted in errors)."""
+    path: Path = Path()
+    """The SQLite file (``sqlite`` only; else the working directory, unused)."""
+
+
+def target(url: str | None) -> Target:
+    """The store ``url`` names (default :func:`~sagagraph.checkpoints.urls.default_db_url`);
+    ConfigurationError for a URL no checkpointer can use (a SQLite file whose folder is
+    missing included)."""
+    url = url or default_db_url()
+    if url in ("memory", "memory://"):
+        return Target("memory", url)
+    if url.startswith("sqlite:///"):
+        path = sqlite_path(url)
+        if not path.parent.is_dir():
+            raise ConfigurationError(f"checkpointer url {url!r}: folder {path.parent} is missing")
+        if path.is_dir():
+            raise ConfigurationError(f"checkpointer url {url!r}: {path} is a folder, not a file")
+        return Target("sqlite", url, path)
+    if url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
+        return Target("postgres", url)
+    raise ConfigurationError(
+        f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, memory:// "
+        "or postgresql://..."
+    )
+
+
+@contextmanager
+def refused(where: Target, what: str, *errors: type[BaseException]) -> Iterator[None]:
+    """Turn ``errors`` raised in the block into one ConfigurationError line:
+    ``checkpointer url '<url>': <what>: <the driver's first line>``, passwords hidden."""
+    try:
+        yield
+    except errors as error:
+        cause = redact_text(first_line(error), where.url)
+        raise ConfigurationError(
+            f"checkpointer url {redact_url(where.url)!r}: {what}: {cause}"
+        ) from None
+
+
+def postgres_missing() -> ConfigurationError:
+    """The error of a PostgreSQL URL where the postgres extra is not installed."""
+    return ConfigurationError(
+        "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
+    )
+
+
+def setup_lock_polls() -> Iterator[float]:
+    """The pauses between polls of the lock under which one process at a time creates the
+    PostgreSQL tables; ConfigurationError after :data:`SETUP_WAIT` seconds.
 
     Concurrent first-time setups on a fresh database race (duplicate key in
     checkpoint_migrations or pg_type). The lock is polled, not awaited: a session blocked in
     pg_advisory_lock deadlocks with the migrations' CREATE INDEX CONCURRENTLY.
     """
     deadline = time.monotonic() + SETUP_WAIT
-    while not saver.conn.execute(_SETUP_LOCK).fetchone()["ok"]:
-        if time.monotonic() > deadline:
-            raise ConfigurationError(
-                "postgres checkpointer: another process is still creating the tables"
-            )
-        time.sleep(0.05)
-    try:
-        saver.setup()
-    finally:
-        saver.conn.execute(_SETUP_UNLOCK)
+    while time.monotonic() <= deadline:
+        yield 0.05
+    raise ConfigurationError("postgres checkpointer: another process is still creating the tables")
+
+
+def took_lock(row: Mapping[str, object] | None) -> bool:
+    """True when :data:`SETUP_LOCK`'s row says the lock was taken."""
+    return bool(row and row["ok"])
+
+
+# --- the sync checkpointers --------------------------------------------------------------------
 
 
 @contextmanager
-def _open_postgres(url: str) -> Iterator[BaseCheckpointSaver[str]]:
-    try:
+def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[str]]:
+    """Open the checkpointer a URL names (default: ``SAGAGRAPH_DB``, else a SQLite file in the
+    working directory); close it on exit. Tables are created when missing. Errors name the
+    URL (with its password hidden)."""
+    where = target(url)
+    if where.kind == "memory":
+        yield InMemorySaver()
+    elif where.kind == "sqlite":
+        with _open_sqlite(where) as sqlite_saver:
+            yield sqlite_saver
+    else:
+        with _open_postgres(where) as postgres_saver:
+            yield postgres_saver
+
+
+@contextmanager
+def _open_sqlite(where: Target) -> Iterator[SagaSqliteSaver]:
+    with refused(where, "cannot open", sqlite3.Error):
+        # check_same_thread=False: the saver serialises use of the connection with its lock,
+        # and sagas run from worker threads (timeouts, concurrent sagas).
+        conn = sqlite3.connect(
+            str(where.path), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT
+        )
+    with closing(conn):
+        saver = SagaSqliteSaver(conn)
+        saver.lease_file = lease_file(where.path)
+        with refused(where, "not a usable SQLite database", sqlite3.Error):
+            while_busy(saver.setup)
+        yield saver
+
+
+@contextmanager
+def _open_postgres(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
+    try:  # the postgres extra
+        from psycopg import Connection
         from psycopg import Error as PsycopgError
 
         from sagagraph.checkpoints.pg_limits import with_connection_limits
         from sagagraph.checkpoints.postgres_savers import SagaPostgresSaver
     except ImportError:  # pragma: no cover - depends on installed extras
-        raise ConfigurationError(
-            "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
-        ) from None
+        raise postgres_missing() from None
     with ExitStack() as stack:
-        try:
+        with refused(where, "cannot connect", PsycopgError):
             saver = stack.enter_context(
-                SagaPostgresSaver.from_conn_string(with_connection_limits(url))
+                SagaPostgresSaver.from_conn_string(with_connection_limits(where.url))
             )
-            _setup_once(saver)
-        except PsycopgError as error:
-            cause = _redact_text(_first_line(error), url)
-            raise ConfigurationError(
-                f"checkpointer url {redact_url(url)!r}: cannot connect: {cause}"
-            ) from None
+            conn = saver.conn
+            assert isinstance(conn, Connection)  # from_conn_string: one connection, no pool
+            for pause in setup_lock_polls():
+                if took_lock(conn.execute(SETUP_LOCK).fetchone()):
+                    break
+                time.sleep(pause)
+            try:
+                saver.setup()
+            finally:
+                conn.execute(SETUP_UNLOCK)
         yield saver

@@ -12,8 +12,9 @@ put in that checkpoint's metadata comes back as :attr:`SagaSummary.summary`.
   lists; ``tests/checkpoints/test_saver_schema.py`` fails when they move. The query runs on
   the saver's public connection: ``SqliteSaver.cursor()``, or ``PostgresSaver.conn`` under
   ``PostgresSaver.lock`` (a pool: a connection of its own).
-- Any other saver (memory, an async one, a user's own): its ``list``, one latest checkpoint
-  per thread; when its metadata has no stamp, the summary is computed from the checkpoint.
+- Any other saver (memory, an async one, a user's own): its public ``list``, the latest
+  checkpoint of each thread; when its metadata has no stamp, the summary is computed from the
+  checkpoint.
 
 A saga whose summary is missing or whose status is None has to be read in full by the
 caller. Terminal statuses are the caller's to judge (storage does not import the kernel).
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from sagagraph.checkpoints.saga_metadata import (
@@ -195,21 +195,14 @@ def _row(row: Any) -> tuple[str, str, dict[str, Any]]:
 def _generic(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[SagaSummary]:
     """Any other saver: its ``list``, the latest root checkpoint of each thread."""
     latest: dict[str, CheckpointTuple] = {}
-    if isinstance(checkpointer, InMemorySaver):
-        threads = sorted(str(t) for t, spaces in checkpointer.storage.items() if "" in spaces)
-        for thread_id in threads:
-            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-            for item in checkpointer.list(config, limit=1):  # type: ignore[arg-type]
-                latest[thread_id] = item
-    else:
-        for item in checkpointer.list(None):
-            configurable = item.config["configurable"]
-            if configurable.get("checkpoint_ns"):
-                continue
-            thread_id = str(configurable["thread_id"])
-            best = latest.get(thread_id)
-            if best is None or _id(item) > _id(best):
-                latest[thread_id] = item
+    for item in checkpointer.list(None):
+        configurable = item.config["configurable"]
+        if configurable.get("checkpoint_ns"):
+            continue
+        thread_id = str(configurable["thread_id"])
+        best = latest.get(thread_id)
+        if best is None or _id(item) > _id(best):
+            latest[thread_id] = item
     for thread_id in sorted(latest):
         item = latest[thread_id]
         summary = read_summary(item.metadata)

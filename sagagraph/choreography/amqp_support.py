@@ -18,7 +18,7 @@ import aio_pika
 from aio_pika.abc import AbstractConnection, AbstractIncomingMessage
 from aio_pika.exceptions import CONNECTION_EXCEPTIONS, ChannelNotFoundEntity
 
-from sagagraph.checkpoints.factory import redact_url
+from sagagraph.checkpoints.urls import redact_url
 from sagagraph.choreography.bus import DeadLetter, StopEvent, Until
 from sagagraph.choreography.messages import SagaMessage, decode
 from sagagraph.errors import BusError, ConfigurationError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sagagraph.checkpoints.factory import redact_url
+from sagagraph.checkpoints.urls import redact_url
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.signing import FROM_ENVIRONMENT, BusKey, authenticator_for
 from sagagraph.errors import ConfigurationError

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal, TypedDict, cast
 
-from sagagraph.checkpoints.factory import enable_wal
+from sagagraph.checkpoints.urls import enable_wal
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.saga.protocol import StepRecord
 from sagagraph.saga.view import now

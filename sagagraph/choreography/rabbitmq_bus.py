@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from sagagraph.checkpoints.factory import redact_url
+from sagagraph.checkpoints.urls import redact_url
 from sagagraph.choreography.bus import Consumer, DeadLetter, StopEvent, Until
 from sagagraph.choreography.ledger import StepLedger
 from sagagraph.choreography.messages import SagaMessage

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from sagagraph.checkpoints.factory import sqlite_path
+from sagagraph.checkpoints.urls import sqlite_path
 from sagagraph.choreography.bus import Consumer, DeadLetter
 from sagagraph.choreography.ledger import (
     StepLedger,

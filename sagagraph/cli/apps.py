@@ -219,7 +219,7 @@ def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
             f"(sagagraph status {saga_id}, sagagraph events {saga_id}); "
             f"{args.command} applies to orchestrated sagas"
         )
-    from sagagraph.checkpoints.factory import redact_url
+    from sagagraph.checkpoints.urls import redact_url
 
     raise SagaNotFoundError(f"saga {saga_id!r}: not found in {redact_url(settings.db)}")
 
@@ -227,7 +227,7 @@ def load_view(args: argparse.Namespace, saga_id: str) -> dict[str, Any]:
 def not_found(saga_id: str, settings: Settings) -> str:
     """``saga 'X': not found in DB (checkpointer) nor on BUS (event log)``, passwords masked:
     a typo in ``--db`` or ``$SAGAGRAPH_DB`` shows at once."""
-    from sagagraph.checkpoints.factory import redact_url
+    from sagagraph.checkpoints.urls import redact_url
 
     return (
         f"saga {saga_id!r}: not found in {redact_url(settings.db)} (checkpointer) "
@@ -259,6 +259,6 @@ def saga_status_or_none(app: Any, saga_id: str) -> dict[str, Any] | None:
 
 def checkpoints_may_exist(db_url: str) -> bool:
     """False only for a SQLite checkpointer whose file does not exist yet."""
-    from sagagraph.checkpoints.factory import sqlite_path
+    from sagagraph.checkpoints.urls import sqlite_path
 
     return not db_url.startswith("sqlite:///") or sqlite_path(db_url).exists()

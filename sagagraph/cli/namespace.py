@@ -17,7 +17,7 @@ from sagagraph.errors import ConfigurationError
 
 
 def cmd_delete_namespace(args: argparse.Namespace) -> int:
-    from sagagraph.checkpoints.factory import redact_url
+    from sagagraph.checkpoints.urls import redact_url
     from sagagraph.choreography.buses import open_bus
     from sagagraph.choreography.rabbitmq_bus import RabbitBus
     from sagagraph.choreography.topology import derive_choreography

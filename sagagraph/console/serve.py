@@ -32,7 +32,7 @@ def cmd_console(args: argparse.Namespace) -> int:
             f"the console needs its extra ({missing.name} is missing): "
             "pip install 'sagagraph[console]'"
         ) from None
-    from sagagraph.checkpoints.factory import redact_url
+    from sagagraph.checkpoints.urls import redact_url
     from sagagraph.console.security import Guard
     from sagagraph.console.source import SagaSource
 

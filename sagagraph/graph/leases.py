@@ -10,14 +10,12 @@ expiry to tune.
   (``pg_try_advisory_lock(hashtextextended('sagagraph:<id>', 0))``); the server drops it
   when the connection closes, which a killed process's connection does.
 - SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
-  the saga id; the kernel drops it when the process exits. SQLite is one machine's store,
-  and so is this lock (it needs a local file system). Sync (``SqliteSaver``) and async
-  (``AsyncSqliteSaver`` with a ``database`` attribute, as the async factory opens it) savers
-  of one database lock the same file, so each refuses a saga the other drives.
-- Memory, a saver on a connection pool (the async PostgreSQL one), LangGraph's own
-  ``AsyncSqliteSaver`` (which does not say its file), any other saver: this process only,
-  unless the saver names a lease file in its ``lease_file`` attribute (see
-  :data:`LEASE_FILE_ATTRIBUTE`); then it gets the SQLite kind of lease.
+  the saga id; the kernel drops it when the process exits (SQLite is one machine's store,
+  and so is this lock). The file is the one a saver names in its ``lease_file`` attribute,
+  as the factories' sync and async savers do (so each refuses a saga the other drives), or a
+  plain ``SqliteSaver``'s database's.
+- Any other saver (memory, the async PostgreSQL one on a pool, LangGraph's own
+  ``AsyncSqliteSaver``, which does not say its file): this process only.
 
 Threads of one process are told apart by an in-process registry, because the locks above
 belong to a process (SQLite) or a connection (PostgreSQL), not to a thread.
@@ -28,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,9 +33,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sagagraph.checkpoints.lent import lending
+from sagagraph.checkpoints.urls import lease_file
 from sagagraph.errors import SagaBusyError
 from sagagraph.saga.ids import validate_saga_id
 
@@ -46,10 +43,6 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: SQLite leases fall back to this process
     fcntl = None  # type: ignore[assignment]
-
-LEASE_FILE_SUFFIX = ".leases"
-"""The SQLite lease file sits beside the database: ``sagas.sqlite`` -> ``sagas.sqlite.leases``."""
-
 
 _held: set[tuple[str, str]] = set()
 _held_lock = threading.Lock()
@@ -102,42 +95,12 @@ Acquire = Callable[[str], Release | None]
 
 def _backend(checkpointer: Any) -> tuple[str, Acquire]:
     """The registry scope of ``checkpointer`` and how to take a cross-process lock on it."""
-    kind, lease_file = _known_kind(checkpointer)
-    if kind == "file":
-        assert lease_file is not None
-        return f"file:{lease_file}", lambda saga_id: _lock_byte(lease_file, saga_id)
-    if kind == "postgres":
+    path = _lease_file(checkpointer)
+    if path is not None and fcntl is not None:
+        return f"file:{path}", lambda saga_id: _lock_byte(path, saga_id)
+    if _has_own_postgres_connection(checkpointer):
         return f"postgres:{id(checkpointer)}", lambda saga_id: _advisory_lock(checkpointer, saga_id)
     return f"process:{id(checkpointer)}", _no_lock
-
-
-LeaseKind = tuple[str, str | None]
-"""``("file", lease file)``, ``("postgres", None)`` or ``("process", None)``."""
-
-_kind_of: weakref.WeakKeyDictionary[Any, LeaseKind] = weakref.WeakKeyDictionary()
-"""Each saver's kind of lease, found once per saver: finding a SQLite saver's file queries
-its database, and every saga run takes a lease."""
-
-
-def _known_kind(checkpointer: Any) -> LeaseKind:
-    """The kind of lease ``checkpointer`` takes (see :func:`_backend`), remembered for its life."""
-    try:
-        return _kind_of[checkpointer]
-    except KeyError:
-        pass
-    except TypeError:  # not weakly referenceable: found each time
-        return _find_kind(checkpointer)
-    kind = _kind_of[checkpointer] = _find_kind(checkpointer)
-    return kind
-
-
-def _find_kind(checkpointer: Any) -> LeaseKind:
-    lease_file = _lease_file(checkpointer)
-    if lease_file is not None and fcntl is not None:
-        return "file", lease_file
-    if _has_own_postgres_connection(checkpointer):
-        return "postgres", None
-    return "process", None
 
 
 def _no_lock(saga_id: str) -> Release:
@@ -148,8 +111,8 @@ def _no_lock(saga_id: str) -> Release:
 
 
 LEASE_FILE_ATTRIBUTE = "lease_file"
-"""A saver of a SQLite file that is not a ``SqliteSaver`` (an async one, say) names the file
-to lock in this attribute (``<database>.leases``) to get cross-process leases too."""
+"""A saver names the file to lock in this attribute (``<database>.leases``) to get
+cross-process leases: sagagraph's SQLite savers do; any saver of a local file may."""
 
 
 def _lease_file(checkpointer: Any) -> str | None:
@@ -158,25 +121,12 @@ def _lease_file(checkpointer: Any) -> str | None:
     if isinstance(named, str) and named:
         return str(Path(named).resolve())
     if isinstance(checkpointer, SqliteSaver):
-        database = _sqlite_file(checkpointer)
-        if database is not None:
-            return f"{database}{LEASE_FILE_SUFFIX}"
-    if isinstance(checkpointer, AsyncSqliteSaver):
-        # Its connection is async, so PRAGMA database_list cannot be asked here; the async
-        # factory records the resolved file instead (SagaAsyncSqliteSaver.database).
-        database = getattr(checkpointer, "database", None)
-        if isinstance(database, str) and database:
-            return f"{Path(database).resolve()}{LEASE_FILE_SUFFIX}"
-    return None
-
-
-def _sqlite_file(saver: SqliteSaver) -> str | None:
-    """The database file of a SQLite saver, resolved; None for an in-memory database."""
-    with saver.cursor(transaction=False) as cur:
-        rows = cur.execute("PRAGMA database_list").fetchall()
-    for _, name, file in rows:
-        if name == "main" and file:
-            return str(Path(file).resolve())
+        with checkpointer.cursor(transaction=False) as cur:
+            rows = cur.execute("PRAGMA database_list").fetchall()
+        # The main database's file; none for an in-memory database.
+        return next(
+            (lease_file(Path(file)) for _, name, file in rows if name == "main" and file), None
+        )
     return None
 
 

@@ -4,18 +4,10 @@ A :class:`Participant` is any object with a ``name``, an ``execute`` (the forwar
 transaction) and a ``compensate`` (its logical inverse, idempotent). The engine hands each call
 a :class:`StepContext`; a step never reaches for globals.
 
-What steps use (stores, a chat model, a file loader) is the definition's ``deps``: one object
-the saga's author defines, usually a dataclass. Contexts, participants, steps and definitions
-are generic in its type (``StepContext[TravelDeps]``), so ``ctx.deps.airline`` is typed::
-
-    @dataclass
-    class TravelDeps:
-        airline: Airline
-
-    def book(ctx: StepContext[TravelDeps]) -> StepResult:
-        return StepResult({"booking": ctx.deps.airline.book(ctx.idempotency_key)})
-
-    SagaDefinition.of("trip", [participant("book", book)], deps=TravelDeps(Airline()))
+What steps use (stores, a chat model, a file loader) is the definition's ``deps``, one object
+of the saga author's type, usually a dataclass. Contexts, participants, steps and definitions
+are generic in its type, so a step that takes a ``StepContext[TravelDeps]`` sees
+``ctx.deps.airline`` typed: ``SagaDefinition.of("trip", steps, deps=TravelDeps(airline))``.
 """
 
 from __future__ import annotations

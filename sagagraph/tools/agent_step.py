@@ -22,6 +22,7 @@ on the step pool, as any sync compensation does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
@@ -255,27 +256,22 @@ def agent_step(
 
 
 def _checkpointed_state(agent: Agent) -> Mapping[str, Any] | None:
-    """The agent's state as its last checkpoint holds it; None outside a checkpointed graph."""
+    """The agent's state as its last checkpoint holds it; None outside a checkpointed graph
+    (no run, or LangGraph's ValueError "No checkpointer set")."""
     config = _run_config()
-    if config is None:
-        return None
-    try:
-        values: Mapping[str, Any] = agent.get_state(config).values
-    except ValueError:  # LangGraph's "No checkpointer set": the saga graph has none
-        return None
-    return values
+    with suppress(ValueError):
+        values: Mapping[str, Any] | None = config and agent.get_state(config).values
+        return values
+    return None
 
 
 async def _acheckpointed_state(agent: Agent) -> Mapping[str, Any] | None:
     """:func:`_checkpointed_state` through the saver's async methods."""
     config = _run_config()
-    if config is None:
-        return None
-    try:
-        values: Mapping[str, Any] = (await agent.aget_state(config)).values
-    except ValueError:
-        return None
-    return values
+    with suppress(ValueError):
+        values: Mapping[str, Any] | None = config and (await agent.aget_state(config)).values
+        return values
+    return None
 
 
 def _run_config() -> RunnableConfig | None:
@@ -288,15 +284,14 @@ def _run_config() -> RunnableConfig | None:
 
 
 def _saga_checkpointer(ctx: StepContext) -> BaseCheckpointSaver[Any] | None:
-    """The checkpointer the saga lives in, which its lease lends (None outside a graph run).
+    """The checkpointer the saga lives in, which its lease lends; None outside a graph run.
 
-    ConfigurationError for a checkpointed run that holds no lease (the graph invoked
-    directly): the step cannot read what its agent did, and says so instead of leaving calls
-    in effect; the compensation then escalates to an operator.
+    ConfigurationError in a graph run that holds no lease (``app.invoke``): the step cannot
+    read what its agent did, and says so rather than leave calls in effect (it escalates).
     """
     saver = lent_checkpointer(ctx.saga_id)
-    config = _run_config()
-    if saver is None and config is not None and (config.get("configurable") or {}).get("thread_id"):
+    config = _run_config() or {}
+    if saver is None and (config.get("configurable") or {}).get("thread_id"):
         raise ConfigurationError(
             f"step {ctx.step!r}: an agent step's rollback reads its agent's checkpoints "
             "through the saga's lease; run, resume and roll back the saga with sagagraph "

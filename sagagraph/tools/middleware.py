@@ -36,6 +36,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
+from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
@@ -179,13 +180,11 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
 
     # -- hooks ---------------------------------------------------------------------------
 
+    # A hook without an async twin runs as it is under ``ainvoke`` too: only the rollback,
+    # whose undos are plain functions that may block, has one (it runs them in a thread).
+
     def before_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return {"tool_run_start": calls_so_far(state), "tool_rollback": None}
-
-    async def abefore_agent(
-        self, state: ToolLogState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -217,11 +216,6 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
     def after_model(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         return renumbered(state)
 
-    async def aafter_model(
-        self, state: ToolLogState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return renumbered(state)
-
     @hook_config(can_jump_to=["model"])
     def after_agent(self, state: ToolLogState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         rollback = state.get("tool_rollback")
@@ -237,12 +231,6 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         if rollback["not_undone"]:
             raise ToolUndoError(rollback["message"], list(rollback["not_undone"])) from original
         raise original
-
-    @hook_config(can_jump_to=["model"])
-    async def aafter_agent(
-        self, state: ToolLogState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return self.after_agent(state, runtime)
 
     def wrap_tool_call(
         self,
@@ -381,44 +369,35 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
 
     # -- rollback ------------------------------------------------------------------------
 
-    def _plan(
-        self, state: Mapping[str, Any], scope: str, extra: Sequence[ToolCall]
-    ) -> tuple[list[ToolCall], list[ToolCall]]:
-        """(calls to undo newest first, records of calls whose result was lost)."""
-        log = merge_tool_calls(state.get("tool_calls") or [], extra)
+    def _roll_back(
+        self, state: Mapping[str, Any], scope: str, error: str, error_keys: list[str]
+    ) -> tuple[UndoReport, dict[str, Any]]:
+        """Undo the run's calls in effect, newest first (a call whose result was lost in a
+        crash by its key); the report, and the state update recording the undos and the
+        rollback (``error`` describes the run's failure, ``error_keys`` find its errors)."""
+        log = list(state.get("tool_calls") or [])
         after = int(state.get("tool_run_start") or 0)
         needs_undo = {name: p.kind != "read_only" for name, p in self._policies().items()}
         messages = list(state.get("messages") or [])
         offset = call_offset(state)
         lost = unrecorded_calls(messages, log, scope, needs_undo, after=after, offset=offset)
-        return to_undo([*log, *lost], after=after), lost
-
-    def _roll_back(
-        self, state: Mapping[str, Any], scope: str, error: str, error_keys: list[str]
-    ) -> dict[str, Any]:
-        """Undo the run's calls in effect; the state update recording the undos and the
-        rollback (``error`` describes the run's failure, ``error_keys`` find its errors)."""
-        calls, lost = self._plan(state, scope, [])
-        report = self._undo(calls)
-        at = calls_so_far(state)
-        return {
-            "tool_calls": [*lost, *report.records],
-            "tool_rollback": _rollback_marker(scope, at, error, error_keys, report),
-        }
+        report = self._undo(to_undo([*log, *lost], after=after))
+        marker = _rollback_marker(scope, calls_so_far(state), error, error_keys, report)
+        return report, {"tool_calls": [*lost, *report.records], "tool_rollback": marker}
 
     def _roll_back_failures(
         self, state: Mapping[str, Any], failures: list[ToolFailure]
     ) -> dict[str, Any]:
         """The rollback of a turn in which tools raised; the first of them is the run's error."""
         keys = [f["key"] for f in failures]
-        return self._roll_back(state, scope_of(self.label), failures[0]["error"], keys)
+        return self._roll_back(state, scope_of(self.label), failures[0]["error"], keys)[1]
 
     def _roll_back_model(self, state: Mapping[str, Any], error: Exception) -> dict[str, Any]:
         scope = scope_of(self.label)
         error_key = f"{scope}:model:{calls_so_far(state)}"
         with self._lock:
             self._errors[error_key] = error
-        return self._roll_back(state, scope, describe_error(error), [error_key])
+        return self._roll_back(state, scope, describe_error(error), [error_key])[1]
 
     @staticmethod
     def _model_failed(update: dict[str, Any]) -> ModelCallResult:
@@ -473,12 +452,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         self, state: Mapping[str, Any], config: RunnableConfig
     ) -> tuple[UndoReport, dict[str, Any] | None]:
         """The undos of :meth:`rollback`, and its state update (None: nothing to write)."""
-        scope = scope_of(self.label, config)
-        calls, lost = self._plan(state, scope, [])
-        report = self._undo(calls)
         before = state.get("tool_rollback")
-        if before and not calls and not lost:
-            return report, None  # rolled back already, and nothing is left to undo
         failures = run_failures(state)
         if before:
             error, keys = str(before["error"]), list(before.get("error_keys") or [])
@@ -486,11 +460,10 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             error, keys = failures[0]["error"], [f["key"] for f in failures]
         else:
             error, keys = describe_error(AgentRunError("rolled back on request")), []
-        at = calls_so_far(state)
-        return report, {
-            "tool_calls": [*lost, *report.records],
-            "tool_rollback": _rollback_marker(scope, at, error, keys, report),
-        }
+        report, update = self._roll_back(state, scope_of(self.label, config), error, keys)
+        if before and not update["tool_calls"]:
+            return report, None  # rolled back already, and nothing is left to undo
+        return report, update
 
 
 def _reported(report: UndoReport) -> UndoReport:
@@ -535,8 +508,6 @@ def create_compensating_agent(
     (:class:`~sagagraph.tools.approval.ToolApprovalMiddleware`) after the compensation
     middleware; ``middleware`` (LangChain's or yours) follows.
     """
-    from langchain.agents import create_agent
-
     compensation = ToolCompensationMiddleware(label, undo_retry=undo_retry).bind_tools(tools)
     agent = create_agent(
         model, list(tools), middleware=[*own_middleware(compensation, tools), *middleware], **kwargs

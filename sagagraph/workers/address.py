@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from sagagraph.checkpoints.factory import _redact_text, redact_url
+from sagagraph.checkpoints.urls import redact_text, redact_url
 from sagagraph.errors import BusError, ConfigurationError
 from sagagraph.saga.view import describe_error
 
@@ -43,7 +43,7 @@ class QueueAddress:
 
     def error(self, what: str, error: BaseException) -> BusError:
         """One line naming the queue (password hidden), what failed and why."""
-        cause = _redact_text(describe_error(error), self.connect_url)
+        cause = redact_text(describe_error(error), self.connect_url)
         return BusError(f"queue {self.shown!r}: {what}: {cause}")
 
 

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sagagraph.checkpoints.factory import default_db_url
+from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import SagaBusyError
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.references import PAPER_APP, check_reference

@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 
 from langgraph.constants import START
 
-from sagagraph.checkpoints.factory import default_db_url, open_checkpointer
+from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import BusError, InputError, SagaNotFoundError
 from sagagraph.graph.input_check import check_new_input
 from sagagraph.graph.leases import saga_lease

@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, NamedTuple
 
-from sagagraph.checkpoints.factory import (
+from sagagraph.checkpoints.urls import (
     SQLITE_BUSY_TIMEOUT,
-    _redact_text,
     enable_wal,
+    redact_text,
     redact_url,
     sqlite_path,
 )
@@ -136,7 +136,7 @@ def _postgres(db_url: str) -> Iterator[WorkerLedger]:
     try:
         conn = psycopg.connect(with_connection_limits(db_url), autocommit=True)
     except psycopg.Error as error:
-        cause = _redact_text(" ".join(str(error).split()), db_url)
+        cause = redact_text(" ".join(str(error).split()), db_url)
         raise ConfigurationError(
             f"checkpointer url {redact_url(db_url)!r}: cannot connect: {cause}"
         ) from None

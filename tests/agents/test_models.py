@@ -22,6 +22,8 @@ ENV = (
     "SAGAGRAPH_STRUCTURED_OUTPUT",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "SAGAGRAPH_MODEL_TIMEOUT",
+    "SAGAGRAPH_CONTEXT_TOKENS",
 )
 
 
@@ -104,6 +106,26 @@ def test_arguments_beat_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     assert chat.openai_api_base == "http://127.0.0.1:2/v1"
     assert chat.openai_api_key is not None and chat.openai_api_key.get_secret_value() == KEY
     assert chat.request_timeout == 5 and chat.max_retries == 0
+
+
+def test_a_local_model_gets_its_timeout_and_context_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ollama on a CPU needs minutes a request, and runs with the window it was started with."""
+    monkeypatch.setenv("OPENAI_API_KEY", "ollama")
+    monkeypatch.setenv("SAGAGRAPH_MODEL", "llama3.1:8b")
+    engine = make_engine("openai")
+    assert isinstance(engine, OpenAIEngine)
+    assert engine.chat.request_timeout == 120 and engine.context_tokens == 8_192
+    monkeypatch.setenv("SAGAGRAPH_MODEL_TIMEOUT", "900")
+    monkeypatch.setenv("SAGAGRAPH_CONTEXT_TOKENS", "16384")
+    engine = make_engine("openai")
+    assert isinstance(engine, OpenAIEngine)
+    assert engine.chat.request_timeout == 900 and engine.context_tokens == 16_384
+    assert make_chat_model(timeout=5).request_timeout == 5  # an argument beats the environment
+    monkeypatch.setenv("SAGAGRAPH_MODEL_TIMEOUT", "soon")
+    with pytest.raises(ConfigurationError, match="SAGAGRAPH_MODEL_TIMEOUT='soon'"):
+        make_chat_model()
 
 
 def test_no_key_is_a_configuration_error() -> None:

@@ -79,7 +79,7 @@ def test_a_file_that_stays_locked_still_fails_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """Waiting has an end: past the busy timeout the open fails as before, naming the URL."""
-    monkeypatch.setattr("sagagraph.checkpoints.factory.SQLITE_BUSY_TIMEOUT", 0.2)
+    monkeypatch.setattr("sagagraph.checkpoints.urls.SQLITE_BUSY_TIMEOUT", 0.2)
     db = tmp_path / "sagas.sqlite"
     url = f"sqlite:///{db}"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from sagagraph.agents.pdf.loader import resolve_pdf_password
-from sagagraph.checkpoints.factory import open_checkpointer, redact_url
+from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.checkpoints.urls import redact_url
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import redact, register_secret
 from sagagraph.saga.view import describe_error, make_event

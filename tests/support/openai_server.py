@@ -80,14 +80,52 @@ def wants_schema(request: dict[str, Any]) -> str | None:
     return None
 
 
+OVERFLOW_STYLES = ("openai", "llama.cpp")
+"""How a server words a refusal of a request longer than its context: OpenAI's (and vLLM's)
+``context_length_exceeded`` naming the window, or llama.cpp's ``exceed_context_size_error``."""
+
+
+def overflow_body(style: str, limit: int, prompt: int) -> dict[str, Any]:
+    """The HTTP 400 body a server of ``style`` sends for a ``prompt``-token request."""
+    if style == "llama.cpp":
+        return {
+            "error": {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt,
+                "n_ctx": limit,
+            }
+        }
+    return {
+        "error": {
+            "message": f"This model's maximum context length is {limit} tokens. However, your "
+            f"messages resulted in {prompt} tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
+
+
 @dataclass
 class ScriptedOpenAIServer:
-    """``POST /v1/chat/completions`` on 127.0.0.1, answered by ``responder``."""
+    """``POST /v1/chat/completions`` on 127.0.0.1, answered by ``responder``.
+
+    With ``max_prompt_tokens`` it refuses a longer request with HTTP 400, as a model server
+    with that context window does (``overflow_style`` words the refusal), before the responder
+    sees it.
+    """
 
     responder: Responder
     model: str = "gpt-test"
+    max_prompt_tokens: int | None = None
+    """The context window: a request with more prompt tokens is refused (None: no limit)."""
+    overflow_style: str = "openai"
     requests: list[dict[str, Any]] = field(default_factory=list)
-    """Every request body received, in order."""
+    """Every request body received, in order (refused ones included)."""
+    refused: int = 0
+    """Requests refused as longer than ``max_prompt_tokens``."""
     prompt_tokens: int = 0
     """Input tokens counted over all requests."""
     completion_tokens: int = 0
@@ -151,6 +189,11 @@ class ScriptedOpenAIServer:
     def handle(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(request)
+        prompt = estimate_tokens(request_text(request))
+        if self.max_prompt_tokens is not None and prompt > self.max_prompt_tokens:
+            with self._lock:
+                self.refused += 1
+            return 400, overflow_body(self.overflow_style, self.max_prompt_tokens, prompt)
         reply = self.responder(request)
         if isinstance(reply, str):
             reply = Reply(content=reply)
@@ -171,7 +214,6 @@ class ScriptedOpenAIServer:
                 for c in reply.tool_calls
             ]
             out_text = "".join(c["arguments"] for c in reply.tool_calls)
-        prompt = estimate_tokens(request_text(request))
         completion = estimate_tokens(out_text)
         with self._lock:
             self.prompt_tokens += prompt

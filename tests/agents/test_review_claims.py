@@ -1,0 +1,318 @@
+"""The offline reviewer states what it can verify, and withholds what it cannot (issue 37).
+
+Each case is a class of sentence or paper that made the earlier reviewer say something false or
+misleading, built as a small Markdown paper: a limit stated without the word "limitation", a
+"not implemented yet", sections that already have sub-sections, an input parameter's standard
+deviation, an everyday "significantly", a configuration that reads like a result, an inclusion
+rule that reads like a comparison, another project's toolkit, requirements gathered from
+interviews; and papers whose kind one word decided (a software paper called clinical, a theory
+paper called empirical, a meta-analysis, a tutorial). Points are read with the rules of
+:mod:`tests.agents.review_judge`, the same ones the ground-truth test and the bench use.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sagagraph.agents.offline_review import offline_review
+from sagagraph.agents.paper import Paper
+from sagagraph.agents.pdf.parsing import parse_paper
+from sagagraph.agents.schemas import Review
+from tests.agents.review_judge import Claim, claim_of, quotes_of, same_passage
+from tests.support.output_checks import assert_review_is_grounded
+
+FILLER = (
+    "The setting is described with enough detail for a reader to follow each step. "
+    "Every part of the work is reported in the order in which it was carried out. "
+)
+
+
+def paper(
+    title: str,
+    abstract: str,
+    method: str,
+    results: str,
+    closing: str = "",
+    *,
+    extra: str = "",
+) -> Paper:
+    """A small Markdown paper: abstract, introduction, method, results, conclusion, references."""
+    closing = closing or "We summarised what the work found and what it means for the field. " * 6
+    text = f"""# {title}
+
+## Abstract
+
+{abstract} {FILLER}
+
+## 1 Introduction
+
+{FILLER * 3}
+
+## 2 Method
+
+{method} {FILLER * 3}
+{extra}
+## 3 Results
+
+{results} {FILLER * 3}
+
+## 4 Conclusion
+
+{closing}
+
+## References
+
+[1] A. Author. A study of sagas. Journal of Examples, 2001.
+[2] B. Author. Another study. Journal of Examples, 2002.
+[3] C. Author. A third study. Journal of Examples, 2003.
+"""
+    return parse_paper("case.md", [text], markdown=True)
+
+
+def points(review: Review) -> list[str]:
+    return review.strengths + review.weaknesses + review.suggestions
+
+
+def claims(review: Review) -> list[tuple[Claim | None, str]]:
+    """Each point's claim and first quote."""
+    return [(claim_of(p), (quotes_of(p) or [(0, "")])[0][1]) for p in points(review)]
+
+
+def claimed(review: Review, fact: str, kind: str = "has") -> list[str]:
+    """The quotes of the points that claim ``fact`` (``kind``: has, absent)."""
+    return [quote for claim, quote in claims(review) if claim == (kind, fact)]
+
+
+def no_claim_rests_on(review: Review, sentence: str, fact: str) -> bool:
+    return not any(same_passage(q, sentence) for q in claimed(review, fact))
+
+
+TITLE = "Retrying Agent Steps"
+ABSTRACT = "We propose a retry policy for agent steps and show it halves failed runs."
+METHOD = "We ran 200 sagas on three models with injected crashes."
+RESULT = "With the retry policy, 12 of 200 sagas failed, against 25 of 200 without it."
+RETRY = (TITLE, ABSTRACT, METHOD, RESULT)
+
+
+# -- 1. no claim of absence unless the search behind it is complete and said ------------------
+
+MODEL_LIMITED = "Our model class is limited and too simple to capture bursts of failures."
+
+
+def test_a_limit_stated_without_the_word_limitation_is_quoted_not_denied() -> None:
+    case = paper(*RETRY, closing=f"{MODEL_LIMITED} {FILLER * 3}")
+    review = offline_review(case)
+    assert not claimed(review, "limits", "absent")
+    assert not any("not discussed" in p for p in points(review))
+    assert any(same_passage(q, MODEL_LIMITED) for q in claimed(review, "limits"))
+    assert_review_is_grounded(case, review)
+
+
+NOT_YET = "Exporting the report as a spreadsheet is not implemented yet."
+
+
+def test_a_manual_that_says_not_yet_is_not_told_it_hides_what_it_cannot_do() -> None:
+    case = paper(
+        "sagaview: A Python Package for Viewing Saga Logs",
+        "We present sagaview, a Python package that draws the events of a saga log.",
+        "The package reads the log and draws one lane per step of the saga.",
+        "For example, a log of ten thousand events is drawn in one call.",
+        closing=f"{NOT_YET} Future work will add a live view of running sagas. {FILLER * 2}",
+    )
+    review = offline_review(case)
+    assert not claimed(review, "limits", "absent")
+    assert not any("cannot do is not stated" in p for p in points(review))
+    quoted = claimed(review, "limits") + claimed(review, "future_work")
+    assert any(same_passage(q, NOT_YET) for q in quoted), points(review)
+
+
+RUN_IN = "Limitations. Only volunteers took part, and they may differ from other operators."
+
+
+def test_a_run_in_limitations_paragraph_is_quoted_and_no_heading_is_said_to_be_missing() -> None:
+    case = paper(*RETRY, closing=f"{FILLER * 2}\n\n{RUN_IN} {FILLER}")
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses)
+    assert any(same_passage(q, RUN_IN) for q in claimed(review, "limits")), points(review)
+
+
+def test_a_section_with_sub_sections_is_never_told_to_split() -> None:
+    """Sub-sections set as run-in paragraph heads ("2.1 Data. ...") are still sub-sections."""
+    run_in = " ".join(f"\n\n2.{i} Part {i}. {FILLER * 40}" for i in range(1, 4))
+    case = paper(*RETRY, extra=run_in)
+    review = offline_review(case)
+    assert not any(p.startswith("Split") or "hardest to follow" in p for p in points(review))
+
+
+def test_no_abstract_length_is_claimed() -> None:
+    """The abstract's end is where the first heading is, which a two-column PDF can hide: the
+    reviewer makes no claim that rests on its word count."""
+    long_abstract = f"{ABSTRACT} " + FILLER * 12
+    case = paper(TITLE, long_abstract, METHOD, RESULT)
+    review = offline_review(case)
+    assert not any("abstract is long" in p or "Trim the abstract" in p for p in points(review))
+
+
+RESULT_WITH_FIGURE = "The retry policy halves the failed runs, from 25 to 12 of 200 (Figure 3)."
+
+
+def test_a_result_that_already_cites_its_figure_is_not_told_to_point_to_it() -> None:
+    case = paper(TITLE, ABSTRACT, METHOD, RESULT_WITH_FIGURE)
+    review = offline_review(case)
+    assert not any("easy to find" in p or "point from it" in p for p in points(review))
+
+
+# -- 2. a strength needs evidence of its kind, not a trigger word -----------------------------
+
+INPUT_SD = (
+    "Each simulated patient receives a dose drawn with a standard deviation of 0.5 mg around "
+    "the mean of 10 mg."
+)
+EVERYDAY = "The new dashboard significantly improved the performance of the operators at night."
+CONFIGURATION = "We include the results obtained with a batch size of 32 and 4 workers."
+INCLUSION = "We included only studies in which the retry policy was compared with a plain restart."
+TOOLKIT = "We used the NLTK library, which is freely available at https://www.nltk.org."
+REQUIREMENTS = "The requirements come from interviews with 12 operators of saga systems."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "fact"),
+    [
+        (INPUT_SD, "spread"),
+        (EVERYDAY, "spread"),
+        (CONFIGURATION, "results"),
+        (INCLUSION, "comparisons"),
+        (TOOLKIT, "release"),
+        (REQUIREMENTS, "human_study"),
+    ],
+    ids=[
+        "input-parameter-sd",
+        "everyday-significantly",
+        "configuration",
+        "inclusion-rule",
+        "others-toolkit",
+        "requirements-interviews",
+    ],
+)
+def test_a_trigger_word_is_no_evidence(sentence: str, fact: str) -> None:
+    """In the method or the results, of an empirical or a system paper."""
+    system = "We present sagaview, a system that shows operators the state of their sagas."
+    for abstract in (ABSTRACT, system):
+        for where in ("method", "results"):
+            method = f"{METHOD} {sentence}" if where == "method" else METHOD
+            results = sentence if where == "results" else "The runs went as planned."
+            case = paper(TITLE, abstract, method, results)
+            review = offline_review(case)
+            assert no_claim_rests_on(review, sentence, fact), (where, points(review))
+
+
+def test_a_result_needs_a_finding_and_a_number_about_the_papers_own_work() -> None:
+    case = paper(*RETRY)
+    review = offline_review(case)
+    assert any(same_passage(q, RESULT) for q in claimed(review, "results")), points(review)
+
+
+def test_a_spread_needs_a_plus_minus_an_interval_or_a_test_in_a_result() -> None:
+    spread = "The retry policy cut the failure rate to 6.0% ± 1.2% over five seeds (p < 0.01)."
+    case = paper(TITLE, ABSTRACT, METHOD, spread)
+    review = offline_review(case)
+    assert any(same_passage(q, spread) for q in claimed(review, "spread")), points(review)
+
+
+def test_a_release_needs_the_papers_own_code_with_a_location() -> None:
+    release = "Our code and data are available at https://github.com/example/retry-sagas."
+    case = paper(*RETRY, extra=release)
+    review = offline_review(case)
+    assert any(same_passage(q, release) for q in claimed(review, "release")), points(review)
+    vague = paper(*RETRY, extra="Our code will be shared.")
+    assert not claimed(offline_review(vague), "release")
+
+
+def test_a_comparison_names_the_compared_system_in_a_results_sentence() -> None:
+    named = "Our retry policy fails in 12 of 200 runs, fewer than Temporal's default policy."
+    case = paper(TITLE, ABSTRACT, METHOD, named)
+    review = offline_review(case)
+    # A comparison in the main result's sentence is named in the result's point.
+    found = [
+        p for p in points(review) if claim_of(p) in {("has", "comparisons"), ("has", "results")}
+    ]
+    assert found and "Temporal" in found[0].split("(p.")[0], points(review)
+
+
+# -- 3. the kind of paper only when its evidence is strong ------------------------------------
+
+
+def kind_of(case: Paper) -> str:
+    return offline_review(case).kind
+
+
+def test_one_clinical_word_does_not_make_a_software_paper_clinical() -> None:
+    case = paper(
+        "saganet: A Tool for Testing Saga Compensations",
+        "We present saganet, a tool that generates tests for saga compensations; one of its "
+        "users maintains clinical software for a hospital.",
+        "The tool reads a saga definition and writes one test for each compensation.",
+        "The tool found 14 missing compensations in 6 open-source projects.",
+    )
+    kind = kind_of(case).split(":")[0]
+    assert "clinical" not in kind and "qualitative" not in kind
+    assert kind.startswith(("a software", "a system", "not determined")), kind
+
+
+def test_a_theory_paper_with_a_main_results_section_is_not_empirical() -> None:
+    case = paper(
+        "Compensation Order in Sagas",
+        "We prove that compensating in reverse order is the only order that restores every "
+        "invariant of a saga.",
+        "Definition 1 gives the model; Lemma 1 and Lemma 2 bound the interleavings.",
+        "Theorem 1 states the main result. Theorem 2 extends it to parallel steps. Proof. By "
+        "induction on the number of steps, using Lemma 1.",
+    )
+    kind = kind_of(case)
+    assert not kind.startswith("an empirical"), kind
+    assert kind.startswith(("a theory", "not determined")), kind
+
+
+def test_a_meta_analysis_is_not_called_a_clinical_trial() -> None:
+    case = paper(
+        "Retry Policies in Distributed Transactions: A Systematic Review and Meta-Analysis",
+        "We conducted a systematic review and meta-analysis of 24 randomized controlled trials "
+        "of retry policies.",
+        "We searched four databases and selected trials by predefined inclusion criteria.",
+        "The pooled effect favoured retries (risk ratio 0.8, 95% CI 0.7 to 0.9).",
+    )
+    kind = kind_of(case)
+    assert kind.startswith(("a systematic review or meta-analysis", "not determined")), kind
+
+
+def test_a_tutorial_is_not_an_empirical_study() -> None:
+    case = paper(
+        "A Tutorial on Sagas",
+        "This tutorial introduces sagas step by step, with exercises for the reader.",
+        "Section 2 defines a step; section 3 adds its compensation.",
+        "The reader now writes a saga of three steps and runs it.",
+    )
+    kind = kind_of(case)
+    assert kind.startswith(("a tutorial", "not determined")), kind
+
+
+def test_without_strong_evidence_the_kind_is_not_determined_and_no_checklist_follows() -> None:
+    case = paper(
+        "Notes on Sagas",
+        "Sagas split a long transaction into steps with compensations.",
+        "Each step writes a record and registers its compensation.",
+        "Compensations run in reverse order when a step fails.",
+    )
+    review = offline_review(case)
+    assert review.kind.startswith("not determined"), review.kind
+    assert not any(claim and claim[0] == "absent" for claim, _ in claims(review))
+
+
+def test_every_point_is_read_by_a_rule_and_grounded() -> None:
+    for case in (
+        paper(*RETRY, closing=f"{MODEL_LIMITED} {FILLER * 3}"),
+        paper(TITLE, ABSTRACT, METHOD, RESULT_WITH_FIGURE),
+    ):
+        review = offline_review(case)
+        assert all(claim is not None for claim, _ in claims(review)), points(review)
+        assert_review_is_grounded(case, review)
