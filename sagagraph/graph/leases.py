@@ -26,8 +26,9 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -95,12 +96,30 @@ Acquire = Callable[[str], Release | None]
 
 def _backend(checkpointer: Any) -> tuple[str, Acquire]:
     """The registry scope of ``checkpointer`` and how to take a cross-process lock on it."""
-    path = _lease_file(checkpointer)
-    if path is not None and fcntl is not None:
+    kind, path = _kind(checkpointer)
+    if kind == "file":
         return f"file:{path}", lambda saga_id: _lock_byte(path, saga_id)
-    if _has_own_postgres_connection(checkpointer):
+    if kind == "postgres":
         return f"postgres:{id(checkpointer)}", lambda saga_id: _advisory_lock(checkpointer, saga_id)
     return f"process:{id(checkpointer)}", _no_lock
+
+
+_kinds: weakref.WeakKeyDictionary[Any, tuple[str, str]] = weakref.WeakKeyDictionary()
+"""Each saver's kind of lease (and lease file), found once: every saga run takes a lease."""
+
+
+def _kind(checkpointer: Any) -> tuple[str, str]:
+    """``("file", lease file)``, ``("postgres", "")`` or ``("process", "")``."""
+    with suppress(KeyError, TypeError):  # TypeError: not weakly referenceable, found each time
+        return _kinds[checkpointer]
+    path = _lease_file(checkpointer)
+    if path is not None and fcntl is not None:
+        kind = "file", path
+    else:
+        kind = ("postgres" if _has_own_postgres_connection(checkpointer) else "process"), ""
+    with suppress(TypeError):
+        _kinds[checkpointer] = kind
+    return kind
 
 
 def _no_lock(saga_id: str) -> Release:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentState, HumanInTheLoopMiddleware, InterruptOnConfig
 from langchain.agents.middleware.human_in_the_loop import DecisionType
@@ -43,6 +43,8 @@ APPROVAL_REQUEST = "tool_approval"
 
 DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject")
 """What an operator may answer a gated call with."""
+
+T = TypeVar("T")
 
 
 def gated_tools(tools: Sequence[BaseTool]) -> list[str]:
@@ -118,14 +120,8 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        self._require_checkpointer(request)
         ran: list[ToolCallRequest] = []
-
-        def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
-            ran.append(to_run)
-            note_executed_args(dict(to_run.tool_call.get("args") or {}))
-            return handler(to_run)
-
+        run = self._running(request, handler, ran)
         return _refused_or(request, ran, super().wrap_tool_call(request, run))
 
     async def awrap_tool_call(
@@ -133,15 +129,26 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        self._require_checkpointer(request)
         ran: list[ToolCallRequest] = []
+        run = self._running(request, handler, ran)
+        return _refused_or(request, ran, await super().awrap_tool_call(request, run))
 
-        async def run(to_run: ToolCallRequest) -> ToolMessage | Command[Any]:
+    def _running(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], T],
+        ran: list[ToolCallRequest],
+    ) -> Callable[[ToolCallRequest], T]:
+        """``handler`` (sync, or async: its awaitable is handed on), noting in ``ran`` the
+        calls it runs and, for the log, the arguments each runs with (an operator's edit)."""
+        self._require_checkpointer(request)
+
+        def run(to_run: ToolCallRequest) -> T:
             ran.append(to_run)
             note_executed_args(dict(to_run.tool_call.get("args") or {}))
-            return await handler(to_run)
+            return handler(to_run)
 
-        return _refused_or(request, ran, await super().awrap_tool_call(request, run))
+        return run
 
 
 def _refused_or(
