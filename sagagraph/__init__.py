@@ -12,12 +12,8 @@ a model client, and an optional extra (aio-pika, celery, langchain) is needed on
 that use it.
 """
 
-import importlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-from sagagraph.saga.view import add_view_section
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -62,6 +58,7 @@ if TYPE_CHECKING:
         saga_status,
     )
     from sagagraph.graph.state import SagaState
+    from sagagraph.saga.hooks import SagaHooks
     from sagagraph.saga.ids import new_saga_id, validate_saga_id
     from sagagraph.saga.protocol import (
         Participant,
@@ -103,6 +100,7 @@ _EXPORTS = {
     "sagagraph.graph.state": "SagaState",
     "sagagraph.graph.recover": "open_sagas recover_saga recover_sagas rollback_saga "
     "unfinished_sagas waiting_sagas",
+    "sagagraph.saga.hooks": "SagaHooks",
     "sagagraph.saga.ids": "new_saga_id validate_saga_id",
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
     "Usage participant",
@@ -121,26 +119,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 logging.getLogger("sagagraph").addHandler(logging.NullHandler())
 
 
-def _view_section(module: str, name: str) -> Callable[..., Mapping[str, Any]]:
-    """The view section ``name`` of ``module``, imported the first time a view is built."""
-
-    def section(values: Mapping[str, Any], events: Sequence[Any]) -> Mapping[str, Any]:
-        built: Mapping[str, Any] = getattr(importlib.import_module(module), name)(values, events)
-        return built
-
-    return section
-
-
-# The kernel's view names nothing above it; the parts that keep their own state or events add
-# their keys here, once, so every view has them whichever modules a process has loaded.
-for _module, _name in (
-    ("sagagraph.workers.dead_letters", "dead_letter_view"),
-    ("sagagraph.tools.calls", "tool_calls_view"),
-    ("sagagraph.blackboard.board_view", "board_view"),
-):
-    add_view_section(_view_section(_module, _name))
-del _module, _name
-
 __all__ = [
     "CompensatedKeyError",
     "CompensationFailedError",
@@ -155,6 +133,7 @@ __all__ = [
     "SagaBusyError",
     "SagaDefinition",
     "SagaGraphError",
+    "SagaHooks",
     "SagaNotFoundError",
     "SagaState",
     "Status",

@@ -3,10 +3,10 @@
 ``START -> controller``; the controller sends the saga to one knowledge source (a step of the
 definition), to a refinement, to ``compensate`` or to the end; every knowledge source goes
 back to the controller. Contributions, refinements and retractions all run through the
-kernel's step execution (:func:`~sagagraph.saga.execution.execute_step` and
-:func:`~sagagraph.saga.execution.compensate_step`, async twins under ``ainvoke``), so
-retries, timeouts, events and records are the kernel's; each one also posts its version to
-the board in the same superstep, so a checkpoint never holds one without the other.
+kernel's step execution (:mod:`sagagraph.saga.execution`, under ``invoke`` and ``ainvoke``
+alike), so retries, timeouts, events, hooks and records are the kernel's; each one also posts
+its version to the board in the same superstep, so a checkpoint never holds one without the
+other.
 
 The graph is returned uncompiled, like :func:`sagagraph.graph.builder.build_saga_graph`, and
 the kernel's runner (``run_saga``, ``resume_saga``, ``recover_sagas``...) drives it.
@@ -14,7 +14,7 @@ the kernel's runner (``run_saga``, ``resume_saga``, ``recover_sagas``...) drives
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -32,30 +32,32 @@ from sagagraph.blackboard.board import (
 )
 from sagagraph.blackboard.controller import make_controller
 from sagagraph.blackboard.refinement import Refinement
-from sagagraph.graph.builder import RouterKind, make_step_node
-from sagagraph.graph.compensation import (
-    add_compensation_nodes,
-    make_compensate_node,
-)
+from sagagraph.errors import ConfigurationError
+from sagagraph.graph.builder import RouterKind, step_flow
+from sagagraph.graph.compensation import add_compensation_nodes, compensation_flow
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.input_check import remember_definition
+from sagagraph.graph.input_check import remember_graph
+from sagagraph.graph.node_hooks import graph_hooks, node_hooks
 from sagagraph.graph.router_options import RouterOptions
-from sagagraph.saga.async_execution import acompensate_step, aexecute_step
-from sagagraph.saga.execution import StepAttempts, compensate_step, execute_step
-from sagagraph.saga.names import COMPENSATE, refuse_reserved
-from sagagraph.saga.protocol import SagaDefinition, Step
+from sagagraph.saga.drivers import Flow
+from sagagraph.saga.execution import StepAttempts, compensate_attempts, execute_attempts
+from sagagraph.saga.hooks import SagaHooks
+from sagagraph.saga.names import BLACKBOARD, COMPENSATE, refuse_reserved
+from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.records import Failed, compensation_failed
 
 BoardGraph = StateGraph[BoardState, None, BoardState, BoardState]
 Node = DualNode[BoardState, dict[str, Any]]
 
 
-def contribution_node(definition: SagaDefinition, step: Step) -> Node:
-    """The kernel's step node for ``step``, posting version 1 of its topic when it commits."""
-    inner = make_step_node(definition, step, is_last=False, router="deterministic")
+def contribution_node(definition: SagaDefinition, name: str, router: str, hooks: SagaHooks) -> Node:
+    """The kernel's step for source ``name``, posting version 1 of its topic when it commits."""
+    step = definition.step(name)
 
-    def post(state: BoardState, update: dict[str, Any]) -> dict[str, Any]:
+    def contribute(state: BoardState, config: RunnableConfig) -> Flow[dict[str, Any]]:
+        told = node_hooks(config, hooks)
+        _, update = yield from step_flow(definition, step, state, config, router=router, hooks=told)
         record = (update.get("results") or {}).get(step.name)
         if record is not None:
             board = state.get("board") or []
@@ -64,16 +66,10 @@ def contribution_node(definition: SagaDefinition, step: Step) -> Node:
             update["board"] = [posted]
         return update
 
-    def run(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
-        return post(state, inner.func(cast(Any, state), config))
-
-    async def arun(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
-        return post(state, await inner.afunc(cast(Any, state), config))
-
-    return Node(step.name, run, arun)
+    return Node(step.name, contribute)
 
 
-def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
+def refinement_node(definition: SagaDefinition, refinement: Refinement, hooks: SagaHooks) -> Node:
     """Run a refinement; on success post the next version of its topic, else retract it.
 
     A failed refinement is compensated at once, here (its own cleanup, which restores the
@@ -113,30 +109,26 @@ def refinement_node(definition: SagaDefinition, refinement: Refinement) -> Node:
             update |= Failed(failure, why).update()
         return update
 
-    def run(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
-        ctx = context_for(definition, cast(Any, state), step.name, state["saga_id"])
-        outcome = execute_step(step, ctx, inject_failure=state.get("fail_at") == step.name)
-        undo = None if outcome.ok else compensate_step(step, ctx, None)
-        return record(state, outcome, undo)
-
-    async def arun(state: BoardState, config: RunnableConfig) -> dict[str, Any]:
-        ctx = context_for(definition, cast(Any, state), step.name, state["saga_id"])
+    def refine(state: BoardState, config: RunnableConfig) -> Flow[dict[str, Any]]:
+        told = node_hooks(config, hooks)
+        ctx = context_for(definition, state, step.name, state["saga_id"])
         inject = state.get("fail_at") == step.name
-        outcome = await aexecute_step(step, ctx, inject_failure=inject)
-        undo = None if outcome.ok else await acompensate_step(step, ctx, None)
+        outcome = yield from execute_attempts(step, ctx, inject_failure=inject, hooks=told)
+        undo = None
+        if not outcome.ok:
+            undo = yield from compensate_attempts(step, ctx, None, hooks=told)
         return record(state, outcome, undo)
 
-    return Node(step.name, run, arun)
+    return Node(step.name, refine)
 
 
-RetractNode = DualNode[BoardState, Command[Any]]
-
-
-def retraction_node(definition: SagaDefinition) -> RetractNode:
+def retraction_node(
+    definition: SagaDefinition, hooks: SagaHooks
+) -> DualNode[BoardState, Command[Any]]:
     """The kernel's ``compensate`` node, withdrawing the board entries of what it undid."""
-    inner = make_compensate_node(definition)
 
-    def withdraw(state: BoardState, command: Command[Any]) -> Command[Any]:
+    def retract(state: BoardState, config: RunnableConfig) -> Flow[Command[Any]]:
+        command = yield from compensation_flow(definition, state, node_hooks(config, hooks))
         update = dict(cast(dict[str, Any], command.update or {}))
         undone = [str(s) for s in update.get("compensated") or []]
         if undone:
@@ -144,13 +136,7 @@ def retraction_node(definition: SagaDefinition) -> RetractNode:
             update["board"] = withdrawals(state.get("board") or [], undone, why)
         return Command(update=update, goto=command.goto)
 
-    def run(state: BoardState, config: RunnableConfig) -> Command[Any]:
-        return withdraw(state, inner.func(cast(Any, state), config))
-
-    async def arun(state: BoardState, config: RunnableConfig) -> Command[Any]:
-        return withdraw(state, await inner.afunc(cast(Any, state), config))
-
-    return RetractNode(COMPENSATE, run, arun)
+    return DualNode(COMPENSATE, retract)
 
 
 def build_blackboard_graph(
@@ -160,19 +146,16 @@ def build_blackboard_graph(
     refinements: Sequence[Refinement] = (),
     router_model: Any = None,
     router_options: RouterOptions | None = None,
-    on_escalation: Callable[[dict[str, Any]], None] | None = None,
+    hooks: SagaHooks | None = None,
 ) -> BoardGraph:
     """Build the uncompiled blackboard graph; compile it with a checkpointer to run it.
 
     ``refinements`` are the knowledge sources' revisits (the paper app's are in
     :mod:`sagagraph.agents.paper_blackboard`). ``router="llm"`` lets ``router_model`` pick
-    each next knowledge source behind the guard; ``on_escalation`` is as in
+    each next knowledge source behind the guard; ``hooks`` are as in
     :func:`~sagagraph.graph.builder.build_saga_graph`.
     """
-    from sagagraph.errors import ConfigurationError
-
-    if router not in ("deterministic", "llm"):
-        raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
+    definition.check(router=router, mode=BLACKBOARD)
     if router == "llm" and router_model is None:
         raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
     refuse_reserved(definition.step_names)
@@ -184,19 +167,24 @@ def build_blackboard_graph(
                 f"topic {refinement.topic!r} must be one"
             )
     graph: BoardGraph = StateGraph(BoardState)
+    built = graph_hooks(hooks)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
     # graph.saga_threads.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:
-        graph.add_node(step.name, cast(Any, contribution_node(definition, step)))
+        graph.add_node(
+            step.name, cast(Any, contribution_node(definition, step.name, router, built))
+        )
         graph.add_edge(step.name, CONTROLLER)
     for refinement in refinements:
-        graph.add_node(refinement.name, cast(Any, refinement_node(definition, refinement)))
+        graph.add_node(refinement.name, cast(Any, refinement_node(definition, refinement, built)))
         graph.add_edge(refinement.name, CONTROLLER)
-    controller = make_controller(definition, refinements, router, router_model, router_options)
+    controller = make_controller(
+        definition, refinements, router, router_model, router_options, hooks
+    )
     sources = (*definition.step_names, *(r.name for r in refinements))
     graph.add_node(CONTROLLER, cast(Any, controller), destinations=(*sources, COMPENSATE, END))
     graph.add_edge(START, CONTROLLER)
-    retract = retraction_node(definition)
-    add_compensation_nodes(graph, definition, on_escalation=on_escalation, compensate=retract)
-    remember_definition(graph, definition)  # run_saga checks a new saga's input with it
+    retract = retraction_node(definition, built)
+    add_compensation_nodes(graph, definition, hooks=hooks, compensate=retract)
+    remember_graph(graph, definition, hooks)  # the runners find its input check and hooks
     return graph

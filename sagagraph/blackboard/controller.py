@@ -15,50 +15,46 @@ Deterministic rules by default, in this order:
    solves the problem);
 4. otherwise the problem is solved: the saga completes.
 
-With ``router="llm"`` rules 2-4 are asked of a chat model through the LLM router's machinery
-(:func:`sagagraph.graph.llm_router.router_node`) behind the same guard; rule 1 is never asked.
+Rules 2-4 are a :class:`~sagagraph.saga.routes.Router` (:class:`BoardRules`); with
+``router="llm"`` they are asked of a chat model instead, through the LLM router
+(:class:`sagagraph.graph.llm_router.LLMRouter`) behind the same guard; rule 1 is never asked.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.graph import END
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState, is_live
+from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState
 from sagagraph.blackboard.refinement import Refinement
-from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.llm_router import (
-    Asking,
-    deciding,
-    router_node,
-    router_prompt,
-)
-from sagagraph.graph.router_model import bind_router_model
+from sagagraph.graph.llm_router import LLMRouter, router_prompt
+from sagagraph.graph.node_hooks import graph_hooks, node_hooks
 from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import chosen, decision, telling
 from sagagraph.prompts import render_prompt
+from sagagraph.saga.drivers import Flow
 from sagagraph.saga.guard import FINISH
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition
-from sagagraph.saga.routes import facts_from_records, next_by_rules
-from sagagraph.saga.view import committed_order, make_event
+from sagagraph.saga.routes import (
+    Choice,
+    RouteQuestion,
+    Router,
+    deciding,
+    facts_from_records,
+    next_by_rules,
+)
+from sagagraph.saga.view import make_event
 
 _FINAL = ("ok", "error", "timeout", "halted")
-
-
-@dataclass(frozen=True)
-class Choice:
-    """Where the controller sends the saga, and the rule that decided it."""
-
-    goto: str
-    """A knowledge source, a refinement, ``compensate`` or ``finish``."""
-    rule: str
 
 
 def tried(events: Sequence[Mapping[str, Any]], name: str) -> str | None:
@@ -70,74 +66,63 @@ def tried(events: Sequence[Mapping[str, Any]], name: str) -> str | None:
     return outcome
 
 
-def abandoned(state: BoardState) -> Choice | None:
-    """Rule 1: the run cannot go on (a failed contribution, or a halt)."""
+def abandoned(state: BoardState) -> str | None:
+    """Rule 1: why the run cannot go on (a failed contribution, or a halt); None when it can."""
     failure = state.get("failure")
     if failure:
-        return Choice(
-            COMPENSATE,
+        return (
             f"abandon: {failure['step']} failed, so its entry cannot be on the board; "
-            "retract every contribution",
+            "retract every contribution"
         )
     halted = state.get("halted")
     if halted:
-        return Choice(COMPENSATE, f"abandon: {halted['step']} halted: {halted.get('reason')}")
+        return f"abandon: {halted['step']} halted: {halted.get('reason')}"
     return None
 
 
-def choose(
-    definition: SagaDefinition, refinements: Sequence[Refinement], state: BoardState
-) -> Choice:
-    """The deterministic controller's decision (rules 1-4)."""
-    stop = abandoned(state)
-    if stop is not None:
-        return stop
-    board = state.get("board") or []
-    if definition.has_choices:
-        trigger = triggered(definition, state)
-        if trigger is not None:
-            return trigger
-    for step in definition.steps if not definition.has_choices else ():
-        needs = definition.dependencies(step.name)
-        if not is_live(board, step.name) and all(is_live(board, n) for n in needs):
-            have = ", ".join(needs) or "nothing"
-            return Choice(step.name, f"rule: board has {have}; no {step.name} entry yet")
-    events = state.get("events") or []
-    for refinement in refinements:
-        ready = all(is_live(board, t) for t in (refinement.topic, *refinement.after))
-        if ready and tried(events, refinement.name) is None:
-            after = ", ".join(refinement.after)
-            return Choice(
-                refinement.name, f"rule: {after} now on the board; {refinement.topic} revisits"
-            )
-    return Choice(FINISH, "rule: every topic is on the board; the problem is solved")
+class BoardRules:
+    """The deterministic controller (rules 2-4), over the topics live on the board: a source's
+    topic is live exactly while its step is committed, so they are the question's committed
+    steps; the refinements it may still run are the steps :func:`router_view` adds."""
+
+    kind = "blackboard"
+
+    def __init__(self, definition: SagaDefinition, refinements: Sequence[Refinement]) -> None:
+        self.definition = definition
+        self.refinements = refinements
+
+    def decide(self, question: RouteQuestion) -> Choice:
+        definition, done = self.definition, set(question.committed)
+        if definition.has_choices:
+            live = [n for n in definition.step_names if n in done]
+            records = {n: question.records[n] for n in live if n in question.records}
+            rule = next_by_rules(definition, live, facts_from_records(definition, records))
+            if rule.step != FINISH:
+                why = f"; {rule.detail}" if rule.detail else ""
+                have = ", ".join(live) or "nothing"
+                return _ruled(rule.step, f"rule: board has {have}; no {rule.step} entry yet{why}")
+        for step in definition.steps if not definition.has_choices else ():
+            needs = definition.dependencies(step.name)
+            if step.name not in done and all(n in done for n in needs):
+                have = ", ".join(needs) or "nothing"
+                return _ruled(step.name, f"rule: board has {have}; no {step.name} entry yet")
+        open_now = set(question.definition.step_names) - set(definition.step_names) - done
+        for refinement in self.refinements:
+            if refinement.name in open_now and done >= {refinement.topic, *refinement.after}:
+                after = ", ".join(refinement.after)
+                why = f"rule: {after} now on the board; {refinement.topic} revisits"
+                return _ruled(refinement.name, why)
+        return _ruled(FINISH, "rule: every topic is on the board; the problem is solved")
 
 
-def board_facts(definition: SagaDefinition, state: BoardState) -> tuple[list[str], dict[str, Any]]:
-    """The topics live on the board (definition order) and the route facts they make."""
-    board = state.get("board") or []
-    live = [n for n in definition.step_names if is_live(board, n)]
-    records = state.get("results") or {}
-    return live, facts_from_records(definition, {n: records[n] for n in live if n in records})
-
-
-def triggered(definition: SagaDefinition, state: BoardState) -> Choice | None:
-    """Rule 2 for a definition with optional or alternative knowledge sources: the source
-    whose trigger (``Step.when``) matches what is on the board; None when every point is
-    passed (refinements, then finishing, come next)."""
-    live, facts = board_facts(definition, state)
-    choice = next_by_rules(definition, live, facts)
-    if choice.step == FINISH:
-        return None
-    have = ", ".join(live) or "nothing"
-    why = f"; {choice.detail}" if choice.detail else ""
-    return Choice(choice.step, f"rule: board has {have}; no {choice.step} entry yet{why}")
+def _ruled(step: str, rule: str) -> Choice:
+    return Choice(step, [make_event(step, "route", "ok", 1, rule)])
 
 
 def router_view(
     definition: SagaDefinition, refinements: Sequence[Refinement], state: BoardState
 ) -> tuple[SagaDefinition, list[str]]:
-    """The steps the LLM router may name now, and those already done (for the guard).
+    """The steps a router may name now, and those already done (for the guard).
 
     A refinement that was tried and failed is left out: it is not tried again. When the
     definition has optional or alternative sources, refinements are optional options too (the
@@ -150,7 +135,7 @@ def router_view(
     routed = SagaDefinition(
         definition.name, steps, definition.deps, route_facts=definition.route_facts
     )
-    done = committed_order(events, state.get("results") or {})
+    done = list(state.get("completed") or [])
     done += [r.name for r in usable if tried(events, r.name) == "ok"]
     return routed, done
 
@@ -164,38 +149,37 @@ def make_controller(
     router: str = "deterministic",
     router_model: Any = None,
     router_options: RouterOptions | None = None,
+    hooks: SagaHooks | None = None,
 ) -> ControllerNode:
-    """The ``controller`` node; with ``router="llm"`` it asks ``router_model`` behind the guard."""
-    options = router_options if router_options is not None else RouterOptions()
-    runnable: Runnable[Any, Any] | None = None
-    unusable: ConfigurationError | None = None
+    """The ``controller`` node; with ``router="llm"`` it asks ``router_model`` behind the guard
+    (a stand-in model, in a graph built only to read or to roll back a saga, fails when asked)."""
+    chooser: Router = BoardRules(definition, refinements)
     if router == "llm":
-        # A stand-in (a graph built only to read or to roll back a saga) fails when asked.
-        try:
-            runnable = bind_router_model(router_model, options)
-        except ConfigurationError as error:
-            unusable = error
-    system = render_prompt(router_prompt(definition), finish=FINISH)
+        options = router_options if router_options is not None else RouterOptions()
+        system = render_prompt(router_prompt(definition), finish=FINISH)
+        chooser = LLMRouter(router_model, options, system)
+    built = graph_hooks(hooks)
 
-    def by_rule(state: BoardState, update: dict[str, Any]) -> Command[Any]:
-        choice = choose(definition, refinements, state)
-        update["events"] = [make_event(choice.goto, "route", "ok", 1, choice.rule)]
-        if choice.goto == FINISH:
-            update["status"] = "completed"
-            return Command(update=update, goto=END)
-        return Command(update=update, goto=choice.goto)
-
-    def start(state: BoardState, config: RunnableConfig) -> Command[Any] | Asking:
-        """The decision the model is to make, or the Command when the rules decide."""
+    def control(state: BoardState, config: RunnableConfig) -> Flow[Command[Any]]:
         saga_id, update = saga_identity(definition, state, config, router)
         if update:
             update |= {"mode": MODE, "board": []}
-        if runnable is None or abandoned(state) is not None:
-            if unusable is not None and abandoned(state) is None:
-                raise unusable
-            return by_rule(state, update)
+        told = node_hooks(config, built)
+        stop = abandoned(state)
+        if stop is not None:
+            update["events"] = [make_event(COMPENSATE, "route", "ok", 1, stop)]
+            abandon = decision("blackboard", CONTROLLER, COMPENSATE, update["events"])
+            yield from telling(told, saga_id, abandon)
+            return Command(update=update, goto=COMPENSATE)
+        started = time.time_ns()
         routed, done = router_view(definition, refinements, state)
-        records = state.get("results") or {}
-        return runnable, saga_id, update, deciding(system, routed, done, options, records)
+        question = RouteQuestion(routed, done, state.get("results") or {})
+        choice = yield from deciding(chooser, question)
+        command = chosen(state, saga_id, update, choice, llm=chooser.kind == "llm")
+        goto = str(command.goto)
+        yield from telling(
+            told, saga_id, decision(chooser.kind, CONTROLLER, goto, choice.events, started)
+        )
+        return command
 
-    return router_node(CONTROLLER, start, options)
+    return ControllerNode(CONTROLLER, control)

@@ -13,15 +13,14 @@ needs no other read. Never the paper's text, never a secret (the reason is redac
 - The checkpoint that ends a saga (terminal status) carries the rest: its name, mode, label,
   the time of its last event, the steps committed and compensated, and the reason.
 
-Storage only: the kernel's view (``saga.view.committed_order``) and its terminal statuses are
-mirrored here, not imported, and tests hold them equal. LangGraph is not imported at run
-time.
+Storage only: the kernel's terminal statuses are mirrored here, not imported, and a test holds
+them equal. LangGraph is not imported at run time.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from sagagraph.redaction import redact
@@ -95,7 +94,7 @@ def summary_of(fields: Mapping[str, Any], ts: object) -> dict[str, Any]:
         MODE: mode if isinstance(mode, str) else None,
         LABEL: label if isinstance(label, str) else None,
         UPDATED: updated if isinstance(updated, str) else None,
-        COMPLETED: committed_steps(events, get("results") or {}),
+        COMPLETED: [str(s) for s in get("completed") or []],
         COMPENSATED: [str(s) for s in get("compensated") or []],
         REASON: redact(reason) if isinstance(reason, str) else None,
         TS: ts if isinstance(ts, str) else None,
@@ -125,21 +124,6 @@ def _clean(value: Any) -> Any:
     if isinstance(value, list):
         return [_clean(item) for item in value]
     return value
-
-
-def committed_steps(events: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[str]:
-    """Steps whose result is still committed, in commit order (``saga.view.committed_order``)."""
-    order: list[str] = []
-    for event in events:
-        if (
-            _is_mapping(event)
-            and event.get("action") == "execute"
-            and event.get("outcome") == "ok"
-            and event.get("step") not in order
-        ):
-            order.append(str(event.get("step")))
-    order = [s for s in order if s in results]
-    return order + [str(s) for s in results if s not in order]
 
 
 def read_summary(metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.config import Settings
 from sagagraph.errors import BusError, SagaGraphError
-from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.view import describe_error
 
@@ -65,7 +65,7 @@ def service_consumer(
     bus: EventBus | None = None,
     on_committed: CommitHook | None = None,
     definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    hooks: SagaHooks | None = None,
 ) -> Consumer:
     """The bus-facing side of one step service.
 
@@ -81,7 +81,7 @@ def service_consumer(
         ledger,
         history=history,
         definition_for=definition_for,
-        on_escalation=on_escalation,
+        hooks=hooks,
         authenticator=bus.authenticator if bus is not None else None,
     )
     handle: Handler = service.handle
@@ -132,7 +132,7 @@ def run_step_service(
     ready: threading.Event | None = None,
     on_committed: CommitHook | None = None,
     definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    hooks: SagaHooks | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
     """Run one step service until ``stop_event`` is set (or, without one, until SIGINT/SIGTERM).
@@ -140,8 +140,9 @@ def run_step_service(
     The step service resumes where its durable subscription stands (queue or log cursor); events it
     handled before a crash are recognised by its ledger and not handled twice.
     ``definition_for`` picks the definition per saga from its input (its outputs folder);
-    ``on_escalation`` is called when a compensation gives up; ``announce`` receives one line
-    (service, bus with any password hidden, queue or cursor) once the service is connected.
+    ``hooks`` observe each event's handling (an alert on escalation, say); ``announce``
+    receives one line (service, bus with any password hidden, queue or cursor) once the
+    service is connected.
     """
     choreography = derive_choreography(definition, names)
     choreography.role(step_name)
@@ -159,7 +160,7 @@ def run_step_service(
                 bus=bus,
                 on_committed=on_committed,
                 definition_for=definition_for,
-                on_escalation=on_escalation,
+                hooks=hooks,
             )
             line = listening_line(bus, consumer)
             log.info("%s", line)
@@ -227,7 +228,7 @@ def services_in_threads(
     steps: Collection[str] | None = None,
     *,
     definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    hooks: SagaHooks | None = None,
 ) -> Iterator[ServiceFailures]:
     """Run the services of ``steps`` (default: all), each in its own thread, while the block runs.
 
@@ -248,7 +249,7 @@ def services_in_threads(
                     ledger,
                     bus=bus,
                     definition_for=definition_for,
-                    on_escalation=on_escalation,
+                    hooks=hooks,
                 )
                 bus.serve(consumer, stop, ready)
         except BaseException as error:  # reported to the caller's thread

@@ -14,6 +14,7 @@ from typing import Any
 
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.errors import SagaNotFoundError
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import saga_view
 
@@ -30,6 +31,7 @@ def project(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str, Any]:
         "input": {},
         "fail_at": None,
         "results": {},
+        "completed": [],
         "halted": None,
         "failure": None,
         "compensation_failure": None,
@@ -71,9 +73,11 @@ def _apply(state: dict[str, Any], message: SagaMessage) -> None:
         state["fail_at"] = message["fail_at"]
     elif kind == "done" and step is not None and step in message["results"]:
         state["results"][step] = message["results"][step]
+        state["completed"].append(step)
     elif kind == "compensated" and step is not None:
         if message["ran_compensation"]:
-            state["results"].pop(step, None)
+            if state["results"].pop(step, None) is not None:
+                state["completed"].remove(step)
             state["compensated"].append(step)
         if state["status"] not in TERMINAL_STATUSES:
             state["status"] = "compensating"
@@ -103,3 +107,25 @@ def choreography_view(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str
 def is_finished(messages: Iterable[SagaMessage]) -> bool:
     """True once the saga completed, rolled back, or waits for an operator."""
     return any(m["terminal"] is not None for m in messages)
+
+
+class EventTeller:
+    """Tells the hooks' ``on_event`` each event a saga's log shows, once, in the order
+    :func:`project` records it: the events of the first message of each type, in log order.
+    Called with the log read so far, each time it is read again."""
+
+    def __init__(self, hooks: SagaHooks) -> None:
+        self.hooks = hooks
+        self._read: set[str] = set()
+        self._types: dict[str, set[str]] = {}
+
+    def __call__(self, messages: Iterable[SagaMessage]) -> None:
+        for message in messages:
+            if message["id"] in self._read:
+                continue
+            self._read.add(message["id"])
+            types = self._types.setdefault(message["saga_id"], set())
+            if message["type"] not in types:
+                types.add(message["type"])
+                for event in message["events"]:
+                    self.hooks.on_event(message["saga_id"], event)

@@ -35,7 +35,7 @@ from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import SagaNotFoundError
-from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
 
@@ -61,8 +61,8 @@ class ServiceOptions(TypedDict, total=False):
     """Where the step services' ledgers are."""
     definition_for: DefinitionFor | None
     """The definition a saga recorded it was started with (its settings)."""
-    on_escalation: AlertHook | None
-    """Called when a compensation gives up, as under orchestration."""
+    hooks: SagaHooks | None
+    """Observe the step services run here, as under orchestration (an alert on escalation)."""
 
 
 def recover_choreographed(
@@ -141,7 +141,7 @@ def _finish(
         steps,
         options.get("timeout", DEFAULT_TIMEOUT),
         definition_for=options.get("definition_for"),
-        on_escalation=options.get("on_escalation"),
+        hooks=options.get("hooks"),
     )
     by_saga: Mapping[str, list[SagaMessage]] = {
         s: [m for m in messages if m["saga_id"] == s] for s in saga_ids

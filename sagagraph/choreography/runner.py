@@ -35,14 +35,14 @@ from sagagraph.choreography.hosting import (
     services_in_threads,
 )
 from sagagraph.choreography.messages import SagaMessage, encode, new_message
-from sagagraph.choreography.projection import choreography_view
+from sagagraph.choreography.projection import EventTeller, choreography_view
 from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import BusError, ConfigurationError, InputError, SagaNotFoundError
-from sagagraph.saga.escalation import AlertHook
+from sagagraph.saga.hooks import SagaHooks, combine_hooks
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
-from sagagraph.saga.tracing import saga_outcome, saga_span
+from sagagraph.saga.tracing import OPEN_TELEMETRY, saga_span
 
 __all__ = [
     "AGENT_START_TIMEOUT",
@@ -150,7 +150,7 @@ def run_choreographed_saga(
     state_dir: str | Path | None = None,
     agents: ServicePlacement | bool | None = None,
     definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    hooks: SagaHooks | None = None,
 ) -> dict[str, Any]:
     """Start a saga, let its step services run it until it ends, and return its view.
 
@@ -158,34 +158,41 @@ def run_choreographed_saga(
     ``agents`` says where the step services run (:data:`ServicePlacement`; None is ``auto``, True
     ``in-process``, False ``external``): never a mix, because a step service started here beside a
     copy serving elsewhere would split its events between two ledgers, and a step service missing
-    from a set of processes must not be run here silently. ConfigurationError when the
-    step services serving on the bus do not fit; BusError when the saga has not ended within
-    ``timeout`` seconds or a step service lost the bus.
+    from a set of processes must not be run here silently. ``hooks`` observe the run and the
+    step services run here (each event as the log shows it, in log order). ConfigurationError
+    when the step services serving on the bus do not fit; BusError when the saga has not ended
+    within ``timeout`` seconds or a step service lost the bus.
     """
     choreography = derive_choreography(definition, names)
     saga_id = saga_id or new_saga_id()
     _check_start(choreography, input, saga_id, fail_at)
     if definition.check_input is not None:  # as run_saga: bad input starts no saga
         definition.check_input(input)
-    with saga_span(saga_id, "run") as span, bus_for(bus_url, state_dir=state_dir) as bus:
-        # The start event carries the run span's context: every step service's spans join it.
-        start = _start_message(choreography, input, saga_id, fail_at)
-        _refuse_existing(bus, saga_id)
-        bus.prepare(choreography)
-        steps = place_services(bus, choreography, agents)
-        messages = serve_until_ended(
-            bus,
-            choreography,
-            [saga_id],
-            steps,
-            timeout,
-            before=lambda: bus.publish([start]),
-            definition_for=definition_for,
-            on_escalation=on_escalation,
-        )
-        view = choreography_view(saga_id, messages)
-        saga_outcome(span, view)
-        return view
+    told = combine_hooks(OPEN_TELEMETRY, hooks)
+    told.on_run_start(saga_id, "run")
+    try:
+        with bus_for(bus_url, state_dir=state_dir) as bus:
+            # The start event carries the run's trace context: the step services' spans join it.
+            start = _start_message(choreography, input, saga_id, fail_at)
+            _refuse_existing(bus, saga_id)
+            bus.prepare(choreography)
+            steps = place_services(bus, choreography, agents)
+            messages = serve_until_ended(
+                bus,
+                choreography,
+                [saga_id],
+                steps,
+                timeout,
+                before=lambda: bus.publish([start]),
+                definition_for=definition_for,
+                hooks=hooks,
+            )
+            view = choreography_view(saga_id, messages)
+    except BaseException:
+        told.on_run_end(saga_id, "error")
+        raise
+    told.on_run_end(saga_id, str(view["status"]))
+    return view
 
 
 def place_services(
@@ -229,20 +236,24 @@ def serve_until_ended(
     *,
     before: Callable[[], None] | None = None,
     definition_for: DefinitionFor | None = None,
-    on_escalation: AlertHook | None = None,
+    hooks: SagaHooks | None = None,
 ) -> list[SagaMessage]:
     """Run the step services of ``steps`` here until every saga of ``saga_ids`` ended; their events.
 
-    ``before`` runs once the step services listen (it publishes a start event). BusError when a saga
-    has not ended within ``timeout`` seconds or a step service lost the bus.
+    ``before`` runs once the step services listen (it publishes a start event). ``hooks``
+    observe the step services and each event of the sagas as the log shows it. BusError when
+    a saga has not ended within ``timeout`` seconds or a step service lost the bus.
     """
     ids = set(saga_ids)
+    tell = EventTeller(combine_hooks(hooks)) if hooks is not None else None
 
     def all_finished(messages: list[SagaMessage]) -> bool:
+        if tell is not None:
+            tell(messages)
         return {m["saga_id"] for m in messages if m["terminal"] is not None} >= ids
 
     with services_in_threads(
-        bus, choreography, steps, definition_for=definition_for, on_escalation=on_escalation
+        bus, choreography, steps, definition_for=definition_for, hooks=hooks
     ) as failed:
         if before is not None:
             before()

@@ -13,7 +13,6 @@ never used.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,8 +21,9 @@ from sagagraph.choreography.ledger import LocalState
 from sagagraph.choreography.messages import SagaMessage, new_message
 from sagagraph.choreography.saga_facts import SagaFacts
 from sagagraph.choreography.topology import Choreography, StepRole
-from sagagraph.saga.escalation import AlertHook, alert_operator
+from sagagraph.saga.escalation import escalation_event
 from sagagraph.saga.execution import compensate_step, execute_step
+from sagagraph.saga.hooks import NO_HOOKS, SagaHooks
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
 from sagagraph.saga.records import (
     Phase,
@@ -52,16 +52,14 @@ class StepReactions:
         choreography: Choreography,
         step: str,
         *,
-        sleep: Callable[[float], None] = time.sleep,
         definition_for: DefinitionFor | None = None,
-        on_escalation: AlertHook | None = None,
+        hooks: SagaHooks = NO_HOOKS,
         max_deliveries: int = DEFAULT_MAX_DELIVERIES,
     ) -> None:
         self.choreography = choreography
         self.role: StepRole = choreography.role(step)
-        self._sleep = sleep
         self._definition_for = definition_for
-        self._on_escalation = on_escalation
+        self._hooks = hooks
         self._max_deliveries = max_deliveries
 
     @property
@@ -120,9 +118,8 @@ class StepReactions:
             return [], None, None
         step = self._step(facts)
         ctx = self._context(message, facts)
-        outcome = execute_step(
-            step, ctx, inject_failure=facts.fail_at == step.name, sleep=self._sleep
-        )
+        inject = facts.fail_at == step.name
+        outcome = execute_step(step, ctx, inject_failure=inject, hooks=self._hooks)
         result = outcome.result
         usage = {step.name: result.usage} if result is not None and result.usage else {}
         if result is not None and not result.halt:
@@ -201,7 +198,7 @@ class StepReactions:
         step = self._step(facts)
         ctx = self._context(message, facts)
         result = StepResult.from_record(record) if record is not None else None
-        outcome = compensate_step(step, ctx, result, sleep=self._sleep)
+        outcome = compensate_step(step, ctx, result, hooks=self._hooks)
         events = events + outcome.events
         if outcome.ok:
             undone = self._compensated(
@@ -227,7 +224,8 @@ class StepReactions:
         failure: FailureRecord | None,
     ) -> Decision:
         """The step cannot be undone: page an operator (as orchestration does) and stop."""
-        alerted = alert_operator(message["saga_id"], gave_up, self._on_escalation)
+        alerted = escalation_event(message["saga_id"], gave_up)
+        self._hooks.on_escalation(message["saga_id"], gave_up)
         stuck = self._message(
             message,
             facts,

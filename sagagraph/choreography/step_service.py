@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 
 from sagagraph.choreography.admission import judge
@@ -26,8 +25,8 @@ from sagagraph.choreography.saga_facts import SagaFacts, facts_from_history, fac
 from sagagraph.choreography.signing import Authenticator
 from sagagraph.choreography.step_reactions import DefinitionFor, StepReactions
 from sagagraph.choreography.topology import Choreography, StepRole
-from sagagraph.saga.escalation import AlertHook
-from sagagraph.saga.tracing import STEP, continued_from, saga_span
+from sagagraph.saga.hooks import SagaHooks, combine_hooks
+from sagagraph.saga.tracing import OPEN_TELEMETRY, continued_from
 from sagagraph.saga.view import describe_error
 
 log = logging.getLogger("sagagraph")
@@ -45,10 +44,9 @@ class StepService:
         step: str,
         ledger: StepLedger,
         *,
-        sleep: Callable[[float], None] = time.sleep,
         history: History | None = None,
         definition_for: DefinitionFor | None = None,
-        on_escalation: AlertHook | None = None,
+        hooks: SagaHooks | None = None,
         max_deliveries: int = DEFAULT_MAX_DELIVERIES,
         authenticator: Authenticator | None = None,
     ) -> None:
@@ -57,15 +55,17 @@ class StepService:
         carries. ``authenticator`` checks each event's signature and signs what the step service
         emits (default: no key, nothing signed or checked). ``definition_for`` picks the definition
         per saga (default: ``choreography.definition``). The ``max_deliveries``-th delivery of
-        an event that never got handled gives up on it: the step fails and compensates."""
+        an event that never got handled gives up on it: the step fails and compensates.
+        ``hooks`` observe each handling (a run of the saga, ``handle <event>``), its attempts
+        and escalations, beside OpenTelemetry's."""
         self.choreography = choreography
+        self._hooks = combine_hooks(OPEN_TELEMETRY, hooks)
         # What the step does with an event; the step service keeps the delivery bookkeeping.
         self._reactions = StepReactions(
             choreography,
             step,
-            sleep=sleep,
             definition_for=definition_for,
-            on_escalation=on_escalation,
+            hooks=self._hooks,
             max_deliveries=max_deliveries,
         )
         self.role: StepRole = self._reactions.role
@@ -91,18 +91,18 @@ class StepService:
         # The handling joins the emitter's trace (the event's signed ``trace`` field), when
         # the event is authentic: a forged event's spans start a trace of their own.
         trace = message.get("trace") if self._auth.check(message) is None else None
-        operation = f"handle {message['type']}"
-        with (
-            self._one_at_a_time,
-            continued_from(trace),
-            saga_span(message["saga_id"], operation) as span,
-        ):
-            span.set_attribute(STEP, self.name)
+        saga_id, hooks = message["saga_id"], self._hooks
+        with self._one_at_a_time, continued_from(trace):
+            hooks.on_run_start(saga_id, f"handle {message['type']}")
             try:
-                return self._handle(message)
-            except Exception as error:
-                self.ledger.note_error(message["id"], describe_error(error))
+                emitted = self._handle(message)
+            except BaseException as error:
+                hooks.on_run_end(saga_id, "error")
+                if isinstance(error, Exception):
+                    self.ledger.note_error(message["id"], describe_error(error))
                 raise
+            hooks.on_run_end(saga_id, _left(emitted))
+            return emitted
 
     def _handle(self, message: SagaMessage) -> list[SagaMessage]:
         forged = self._auth.check(message)
@@ -158,3 +158,13 @@ class StepService:
         here (``recover --compensate``); ``cause`` is the step's forward trigger, ``facts``
         the saga's history."""
         return self._auth.seal(self._reactions.abort(cause, facts, reason))
+
+
+def _left(emitted: list[SagaMessage]) -> str:
+    """How a handling left the saga, for the hooks: the status it ended it with, else
+    ``compensating`` or ``running``."""
+    for message in emitted:
+        if message["terminal"] is not None:
+            return str(message["terminal"])
+    going_back = any(m["kind"] != "done" for m in emitted)
+    return "compensating" if going_back else "running"

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sagagraph.errors import ConfigurationError
+from sagagraph.saga.names import CHOREOGRAPHY
 from sagagraph.saga.protocol import SagaDefinition, Step
 
 _EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -177,16 +178,7 @@ def derive_choreography(
     definition: SagaDefinition, names: EventNames | None = None
 ) -> Choreography:
     """The subscription map of ``definition``; ConfigurationError when two events share a name."""
-    if not definition.is_chain:
-        raise ConfigurationError(
-            f"saga {definition.name!r}: choreography runs steps as a chain; "
-            "parallel steps (Step.after) need orchestration"
-        )
-    if definition.has_choices:
-        raise ConfigurationError(
-            f"saga {definition.name!r}: choreography runs steps as a chain; "
-            "optional or alternative steps need orchestration or the blackboard"
-        )
+    definition.check(mode=CHOREOGRAPHY)
     names = names if names is not None else event_names_for(definition)
     steps = definition.steps
     roles: list[StepRole] = []

@@ -100,7 +100,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     return answer(
         args,
         lambda app: approve_tool_call(
-            app, args.saga_id, call=args.call, edit=edit, on_event=progress_printer()
+            app, args.saga_id, call=args.call, edit=edit, hooks=progress_printer()
         ),
     )
 
@@ -111,6 +111,6 @@ def cmd_reject(args: argparse.Namespace) -> int:
     return answer(
         args,
         lambda app: reject_tool_call(
-            app, args.saga_id, args.why, call=args.call, on_event=progress_printer()
+            app, args.saga_id, args.why, call=args.call, hooks=progress_printer()
         ),
     )

@@ -10,6 +10,7 @@ from typing import Any, TypedDict, Unpack
 
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError
+from sagagraph.saga.escalation import alert_hooks
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -105,7 +106,7 @@ def paper_graph(
     else:
         from sagagraph.graph.builder import build_saga_graph as build
     if router != "llm":
-        return build(definition, on_escalation=load_alert_hook())
+        return build(definition, hooks=alert_hooks(load_alert_hook()))
     from sagagraph.agents.models import make_chat_model
 
     try:
@@ -121,7 +122,7 @@ def paper_graph(
         router="llm",
         router_model=model,
         router_options=router_options(args),
-        on_escalation=load_alert_hook(),
+        hooks=alert_hooks(load_alert_hook()),
     )
 
 

@@ -17,6 +17,7 @@ from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view, trail_lines
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, SagaGraphError
+from sagagraph.saga.escalation import alert_hooks
 
 if TYPE_CHECKING:
     from sagagraph.choreography.bus import EventBus
@@ -97,7 +98,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
             args.name,
             bus,
             definition_for=definitions_for(settings),
-            on_escalation=load_alert_hook(),
+            hooks=alert_hooks(load_alert_hook()),
             announce=lambda line: print(f"sagagraph: {line}", file=sys.stderr, flush=True),
         )
     return EXIT_COMPLETED
@@ -184,7 +185,7 @@ def resume_choreography(args: argparse.Namespace) -> int:
             bus,
             agents=getattr(args, "agents", None),
             definition_for=definitions_for(settings),
-            on_escalation=load_alert_hook(),
+            hooks=alert_hooks(load_alert_hook()),
         )
     show_trail(view)
     return emit(view, args.json)
@@ -209,7 +210,7 @@ def recover_choreography(args: argparse.Namespace) -> list[dict[str, Any]]:
             compensate=args.compensate,
             agents=getattr(args, "agents", None),
             definition_for=definitions_for(settings, compensating=back),
-            on_escalation=load_alert_hook(),
+            hooks=alert_hooks(load_alert_hook()),
         )
     for view in views:
         print(f"recovered {view['saga_id']} (choreography)", file=sys.stderr)

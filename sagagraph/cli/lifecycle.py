@@ -122,7 +122,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         settings, router, password=pdf_password(args), announce=True, compensating=back
     ) as app:
         view = interruptible(
-            lambda: resume_saga(app, args.saga_id, on_event=progress_printer()), args.saga_id
+            lambda: resume_saga(app, args.saga_id, hooks=progress_printer()), args.saga_id
         )
         return emit(view, args.json)
 
@@ -196,7 +196,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
                     app,
                     saga_id,
                     compensate=args.compensate,
-                    on_event=progress_printer(),
+                    hooks=progress_printer(),
                 )
                 final = interruptible(recover_one, saga_id)
         except SagaBusyError as busy:
@@ -242,6 +242,6 @@ def cmd_resolve(args: argparse.Namespace) -> int:
             args.saga_id,
             "retry" if args.retry else "skip",
             note=args.note or "",
-            on_event=progress_printer(),
+            hooks=progress_printer(),
         )
         return emit(view, args.json)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from sagagraph.cli.progress import STARTED, say, started_line
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import Event
 
@@ -178,10 +179,11 @@ def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:
     return EXIT_COMPLETED
 
 
-def progress_printer() -> Callable[[Event], None]:
-    """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
-
-    def show(event: Event) -> None:
+class _Progress(SagaHooks):
+    def on_event(self, saga_id: str, event: Event) -> None:
         say(format_event(event))
 
-    return show
+
+def progress_printer() -> SagaHooks:
+    """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
+    return _Progress()

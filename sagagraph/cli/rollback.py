@@ -51,7 +51,7 @@ def cmd_rollback(args: argparse.Namespace) -> int:
             args.saga_id,
             reason=args.reason or DEFAULT_ROLLBACK_REASON,
             by=args.by or operator_name(),
-            on_event=progress_printer(),
+            hooks=progress_printer(),
         )
         final = interruptible(roll_back, args.saga_id)
     emit(final, args.json)

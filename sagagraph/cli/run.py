@@ -27,6 +27,7 @@ from sagagraph.cli.output import emit, progress_printer
 from sagagraph.cli.progress import page_printer, say
 from sagagraph.config import Settings, load_alert_hook
 from sagagraph.errors import ConfigurationError, InputError
+from sagagraph.saga.escalation import alert_hooks
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -84,7 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             # run_saga holds the saga's lease while it runs: `recover` elsewhere leaves it alone.
             return run_saga(
-                app, saga_input, saga_id=saga_id, fail_at=args.fail_at, on_event=progress_printer()
+                app, saga_input, saga_id=saga_id, fail_at=args.fail_at, hooks=progress_printer()
             )
 
         view = interruptible(run, saga_id)
@@ -116,7 +117,7 @@ def run_choreography(
                 fail_at=args.fail_at,
                 agents=getattr(args, "agents", None),
                 definition_for=definitions_for(settings, loader=loader),
-                on_escalation=load_alert_hook(),
+                hooks=alert_hooks(load_alert_hook()),
             )
             return view
 

@@ -10,7 +10,7 @@ decision})`` under the saga's lease, like every runner. The same can be done by 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph.types import Command, Durability
@@ -19,12 +19,15 @@ from sagagraph.errors import InputError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
-    EventCallback,
     SagaApp,
+    answering,
+    run_hooks,
     saga_status,
-    stream_saga,
-    view_after,
 )
+from sagagraph.saga.drivers import drive
+from sagagraph.saga.hooks import SagaHooks
+from sagagraph.saga.names import SAGA
+from sagagraph.saga.view import Event, make_event
 
 Decision = dict[str, Any]
 """LangChain's decision for one call: ``{"type": "approve"}``, ``{"type": "edit",
@@ -54,20 +57,34 @@ def _waiting(view: Mapping[str, Any], call: str | None) -> list[dict[str, Any]]:
 def answer_tool_calls(
     app: SagaApp,
     saga_id: str,
-    decide: Any,
+    decide: Callable[[dict[str, Any]], Decision],
     *,
     call: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
 ) -> dict[str, Any]:
     """Resume the saga with ``decide(approval)``'s decision for each call it answers (every
     waiting call, or the one ``call`` names); return the saga's view once it ends or waits
-    again. Calls left unanswered keep waiting."""
+    again. Calls left unanswered keep waiting. Each decision goes to the hooks'
+    ``on_operator`` (the tool call's own event records its outcome in the saga)."""
     with saga_lease(app.checkpointer, saga_id):
         view = saga_status(app, saga_id)
-        chosen = _waiting(view, call)
-        resume: Command[Any] = Command(resume={a["id"]: decide(a) for a in chosen})
-        return view_after(app, saga_id, stream_saga(app, resume, saga_id, durability, on_event))
+        decisions = {a["id"]: (a, decide(a)) for a in _waiting(view, call)}
+        told = run_hooks(app, hooks)
+        for approval, decision in decisions.values():
+            told.on_operator(saga_id, _decided(approval, decision))
+        answer: Command[Any] = Command(resume={i: d for i, (_, d) in decisions.items()})
+        kind = "reject" if any(d["type"] == "reject" for _, d in decisions.values()) else "approve"
+        return drive(answering(app, saga_id, answer, durability, hooks, None, operation=kind))
+
+
+def _decided(approval: Mapping[str, Any], decision: Decision) -> Event:
+    """The operator's decision on one call, as the hooks are told of it."""
+    outcome = "rejected" if decision["type"] == "reject" else "ok"
+    detail = f"operator: {decision['type']} {approval['tool']} ({approval['call']})"
+    if decision.get("message"):
+        detail += f": {decision['message']}"
+    return make_event(str(approval.get("step") or SAGA), "resolve", outcome, 1, detail)
 
 
 def approve_tool_call(
@@ -77,7 +94,7 @@ def approve_tool_call(
     call: str | None = None,
     edit: Mapping[str, Any] | None = None,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
 ) -> dict[str, Any]:
     """Approve the saga's waiting tool calls (or the one ``call`` names: its tool-call id).
 
@@ -96,9 +113,7 @@ def approve_tool_call(
         args = {**approval["args"], **dict(edit)}
         return {"type": "edit", "edited_action": {"name": approval["tool"], "args": args}}
 
-    return answer_tool_calls(
-        app, saga_id, decide, call=call, durability=durability, on_event=on_event
-    )
+    return answer_tool_calls(app, saga_id, decide, call=call, durability=durability, hooks=hooks)
 
 
 def reject_tool_call(
@@ -108,7 +123,7 @@ def reject_tool_call(
     *,
     call: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
 ) -> dict[str, Any]:
     """Reject the saga's waiting tool calls (or the one ``call`` names), saying ``why``.
 
@@ -121,6 +136,4 @@ def reject_tool_call(
     def decide(approval: dict[str, Any]) -> Decision:
         return {"type": "reject", "message": why.strip()}
 
-    return answer_tool_calls(
-        app, saga_id, decide, call=call, durability=durability, on_event=on_event
-    )
+    return answer_tool_calls(app, saga_id, decide, call=call, durability=durability, hooks=hooks)

@@ -7,16 +7,15 @@ mid-rollback resumes at the next step still to undo. The last compensation also 
 saga's final status, in the same superstep. Under ``ainvoke`` the node awaits a participant's
 ``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
 
-When a compensation still fails after its retries, ``escalate`` alerts once (log,
-``on_escalation`` hook, an ``escalate`` event), then pauses the saga with an interrupt until
-an operator answers ``retry`` or ``skip``; the saga never claims ``rolled_back`` while
-something was not undone.
+When a compensation still fails after its retries, ``escalate`` alerts once (log, the hooks'
+``on_escalation``, an ``escalate`` event), then pauses the saga with an interrupt until an
+operator answers ``retry`` or ``skip``; the saga never claims ``rolled_back`` while something
+was not undone.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -26,50 +25,35 @@ from langgraph.types import Command, interrupt
 
 from sagagraph.graph.context import context_for
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.node_hooks import graph_hooks, node_hooks
 from sagagraph.graph.state import SagaState, undone
-from sagagraph.saga.async_execution import acompensate_step
-from sagagraph.saga.escalation import ESCALATION, alert_operator, escalation_payload
-from sagagraph.saga.execution import StepAttempts, compensate_step
+from sagagraph.saga.drivers import Flow, Tell
+from sagagraph.saga.escalation import ESCALATION, escalation_event, escalation_payload
+from sagagraph.saga.execution import StepAttempts, compensate_attempts
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
 from sagagraph.saga.records import compensation_failed, rollback_finished
-from sagagraph.saga.view import committed_order, make_event
-
-log = logging.getLogger("sagagraph")
+from sagagraph.saga.view import FailureRecord, make_event
 
 
-def pending_compensations(state: SagaState, steps: Collection[str] | None = None) -> list[str]:
-    """Steps still to compensate, in the order they must run.
+def undo_plan(state: SagaState, steps: Collection[str]) -> list[str]:
+    """Steps still to compensate, in the order they must run: the steps that failed first (each
+    cleans up its own partial work, which may be nothing), then the committed steps newest
+    first. Both are state (``cleanup`` and ``completed``); each compensation removes its step.
 
-    The step that failed comes first (it cleans up its own partial work, which may be
-    nothing), then any sibling that failed in the same parallel superstep, then every
-    committed step in reverse commit order (a sibling that committed alongside the failure
-    included; one that never ran is not). With ``steps`` (the defined
-    step names), a failure recorded against something that is not a step (a router) adds
-    nothing to undo.
+    ``steps`` are the defined step names: what is not one (a router that gave up, a blackboard
+    refinement stopped by a rollback) has nothing of its own to undo. A saga stored before
+    ``cleanup`` existed names its failed step in ``failure`` alone, which counts while that
+    step is neither compensated nor skipped.
     """
-    done = set(state.get("compensated") or [])
-    done |= {s["step"] for s in state.get("skipped") or []}
-    pending: list[str] = []
+    plan = [s for s in state.get("cleanup") or [] if s in steps]
     failure = state.get("failure")
-    if failure and failure["step"] not in done and (steps is None or failure["step"] in steps):
-        pending.append(failure["step"])
-    results = state.get("results") or {}
-    # Parallel siblings can fail in one superstep; ``failure`` keeps one, the events show all.
-    for event in state.get("events") or []:
-        name = event["step"]
-        if (
-            event["action"] == "execute"
-            and event["outcome"] in ("error", "timeout")
-            and (steps is None or name in steps)
-            and name not in done
-            and name not in pending
-            and name not in results
-        ):
-            pending.append(name)
-    committed = committed_order(state.get("events") or [], results)
-    pending += [s for s in reversed(committed) if s not in done and s not in pending]
-    return pending
+    if failure and failure["step"] in steps and failure["step"] not in plan:
+        skipped = [s["step"] for s in state.get("skipped") or []]
+        if failure["step"] not in [*(state.get("compensated") or []), *skipped]:
+            plan.append(failure["step"])
+    return plan + [s for s in reversed(state.get("completed") or []) if s not in plan]
 
 
 @dataclass(frozen=True)
@@ -98,7 +82,7 @@ def _finish(state: SagaState, update: dict[str, Any] | None = None) -> Command[A
 
 def _plan(definition: SagaDefinition, state: SagaState) -> _Compensation | Command[Any]:
     """The next compensation to run, or the finishing Command when nothing is pending."""
-    pending = pending_compensations(state, definition.step_names)
+    pending = undo_plan(state, definition.step_names)
     if not pending:
         return _finish(state)
     name = pending[0]
@@ -138,33 +122,37 @@ def _apply(state: SagaState, planned: _Compensation, outcome: StepAttempts) -> C
 
 
 CompensateNode = DualNode[SagaState, Command[Any]]
-"""The ``compensate`` node: sync body under ``invoke``, async body under ``ainvoke``."""
+"""The ``compensate`` node."""
 
 
-def make_compensate_node(definition: SagaDefinition) -> CompensateNode:
+def compensation_flow(
+    definition: SagaDefinition, state: SagaState, hooks: SagaHooks
+) -> Flow[Command[Any]]:
+    """Run the next pending compensation (with its retries) and the Command that records it."""
+    planned = _plan(definition, state)
+    if isinstance(planned, Command):
+        return planned
+    outcome = yield from compensate_attempts(planned.step, planned.ctx, planned.result, hooks=hooks)
+    return _apply(state, planned, outcome)
+
+
+def make_compensate_node(
+    definition: SagaDefinition, hooks: SagaHooks | None = None
+) -> CompensateNode:
     """A node that runs the next pending compensation (with its retries) and records it.
 
     Each compensation is a superstep of its own, checkpointed by LangGraph: the node routes
     back to itself until nothing is pending, so a crash mid-rollback resumes after the last
     checkpointed compensation and runs again only the one that was running (compensations
     are idempotent). Under ``ainvoke`` it awaits the participant's ``acompensate`` when it
-    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.async_execution`).
+    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.calls`).
     """
+    built = graph_hooks(hooks)
 
-    def compensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        planned = _plan(definition, state)
-        if isinstance(planned, Command):
-            return planned
-        return _apply(state, planned, compensate_step(planned.step, planned.ctx, planned.result))
+    def compensate(state: SagaState, config: RunnableConfig) -> Flow[Command[Any]]:
+        return compensation_flow(definition, state, node_hooks(config, built))
 
-    async def acompensate(state: SagaState, config: RunnableConfig) -> Command[Any]:
-        planned = _plan(definition, state)
-        if isinstance(planned, Command):
-            return planned
-        outcome = await acompensate_step(planned.step, planned.ctx, planned.result)
-        return _apply(state, planned, outcome)
-
-    return CompensateNode(COMPENSATE, compensate, acompensate)
+    return CompensateNode(COMPENSATE, compensate)
 
 
 def _escalation_recorded(state: SagaState) -> bool:
@@ -173,81 +161,83 @@ def _escalation_recorded(state: SagaState) -> bool:
     return bool(events) and events[-1]["action"] == ESCALATION
 
 
-def make_escalate_node(
-    on_escalation: Callable[[dict[str, Any]], None] | None,
-) -> Callable[[SagaState], Command[Any]]:
+def make_escalate_node(hooks: SagaHooks | None = None) -> DualNode[SagaState, Command[Any]]:
     """A node that alerts an operator once, then pauses the saga until they decide.
 
-    It runs in two supersteps. The first logs, calls ``on_escalation`` and records an
-    ``escalate`` event; the second interrupts. LangGraph runs an interrupted node again from
+    It runs in two supersteps. The first logs, tells the hooks (``on_escalation``) and records
+    an ``escalate`` event; the second interrupts. LangGraph runs an interrupted node again from
     its top when it resumes, so alerting in the same superstep as ``interrupt()`` would alert
     twice for one failure; this way the alert is checkpointed before the saga waits.
     """
+    built = graph_hooks(hooks)
 
-    def escalate(state: SagaState) -> Command[Any]:
+    def escalate(state: SagaState, config: RunnableConfig) -> Flow[Command[Any]]:
         failure = state.get("compensation_failure")
         assert failure is not None, "escalate runs only after a compensation gave up"
-        payload = escalation_payload(state["saga_id"], failure)
+        saga_id = state["saga_id"]
         if not _escalation_recorded(state):
-            alerted = alert_operator(state["saga_id"], failure, on_escalation)
+            alerted = escalation_event(saga_id, failure)
+            told = node_hooks(config, built)
+            yield Tell(told.on_escalation, told.aon_escalation, saga_id, failure)
             return Command(update={"events": [alerted]}, goto=ESCALATE)
-        decision = interrupt(payload)
-        action = decision.get("action") if isinstance(decision, dict) else decision
-        if action == "retry":
-            # The operator's note (who, and why), when given, stays in the audit trail.
-            note = str(decision.get("note") or "") if isinstance(decision, dict) else ""
-            detail = f"operator: retry: {note}" if note else "operator: retry"
-            return Command(
-                update={
-                    "status": "compensating",
-                    "compensation_failure": None,
-                    "events": [make_event(failure["step"], "resolve", "ok", 1, detail)],
-                },
-                goto=COMPENSATE,
-            )
-        if action == "skip":
-            note = str(decision.get("note") or "") if isinstance(decision, dict) else ""
-            record = (state.get("results") or {}).get(failure["step"])
-            skipped = {
-                "step": failure["step"],
-                "note": note,
-                "error": failure["error"],
-                "left_behind": record["output"] if record else None,
-            }
-            return Command(
-                update={
-                    "status": "compensating",
-                    "compensation_failure": None,
-                    **undone(failure["step"]),
-                    "skipped": [skipped],
-                    "events": [
-                        make_event(failure["step"], "resolve", "skipped", 1, f"operator: {note}")
-                    ],
-                },
-                goto=COMPENSATE,
-            )
-        raise ValueError(f"resolve: expected action 'retry' or 'skip', got {action!r}")
+        return _resolved(state, failure, interrupt(escalation_payload(saga_id, failure)))
 
-    return escalate
+    return DualNode(ESCALATE, escalate)
+
+
+def _resolved(state: SagaState, failure: FailureRecord, decision: object) -> Command[Any]:
+    """The Command of an operator's answer: retry the compensation, or skip it."""
+    action = decision.get("action") if isinstance(decision, dict) else decision
+    # The operator's note (who, and why), when given, stays in the audit trail.
+    note = str(decision.get("note") or "") if isinstance(decision, dict) else ""
+    if action == "retry":
+        detail = f"operator: retry: {note}" if note else "operator: retry"
+        return Command(
+            update={
+                "status": "compensating",
+                "compensation_failure": None,
+                "events": [make_event(failure["step"], "resolve", "ok", 1, detail)],
+            },
+            goto=COMPENSATE,
+        )
+    if action == "skip":
+        record = (state.get("results") or {}).get(failure["step"])
+        skipped = {
+            "step": failure["step"],
+            "note": note,
+            "error": failure["error"],
+            "left_behind": record["output"] if record else None,
+        }
+        event = make_event(failure["step"], "resolve", "skipped", 1, f"operator: {note}")
+        return Command(
+            update={
+                "status": "compensating",
+                "compensation_failure": None,
+                **undone(failure["step"]),
+                "skipped": [skipped],
+                "events": [event],
+            },
+            goto=COMPENSATE,
+        )
+    raise ValueError(f"resolve: expected action 'retry' or 'skip', got {action!r}")
 
 
 def add_compensation_nodes(
     graph: StateGraph[Any, None, Any, Any],
     definition: SagaDefinition,
     *,
-    on_escalation: Callable[[dict[str, Any]], None] | None = None,
+    hooks: SagaHooks | None = None,
     compensate: DualNode[Any, Command[Any]] | None = None,
 ) -> None:
     """Add ``compensate`` and ``escalate`` to ``graph``.
 
     ``compensate`` stands in for the kernel's node (the blackboard's wraps it); by default
-    :func:`make_compensate_node` for ``definition``.
+    :func:`make_compensate_node` for ``definition``. ``hooks``: the graph's own
+    (:mod:`sagagraph.graph.node_hooks`).
     """
-    node = compensate if compensate is not None else make_compensate_node(definition)
+    node = compensate if compensate is not None else make_compensate_node(definition, hooks)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.
     graph.add_node(COMPENSATE, cast(Any, node), destinations=(COMPENSATE, ESCALATE, END))
     graph.add_node(
-        ESCALATE,
-        cast(Any, make_escalate_node(on_escalation)),
-        destinations=(ESCALATE, COMPENSATE),
+        ESCALATE, cast(Any, make_escalate_node(hooks)), destinations=(ESCALATE, COMPENSATE)
     )

@@ -7,14 +7,13 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sagagraph.graph.state import SagaState
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.protocol import RecordsSettings, SagaDefinition, StepContext, StepResult
 from sagagraph.saga.view import QUEUED
 
 
 def context_for(
-    definition: SagaDefinition, state: SagaState, step: str, saga_id: str
+    definition: SagaDefinition, state: Mapping[str, Any], step: str, saga_id: str
 ) -> StepContext:
     """The context a step sees: its saga, the input, and the results committed so far."""
     results = {s: StepResult.from_record(r) for s, r in (state.get("results") or {}).items()}
@@ -29,7 +28,7 @@ def context_for(
 
 
 def saga_identity(
-    definition: SagaDefinition, state: SagaState, config: RunnableConfig, router: str
+    definition: SagaDefinition, state: Mapping[str, Any], config: RunnableConfig, router: str
 ) -> tuple[str, dict[str, Any]]:
     """The saga id and the fields a saga's first node stamps into its state.
 

@@ -1,37 +1,56 @@
-"""The definition behind a compiled saga graph, so that the runners check a new saga's input.
+"""What the builders remember of each graph: its definition (a new saga's input check) and hooks.
 
-``build_saga_graph`` (and the blackboard's builder) remember the definition of each graph
-they build; a graph compiled from it keeps that graph as its public ``builder``.
+``build_saga_graph`` (and the blackboard's builder) remember the definition and the hooks of
+each graph they build; a graph compiled from it keeps that graph as its public ``builder``.
 ``run_saga`` and ``arun_saga`` find the definition there and call its ``check_input`` before
-anything is written (:func:`check_new_input`). Nothing is put in the graph itself: a node's
-metadata would travel into every run's config and traces. A weak mapping: remembering a
-graph never keeps it alive.
+anything is written (:func:`check_new_input`); every runner tells the graph's hooks what it
+observes besides its nodes (:func:`hooks_of`). Nothing is put in the graph itself: a node's
+metadata would travel into every run's config and traces. A weak mapping: remembering a graph
+never keeps it alive.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.protocol import SagaDefinition
 
-_definitions: WeakKeyDictionary[Any, SagaDefinition] = WeakKeyDictionary()
+
+class _Built(NamedTuple):
+    definition: SagaDefinition
+    hooks: SagaHooks | None
 
 
-def remember_definition(graph: Any, definition: SagaDefinition) -> None:
-    """Record that ``graph`` (an uncompiled StateGraph) runs ``definition``."""
-    _definitions[graph] = definition
+_graphs: WeakKeyDictionary[Any, _Built] = WeakKeyDictionary()
+
+
+def remember_graph(graph: Any, definition: SagaDefinition, hooks: SagaHooks | None) -> None:
+    """Record that ``graph`` (an uncompiled StateGraph) runs ``definition``, with ``hooks``."""
+    _graphs[graph] = _Built(definition, hooks)
+
+
+def _built(app: Any) -> _Built | None:
+    builder = getattr(app, "builder", app)
+    try:
+        return _graphs.get(builder)
+    except TypeError:  # neither hashable nor weakly referable: not a graph we built
+        return None
 
 
 def definition_of(app: Any) -> SagaDefinition | None:
     """The definition a compiled saga graph (or its uncompiled graph) runs; None when it was
     not built by sagagraph's builders."""
-    builder = getattr(app, "builder", app)
-    try:
-        return _definitions.get(builder)
-    except TypeError:  # neither hashable nor weakly referable: not a graph we built
-        return None
+    built = _built(app)
+    return built.definition if built is not None else None
+
+
+def hooks_of(app: Any) -> SagaHooks | None:
+    """The hooks a compiled saga graph was built with (its builder's ``hooks=``)."""
+    built = _built(app)
+    return built.hooks if built is not None else None
 
 
 def check_new_input(app: Any, input: Mapping[str, Any]) -> None:

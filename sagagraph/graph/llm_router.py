@@ -31,8 +31,10 @@ proposals per decision. Then the fallback decides: ``"deterministic"`` (default)
 next step in definition order; ``"abort"`` records a failure against ``supervisor`` and routes
 to ``compensate``, so the committed steps are undone and the saga ends ``rolled_back``.
 
-Under ``ainvoke`` the supervisor asks with the model's ``ainvoke`` (same guard, events and
-fallback), so LLM-routed sagas wait for their router on the event loop, not for a thread.
+The router is a :class:`~sagagraph.saga.routes.Router` (:class:`LLMRouter`): its decision is a
+flow that yields each model call, so under ``ainvoke`` the supervisor asks with the model's
+``ainvoke`` (same guard, events and fallback), and LLM-routed sagas wait for their router on
+the event loop, not for a thread. The blackboard's controller uses the same router.
 
 Routing tokens are recorded under ``usage["supervisor"]``; counters (decisions, model calls,
 rejected proposals, failed calls, fallbacks) and the last choice under the state's ``route``
@@ -41,20 +43,19 @@ key.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+import time
+from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.graph import END
 from langgraph.types import Command
 
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.context import saga_identity
 from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.node_hooks import graph_hooks, node_hooks
 from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.graph.router_model import (
     ProposalReply,
@@ -65,24 +66,24 @@ from sagagraph.graph.router_model import (
     router_messages,
 )
 from sagagraph.graph.router_options import RouterMethod, RouterOptions
+from sagagraph.graph.routing import chosen, decision, needs_compensation, telling
 from sagagraph.graph.state import SagaState
 from sagagraph.prompts import render_prompt
 from sagagraph.redaction import redact
-from sagagraph.saga.drivers import Returned, advance
+from sagagraph.saga.drivers import Flow
 from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Usage
-from sagagraph.saga.records import router_aborted
 from sagagraph.saga.routes import (
+    Choice,
+    RouteQuestion,
+    deciding,
     facts_from_records,
     next_by_rules,
-    route_points,
     routing_options,
 )
-from sagagraph.saga.tracing import route_decided, route_outcome, route_span
-from sagagraph.saga.view import Event, committed_order, make_event
-
-log = logging.getLogger("sagagraph")
+from sagagraph.saga.view import make_event
 
 _PROPOSAL_SHOWN = 120
 """Characters of a raw proposal kept in an event (a babbling model must not flood the trail)."""
@@ -101,57 +102,63 @@ def _add(total: Usage, usage: Usage | None) -> Usage:
     }
 
 
-@dataclass
-class Decision:
-    """The outcome of one routing decision: the step chosen (None: abort) and its trail."""
+@dataclass(frozen=True)
+class _Ask:
+    """One model call of a decision: ``invoke`` under the sync driver, ``ainvoke`` under the
+    async one; every failure comes back as a reply (:mod:`sagagraph.graph.router_model`)."""
 
-    step: str | None = None
-    """A step name, ``finish``, or None when the fallback is ``abort``."""
-    events: list[Event] = field(default_factory=list)
-    usage: Usage = field(default_factory=lambda: Usage(input_tokens=0, output_tokens=0))
-    calls: int = 0
-    rejected: int = 0
-    errors: int = 0
-    fallback: bool = False
-    last_problem: str = "no proposal"
+    runnable: Runnable[Any, Any]
+    messages: list[BaseMessage]
+    method: RouterMethod
 
+    def run(self) -> ProposalReply:
+        return ask_router(self.runnable, self.messages, self.method)
 
-Deciding = Generator[list[BaseMessage], ProposalReply, Decision]
-"""A routing decision in progress: yields each request, is sent each reply, returns the
-:class:`Decision`. Model calls happen outside it, so the sync and async supervisors share it."""
+    async def arun(self) -> ProposalReply:
+        return await aask_router(self.runnable, self.messages, self.method)
 
 
-def deciding(
+def _asking(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], method: RouterMethod
+) -> Flow[ProposalReply]:
+    reply = yield _Ask(runnable, messages, method)
+    assert isinstance(reply, ProposalReply)
+    return reply
+
+
+def proposing(
+    runnable: Runnable[Any, Any],
     system: str,
-    definition: SagaDefinition,
-    committed: Sequence[str],
+    question: RouteQuestion,
     options: RouterOptions,
-    records: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Deciding:
+) -> Flow[Choice]:
     """Ask for proposals until the guard accepts one or the attempts run out, then fall back.
 
     With optional or alternative steps the guard judges by the definition's points, the model
-    also sees the options open now and the declared route facts of the committed results
-    (``records``), and the fallback is the declared rules' choice.
+    also sees the options open now and the declared route facts of the committed results,
+    and the fallback is the declared rules' choice.
     """
+    definition, committed = question.definition, question.committed
     steps = definition.step_names
-    points = route_points(definition) if definition.has_choices else None
-    facts = router_facts(definition, records or {})
-    decision = Decision()
+    points = definition.points if definition.has_choices else None
+    # Only the declared route facts reach the model: never a step's data, never the input.
+    declared = definition.route_facts is not None and points is not None
+    facts = facts_from_records(definition, question.records) if declared else {}
+    choice = Choice()
     shown_to_model: list[dict[str, str]] = []
     for attempt in range(1, options.max_attempts + 1):
         view = compact_view(definition, committed, shown_to_model)
         if points is not None:
             view["options"] = routing_options(definition, committed)
             view["facts"] = facts
-        reply = yield router_messages(system, view)
-        decision.calls += 1
-        decision.usage = _add(decision.usage, reply.usage)
+        reply = yield from _asking(runnable, router_messages(system, view), options.method)
+        choice.calls += 1
+        choice.usage = _add(choice.usage, reply.usage)
         if reply.error is not None:
-            decision.errors += 1
-            decision.last_problem = f"model call failed: {reply.error}"
-            decision.events.append(
-                make_event(SUPERVISOR, "route", "error", attempt, decision.last_problem)
+            choice.errors += 1
+            choice.last_problem = f"model call failed: {reply.error}"
+            choice.events.append(
+                make_event(SUPERVISOR, "route", "error", attempt, choice.last_problem)
             )
             continue
         verdict = reply.problem or guard(reply.next_step or "", steps, committed, points=points)
@@ -160,201 +167,91 @@ def deciding(
             detail = f"proposal {shown} accepted"
             if verdict.step != reply.proposal:
                 detail += f" as {verdict.step!r} (normalised)"
-            decision.events.append(make_event(verdict.step, "route", "ok", attempt, detail))
-            decision.step = verdict.step
-            return decision
-        decision.rejected += 1
-        decision.last_problem = redact(verdict.reason)
+            choice.events.append(make_event(verdict.step, "route", "ok", attempt, detail))
+            choice.step = verdict.step
+            return choice
+        choice.rejected += 1
+        choice.last_problem = redact(verdict.reason)
         detail = f"proposal {shown} rejected ({verdict.kind}): {verdict.reason}"
-        decision.events.append(make_event(SUPERVISOR, "route", "rejected", attempt, detail))
+        choice.events.append(make_event(SUPERVISOR, "route", "rejected", attempt, detail))
         shown_to_model.append({"proposal": _shown(reply.proposal), "reason": verdict.reason})
     if options.fallback == "deterministic":
         rules = ""
         if points is None:
-            decision.step = allowed_now(steps, committed)[0]
+            choice.step = allowed_now(steps, committed)[0]
         else:
-            rule_facts = facts_from_records(definition, records or {})
+            rule_facts = facts_from_records(definition, question.records)
             by_rules = next_by_rules(definition, committed, rule_facts)
-            decision.step, rules = by_rules.step, by_rules.detail
-        decision.fallback = True
+            choice.step, rules = by_rules.step, by_rules.detail
+        choice.fallback = True
         detail = f"fallback: deterministic route after {options.max_attempts} unusable proposal(s)"
         if rules:
             detail += f" (rules: {rules})"
-        decision.events.append(
-            make_event(decision.step, "route", "ok", options.max_attempts, detail)
-        )
-    return decision
+        choice.events.append(make_event(choice.step, "route", "ok", options.max_attempts, detail))
+    return choice
 
 
-def decide_next(runnable: Runnable[Any, Any], steps: Deciding, method: RouterMethod) -> Decision:
-    """Drive a routing decision (:func:`deciding`), asking the model with ``invoke``."""
-    request = advance(steps)
-    while not isinstance(request, Returned):
-        request = advance(steps, ask_router(runnable, request, method))
-    return request.value
+class LLMRouter:
+    """The LLM router (:mod:`module docstring <sagagraph.graph.llm_router>`), a
+    :class:`~sagagraph.saga.routes.Router`.
 
+    A router model that cannot be bound (a stand-in used only to draw the graph, a chat model
+    without structured output) raises ConfigurationError when it is first asked.
+    """
 
-async def adecide_next(
-    runnable: Runnable[Any, Any], steps: Deciding, method: RouterMethod
-) -> Decision:
-    """Drive a routing decision (:func:`deciding`), asking the model with ``ainvoke``."""
-    request = advance(steps)
-    while not isinstance(request, Returned):
-        request = advance(steps, await aask_router(runnable, request, method))
-    return request.value
+    kind = "llm"
 
+    def __init__(self, model: BaseChatModel, options: RouterOptions, system: str) -> None:
+        self.options = options
+        self.system = system
+        self._runnable: Runnable[Any, Any] | None = None
+        self._unusable: ConfigurationError | None = None
+        try:
+            self._runnable = bind_router_model(model, options)
+        except ConfigurationError as error:
+            self._unusable = error
 
-SupervisorNode = DualNode[SagaState, Command[Any]]
-"""The ``supervisor`` node: ``invoke`` asks the model with ``invoke``, ``ainvoke`` with
-``ainvoke`` (no thread of asyncio's small default executor held while the model thinks)."""
+    def decide(self, question: RouteQuestion) -> Flow[Choice]:
+        if self._runnable is None:
+            assert self._unusable is not None
+            raise self._unusable
+        return proposing(self._runnable, self.system, question, self.options)
 
 
 def make_supervisor(
-    definition: SagaDefinition, router_model: BaseChatModel, options: RouterOptions
-) -> SupervisorNode:
-    """The ``supervisor`` node: ask, guard, ask again, fall back; return a ``Command``.
+    definition: SagaDefinition,
+    router_model: BaseChatModel,
+    options: RouterOptions,
+    hooks: SagaHooks | None = None,
+) -> DualNode[SagaState, Command[Any]]:
+    """The ``supervisor`` node: asks the LLM router for the next step; returns a ``Command``."""
+    router = LLMRouter(
+        router_model, options, render_prompt(router_prompt(definition), finish=FINISH)
+    )
+    built = graph_hooks(hooks)
 
-    A router model that cannot be bound (a stand-in used only to draw the graph, a chat model
-    without structured output) raises ConfigurationError when the supervisor first runs.
-    """
-    runnable: Runnable[Any, Any] | None = None
-    unusable: ConfigurationError | None = None
-    try:
-        runnable = bind_router_model(router_model, options)
-    except ConfigurationError as error:
-        unusable = error
-    system = render_prompt(router_prompt(definition), finish=FINISH)
-
-    def start(state: SagaState, config: RunnableConfig) -> Asking | Command[Any]:
-        """What the model is asked about, or the Command when it must not be asked."""
-        if runnable is None:
-            assert unusable is not None
-            raise unusable
+    def supervise(state: SagaState, config: RunnableConfig) -> Flow[Command[Any]]:
         saga_id, update = saga_identity(definition, state, config, "llm")
-        if state.get("failure") or state.get("halted"):
-            # The builder routes a failed or halted saga to compensate before asking; if a
+        told = node_hooks(config, built)
+        if needs_compensation(state):
+            # A failed or halted saga is routed to compensate before the supervisor; if a
             # resume ever lands here, nothing may run, whatever a model would say.
+            yield from telling(told, saga_id, decision("deterministic", SUPERVISOR, COMPENSATE))
             return Command(update=update, goto=COMPENSATE)
+        started = time.time_ns()
         records = state.get("results") or {}
-        committed = committed_order(state.get("events") or [], records)
-        return runnable, saga_id, update, deciding(system, definition, committed, options, records)
+        question = RouteQuestion(definition, list(state.get("completed") or []), records)
+        choice = yield from deciding(router, question)
+        command = chosen(state, saga_id, update, choice, llm=True)
+        goto = str(command.goto)
+        yield from telling(
+            told, saga_id, decision(router.kind, SUPERVISOR, goto, choice.events, started)
+        )
+        return command
 
-    return router_node(SUPERVISOR, start, options)
+    return DualNode(SUPERVISOR, supervise)
 
 
 def router_prompt(definition: SagaDefinition) -> str:
     """The router's prompt: ``router``, or ``router_choices`` for a saga with options."""
     return "router_choices" if definition.has_choices else "router"
-
-
-def router_facts(
-    definition: SagaDefinition, records: Mapping[str, Mapping[str, Any]]
-) -> dict[str, Any]:
-    """What the LLM router sees of earlier results: the definition's declared route facts
-    only (never a step's whole data, never the saga input); nothing when none are declared."""
-    if definition.route_facts is None or not definition.has_choices:
-        return {}
-    return facts_from_records(definition, records)
-
-
-StateT = TypeVar("StateT", bound=SagaState)
-
-Asking = tuple[Runnable[Any, Any], str, dict[str, Any], Deciding]
-"""What a router node asks: the bound model, the saga id, the state update so far, and the
-decision to drive (:func:`deciding`)."""
-
-
-def router_node(
-    name: str,
-    start: Callable[[StateT, RunnableConfig], Asking | Command[Any]],
-    options: RouterOptions,
-) -> DualNode[StateT, Command[Any]]:
-    """A node that routes with a chat model (the ``supervisor``, the blackboard's
-    ``controller``): ``start`` says what to ask, or returns the node's Command itself; the
-    decision is then driven with ``invoke`` or ``ainvoke`` and turned into a Command."""
-
-    def node(state: StateT, config: RunnableConfig) -> Command[Any]:
-        started = start(state, config)
-        if isinstance(started, Command):
-            return traced_without_asking(name, state, config, started)
-        model, saga_id, update, steps = started
-        with route_span(saga_id, "llm", name) as span:
-            decision = decide_next(model, steps, options.method)
-            command = route_command(state, saga_id, update, decision, options)
-            route_outcome(span, decision.events, goto=_target(command))
-        return command
-
-    async def anode(state: StateT, config: RunnableConfig) -> Command[Any]:
-        started = start(state, config)
-        if isinstance(started, Command):
-            return traced_without_asking(name, state, config, started)
-        model, saga_id, update, steps = started
-        with route_span(saga_id, "llm", name) as span:
-            decision = await adecide_next(model, steps, options.method)
-            command = route_command(state, saga_id, update, decision, options)
-            route_outcome(span, decision.events, goto=_target(command))
-        return command
-
-    return DualNode(name, node, anode)
-
-
-def _target(command: Command[Any]) -> str:
-    """Where a router's Command sends the saga, for its span (``finish`` for the end)."""
-    goto = command.goto
-    if isinstance(goto, str):
-        return FINISH if goto == END else goto
-    return ",".join(str(g) for g in goto) if isinstance(goto, (list, tuple)) else str(goto)
-
-
-def traced_without_asking(
-    name: str, state: SagaState, config: RunnableConfig, command: Command[Any]
-) -> Command[Any]:
-    """``command``, decided without a model (a failed saga goes to ``compensate``; the
-    blackboard controller's rules), recorded as one route decision span."""
-    update = command.update if isinstance(command.update, dict) else {}
-    saga_id = update.get("saga_id") or state.get("saga_id")
-    saga_id = saga_id or (config.get("configurable") or {}).get("thread_id") or ""
-    router = "blackboard" if name != SUPERVISOR else "deterministic"
-    route_decided(str(saga_id), router, name, update.get("events") or (), goto=_target(command))
-    return command
-
-
-def route_command(
-    state: SagaState,
-    saga_id: str,
-    update: dict[str, Any],
-    decision: Decision,
-    options: RouterOptions,
-) -> Command[Any]:
-    """The router node's Command for a decision: the step chosen, ``END``, or ``compensate``.
-
-    Shared by the ``supervisor`` and the blackboard's ``controller`` (its LLM mode)."""
-    for event in decision.events:
-        if event["outcome"] != "ok":
-            log.info("saga %s: router: %s", saga_id, event["detail"])
-    counters = {"decisions": 0, "calls": 0, "rejected": 0, "errors": 0, "fallbacks": 0}
-    counters |= {k: v for k, v in (state.get("route") or {}).items() if k in counters}
-    counters["decisions"] += 1
-    counters["calls"] += decision.calls
-    counters["rejected"] += decision.rejected
-    counters["errors"] += decision.errors
-    counters["fallbacks"] += int(decision.fallback)
-    update |= {
-        "usage": {SUPERVISOR: decision.usage},
-        "route": counters | {"last": decision.step or "compensate"},
-        "events": decision.events,
-    }
-    if decision.step is None:
-        aborted = router_aborted(SUPERVISOR, options.max_attempts, decision.last_problem)
-        error = aborted.failure["error"]
-        update["events"] = [
-            *decision.events,
-            make_event(SUPERVISOR, "route", "error", options.max_attempts, error),
-        ]
-        log.warning("saga %s: %s; compensating", saga_id, error)
-        update |= aborted.update()
-        return Command(update=update, goto=COMPENSATE)
-    if decision.step == FINISH:
-        update["status"] = "completed"
-        return Command(update=update, goto=END)
-    return Command(update=update, goto=decision.step)

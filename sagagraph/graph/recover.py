@@ -30,13 +30,15 @@ from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.pending import START, needs_settling
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
-    EventCallback,
     SagaApp,
     resume_leased,
+    run_hooks,
     saga_config,
     saga_status,
-    stream_saga,
+    streaming,
 )
+from sagagraph.saga.drivers import drive
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import QUEUED, describe_error
 
@@ -103,7 +105,7 @@ def rollback_saga(
     reason: str = DEFAULT_ROLLBACK_REASON,
     by: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Compensate one unfinished saga instead of finishing it; return its view.
@@ -119,7 +121,7 @@ def rollback_saga(
     reason = reason.strip() or DEFAULT_ROLLBACK_REASON
     by = by.strip() if by is not None and by.strip() else None
     with saga_lease(app.checkpointer, saga_id):
-        return rollback_leased(app, saga_id, reason, durability, on_event, by=by, config=config)
+        return rollback_leased(app, saga_id, reason, durability, hooks, by=by, config=config)
 
 
 def rollback_leased(
@@ -127,15 +129,20 @@ def rollback_leased(
     saga_id: str,
     reason: str,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
     *,
     by: str | None = None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
-    """:func:`rollback_saga` for a caller that already holds the saga's lease (a worker does)."""
+    """:func:`rollback_saga` for a caller that already holds the saga's lease (a worker does).
+
+    The event that records the request goes to the hooks' ``on_operator`` (it is recorded
+    before the run that compensates, so ``on_event`` does not see it)."""
     _settle(app, saga_id)
-    saga_threads.force_compensation(app, saga_id, reason=reason, by=by)
-    stream_saga(app, None, saga_id, durability, on_event, config, operation="rollback")
+    requested = saga_threads.force_compensation(app, saga_id, reason=reason, by=by)
+    if requested is not None:
+        run_hooks(app, hooks).on_operator(saga_id, requested)
+    drive(streaming(app, None, saga_id, durability, hooks, config, operation="rollback"))
     return saga_status(app, saga_id)
 
 
@@ -160,7 +167,7 @@ def recover_saga(
     *,
     compensate: bool = False,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
 ) -> dict[str, Any]:
     """Recover one saga left unfinished by a stopped process; return its view.
 
@@ -178,8 +185,8 @@ def recover_saga(
             return view
         if compensate:
             # A saga already on its way back just carries on (force_compensation sees it).
-            return rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, on_event)
-        return resume_leased(app, saga_id, durability, on_event)
+            return rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, hooks)
+        return resume_leased(app, saga_id, durability, hooks)
 
 
 def recover_sagas(
@@ -187,7 +194,7 @@ def recover_sagas(
     *,
     compensate: bool = False,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
 ) -> list[dict[str, Any]]:
     """Recover every saga left ``running`` or ``compensating``; return their views.
 
@@ -200,7 +207,7 @@ def recover_sagas(
     for saga_id in unfinished_sagas(app):
         try:
             view = recover_saga(
-                app, saga_id, compensate=compensate, durability=durability, on_event=on_event
+                app, saga_id, compensate=compensate, durability=durability, hooks=hooks
             )
         except SagaBusyError as busy:
             log.info("saga %s: not recovered: %s", saga_id, busy)

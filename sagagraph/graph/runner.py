@@ -1,13 +1,20 @@
-"""Run, resume, inspect and resolve sagas on a compiled saga graph.
+"""Run, resume, inspect and resolve sagas on a compiled saga graph: one implementation, two drivers.
 
 Each saga is one LangGraph thread whose id is the saga id. Runs use ``durability="sync"``:
 a step's completion is on disk before the next step starts, so a crash re-runs at most the
 step that was running.
 
+What each call does is written once, as a flow (:mod:`sagagraph.saga.drivers`) that yields
+the reads and the runs it needs: :func:`~sagagraph.saga.drivers.drive` does them with
+``get_state``, ``get_tuple`` and ``stream`` (this module's functions),
+:func:`~sagagraph.saga.drivers.adrive` with ``aget_state``, ``aget_tuple`` and ``astream``
+(:mod:`sagagraph.graph.async_runner`).
+
 Every function that drives a saga holds the saga's lease while it does
 (:mod:`sagagraph.graph.leases`): a saga still running in another process or thread is
 refused with SagaBusyError, and ``recover`` skips it instead of running it twice. Each takes
-an optional ``on_event`` callback that sees every event as its step finishes (progress).
+optional ``hooks`` (:class:`~sagagraph.saga.hooks.SagaHooks`) that observe the run: its start
+and end, each event as its superstep is recorded, each step's attempts, each route decision.
 
 Recovering and rolling back the sagas a stopped process left unfinished:
 :mod:`sagagraph.graph.recover`.
@@ -16,7 +23,8 @@ Recovering and rolling back the sagas a stopped process left unfinished:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -34,8 +42,9 @@ from sagagraph.errors import (
     is_disk_full,
 )
 from sagagraph.graph import saga_threads
-from sagagraph.graph.input_check import check_new_input
+from sagagraph.graph.input_check import check_new_input, hooks_of
 from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.node_hooks import HOOKS_KEY
 from sagagraph.graph.pending import START, pending_nodes
 from sagagraph.graph.state_view import (
     approvals_in_writes,
@@ -43,9 +52,11 @@ from sagagraph.graph.state_view import (
     pending_approvals,
     state_view,
 )
+from sagagraph.saga.drivers import Flow, Tell, drive
+from sagagraph.saga.hooks import NO_HOOKS, SagaHooks, combine_hooks
 from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
-from sagagraph.saga.tracing import saga_outcome, saga_span
+from sagagraph.saga.tracing import OPEN_TELEMETRY, tracer
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
 
@@ -55,14 +66,14 @@ DEFAULT_DURABILITY: Durability = "sync"
 RECURSION_LIMIT = 1_000
 """Supersteps one invocation may take; a saga of n steps needs about 2n + 2."""
 
-EventCallback = Callable[[Event], None]
-"""Called with each event as the step that recorded it finishes."""
 INTERRUPT = "__interrupt__"
 """LangGraph's key for the interrupts a run paused on, in its stream and its output."""
+OPERATOR_ACTION = "resolve"
+"""The action of the events that record what an operator did (retry, skip, rollback)."""
 
 
 class SagaApp(Protocol):
-    """The part of a compiled LangGraph graph the runner uses."""
+    """The part of a compiled LangGraph graph the runners use."""
 
     checkpointer: Any
 
@@ -73,7 +84,16 @@ class SagaApp(Protocol):
         """LangGraph's ``stream`` (typed loosely: its overloads do not fit a Protocol)."""
         ...
 
+    @property
+    def astream(self) -> Callable[..., AsyncIterator[Any]]:
+        """LangGraph's ``astream`` (typed loosely: its keyword arguments are a TypedDict)."""
+        ...
+
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = ...) -> StateSnapshot: ...
+
+    async def aget_state(
+        self, config: RunnableConfig, *, subgraphs: bool = ...
+    ) -> StateSnapshot: ...
 
 
 def saga_config(saga_id: str) -> RunnableConfig:
@@ -85,11 +105,14 @@ SAGA_TAG_PREFIX = "saga_id:"
 """The tag each run of a saga carries (``saga_id:<id>``), beside ``metadata["saga_id"]``."""
 
 
-def run_config(saga_id: str, config: RunnableConfig | None = None) -> RunnableConfig:
+def run_config(
+    saga_id: str, config: RunnableConfig | None = None, hooks: SagaHooks | None = None
+) -> RunnableConfig:
     """The config a run of the saga streams with: :func:`saga_config` merged with the caller's
     LangChain ``config`` (callbacks, tags, metadata, run name), plus the saga id in the
     metadata (``saga_id``) and the tags (``saga_id:<id>``), so that a tracer (LangSmith,
-    Langfuse, a callback handler) can find every run of a saga.
+    Langfuse, a callback handler) can find every run of a saga, and the run's ``hooks``,
+    which the graph's nodes tell (:mod:`sagagraph.graph.node_hooks`).
 
     The thread is the saga's own: a ``configurable.thread_id`` naming another saga is refused
     (ConfigurationError), since it would run one saga's graph on another's checkpoints.
@@ -98,6 +121,8 @@ def run_config(saga_id: str, config: RunnableConfig | None = None) -> RunnableCo
     own = saga_config(saga_id)
     own["metadata"] = {"saga_id": saga_id}
     own["tags"] = [SAGA_TAG_PREFIX + saga_id]
+    if hooks is not None:
+        own["configurable"][HOOKS_KEY] = hooks
     if not config:
         return own
     thread = (config.get("configurable") or {}).get("thread_id", saga_id)
@@ -151,28 +176,16 @@ def check_storable_input(input: Mapping[Any, Any], where: str = "input") -> None
             check_storable_input({str(i): item for i, item in enumerate(value)}, field)
 
 
-def _snapshot(app: SagaApp, saga_id: str) -> StateSnapshot:
-    return app.get_state(saga_config(validate_saga_id(saga_id)))
-
-
-def _exists(app: SagaApp, saga_id: str) -> bool:
-    """True when the checkpointer holds the saga (even only its input): one checkpoint read,
-    without building a snapshot (tasks, pending writes), which costs several times more."""
-    if not isinstance(app.checkpointer, BaseCheckpointSaver):
-        return bool(_snapshot(app, saga_id).values)
-    return holds_saga(app.checkpointer.get_tuple(saga_config(saga_id)))
-
-
 def holds_saga(saved: CheckpointTuple | None) -> bool:
     """True when ``saved`` (a saga thread's last checkpoint) has any channel written."""
     return saved is not None and bool(saved.checkpoint["channel_values"])
 
 
 class RunOutput:
-    """What a run streamed: each event to ``on_event`` once its superstep is recorded, in the
-    order the saga's state records it, and the last state values with the interrupts, as
-    ``invoke`` collects them (the same two stream modes), so the view of a finished saga needs
-    no snapshot.
+    """What a run streamed: the events recorded since the last state (:meth:`take` returns
+    them, once their superstep is recorded, in the order the saga's state records them), and
+    the last state values with the interrupts, as ``invoke`` collects them (the same two
+    stream modes), so the view of a finished saga needs no snapshot.
 
     Events are read from the state after each superstep, not from each node's update: steps
     that run side by side finish in any order, and their events are recorded in the graph's
@@ -181,31 +194,27 @@ class RunOutput:
 
     MODES: ClassVar[list[StreamMode]] = ["updates", "values"]  # a list: chunks are (mode, data)
 
-    def __init__(self, on_event: EventCallback | None) -> None:
-        self.on_event = on_event
+    def __init__(self) -> None:
         self.modes = self.MODES
         self.values: dict[str, Any] | None = None
         self.interrupted = False
         self.told: int | None = None
-        """How many of the state's events ``on_event`` has seen (None: no state yet)."""
+        """How many of the state's events :meth:`take` has returned (None: no state yet)."""
 
-    def take(self, chunk: tuple[str, Any]) -> None:
+    def take(self, chunk: tuple[str, Any]) -> list[Event]:
+        """Read one chunk of the stream; the events it shows recorded since the last state."""
         mode, payload = chunk
-        if mode == "values":
-            self.values = payload if isinstance(payload, dict) else None
-            self.interrupted |= self.values is None or INTERRUPT in self.values
-            if self.values is not None:
-                self.tell(self.values.get("events") or [])
-            return
-        if INTERRUPT in payload:
-            self.interrupted = True
-
-    def tell(self, events: list[Event]) -> None:
-        """``on_event`` for each event recorded since the last state, in recorded order."""
-        if self.told is not None and self.on_event is not None:
-            for event in events[self.told :]:
-                self.on_event(event)
+        if mode != "values":
+            self.interrupted |= INTERRUPT in payload
+            return []
+        self.values = payload if isinstance(payload, dict) else None
+        self.interrupted |= self.values is None or INTERRUPT in self.values
+        if self.values is None:
+            return []
+        events: list[Event] = self.values.get("events") or []
+        new = events[self.told :] if self.told is not None else []
         self.told = len(events)
+        return new
 
     def finished(self) -> dict[str, Any] | None:
         """The final values when the saga ended (terminal status, no interrupt), else None."""
@@ -215,40 +224,126 @@ class RunOutput:
             return None
         return self.values
 
+    def outcome(self) -> str:
+        """How the run ended, for the hooks: the saga's status, or ``paused`` when it stopped
+        before an end (waiting for an operator, or interrupted)."""
+        status = self.values.get("status") if self.values and not self.interrupted else None
+        return str(status) if status else "paused"
 
-def stream_saga(
+
+def run_hooks(app: object, hooks: SagaHooks | None) -> SagaHooks:
+    """The hooks a runner tells: OpenTelemetry's (while a tracer provider is installed), the
+    graph's (its builder's), the run's."""
+    traced = OPEN_TELEMETRY if tracer() is not None else None
+    return combine_hooks(traced, hooks_of(app), hooks)
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """Read the saga's state snapshot."""
+
+    app: SagaApp
+    saga_id: str
+
+    def run(self) -> StateSnapshot:
+        return self.app.get_state(saga_config(validate_saga_id(self.saga_id)))
+
+    async def arun(self) -> StateSnapshot:
+        return await self.app.aget_state(saga_config(validate_saga_id(self.saga_id)))
+
+
+@dataclass(frozen=True)
+class _Saved:
+    """Read a checkpoint of the saga from the checkpointer, without building a snapshot."""
+
+    checkpointer: BaseCheckpointSaver[Any]
+    config: RunnableConfig
+
+    def run(self) -> CheckpointTuple | None:
+        return self.checkpointer.get_tuple(self.config)
+
+    async def arun(self) -> CheckpointTuple | None:
+        return await self.checkpointer.aget_tuple(self.config)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Run the saga's graph until it ends or pauses: each event to the hooks as its superstep
+    is recorded (an operator's too); what it streamed comes back."""
+
+    app: SagaApp
+    payload: Any
+    saga_id: str
+    config: RunnableConfig
+    durability: Durability
+    hooks: SagaHooks
+
+    def run(self) -> RunOutput:
+        output, hooks, saga_id = RunOutput(), self.hooks, self.saga_id
+        try:
+            stream = self.app.stream(
+                self.payload, self.config, durability=self.durability, stream_mode=output.modes
+            )
+            for chunk in stream:
+                new = output.take(chunk)
+                for event in new if hooks is not NO_HOOKS else ():
+                    hooks.on_event(saga_id, event)
+                    if event["action"] == OPERATOR_ACTION:
+                        hooks.on_operator(saga_id, event)
+        except Exception as error:
+            raise_if_disk_full(error, saga_id, self.app)
+            raise_if_connection_lost(error, saga_id)
+            raise
+        return output
+
+    async def arun(self) -> RunOutput:
+        output, hooks, saga_id = RunOutput(), self.hooks, self.saga_id
+        try:
+            stream = self.app.astream(
+                self.payload, self.config, durability=self.durability, stream_mode=output.modes
+            )
+            async for chunk in stream:
+                new = output.take(chunk)
+                for event in new if hooks is not NO_HOOKS else ():
+                    await hooks.aon_event(saga_id, event)
+                    if event["action"] == OPERATOR_ACTION:
+                        await hooks.aon_operator(saga_id, event)
+        except Exception as error:
+            raise_if_disk_full(error, saga_id)
+            raise_if_connection_lost(error, saga_id)
+            raise
+        return output
+
+
+def streaming(
     app: SagaApp,
     payload: Any,
     saga_id: str,
     durability: Durability,
-    on_event: EventCallback | None,
+    hooks: SagaHooks | None,
     config: RunnableConfig | None = None,
     *,
     operation: str = "run",
-) -> dict[str, Any] | None:
+) -> Flow[dict[str, Any] | None]:
     """Run the saga's graph until it ends or pauses; the caller holds the saga's lease.
 
-    ``config`` is the caller's LangChain config (:func:`run_config`). The run is one
-    OpenTelemetry span, ``saga <operation>`` (:mod:`sagagraph.saga.tracing`). Returns the
-    final state values when the saga ended, None when it paused or stopped unfinished (read a
-    snapshot then).
+    ``config`` is the caller's LangChain config (:func:`run_config`). The hooks are told the
+    run's start and end (``operation``: run, resume...). Returns the final state values when
+    the saga ended, None when it paused or stopped unfinished (read a snapshot then).
     """
-    output = RunOutput(on_event)
-    with saga_span(saga_id, operation) as span:
-        try:
-            stream = app.stream(
-                payload,
-                run_config(saga_id, config),
-                durability=durability,
-                stream_mode=output.modes,
-            )
-            for chunk in stream:
-                output.take(chunk)
-        except Exception as error:
-            raise_if_disk_full(error, saga_id, app)
-            raise_if_connection_lost(error, saga_id)
-            raise
-        saga_outcome(span, output.values if not output.interrupted else None)
+    told = run_hooks(app, hooks)
+    if told is not NO_HOOKS:
+        yield Tell(told.on_run_start, told.aon_run_start, saga_id, operation)
+    try:
+        run = _Run(app, payload, saga_id, run_config(saga_id, config, hooks), durability, told)
+        output = yield run
+    except BaseException:
+        if told is not NO_HOOKS:
+            yield Tell(told.on_run_end, told.aon_run_end, saga_id, "error")
+        raise
+    assert isinstance(output, RunOutput)
+    if told is not NO_HOOKS:
+        yield Tell(told.on_run_end, told.aon_run_end, saga_id, output.outcome())
     return output.finished()
 
 
@@ -336,19 +431,35 @@ def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
 
 
 _NOTHING_YET = frozenset(
-    {"fail_at", "results", "completed", "outputs", "events", "compensated", "skipped", "usage"}
+    [
+        "fail_at",
+        "results",
+        "completed",
+        "cleanup",
+        "outputs",
+        "events",
+        "compensated",
+        "skipped",
+        "usage",
+    ]
 )
 """The fields a saga graph's state shows before its input is saved: defaults only."""
 
 
-def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
+def status_flow(app: SagaApp, saga_id: str) -> Flow[dict[str, Any]]:
     """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
-    snap = _snapshot(app, saga_id)
+    snap = yield _Snapshot(app, saga_id)
+    assert isinstance(snap, StateSnapshot)
     writes = None
     if foreign_writes(snap) and isinstance(app.checkpointer, BaseCheckpointSaver):
-        saved = app.checkpointer.get_tuple(snap.config)
-        writes = list(saved.pending_writes or []) if saved is not None else None
+        saved = yield _Saved(app.checkpointer, snap.config)
+        writes = list(saved.pending_writes or []) if isinstance(saved, CheckpointTuple) else None
     return snapshot_view(snap, saga_id, writes)
+
+
+def saga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:
+    """The JSON view of one saga; SagaNotFoundError when no checkpoint has it."""
+    return drive(status_flow(app, saga_id))
 
 
 def foreign_writes(snap: StateSnapshot) -> bool:
@@ -359,17 +470,25 @@ def foreign_writes(snap: StateSnapshot) -> bool:
     return bool(snap.values) and not snap.tasks and status not in TERMINAL_STATUSES
 
 
-def view_after(app: SagaApp, saga_id: str, finished: dict[str, Any] | None) -> dict[str, Any]:
-    """The view once a run returned: from its final values when the saga ended, else read."""
+def after_run(
+    app: SagaApp, saga_id: str, finished: dict[str, Any] | None, hooks: SagaHooks | None
+) -> Flow[dict[str, Any]]:
+    """The view once a run returned: from its final values when the saga ended, else read;
+    the hooks are told of each tool call it left waiting for approval."""
     if finished is not None:
         return finished_view(finished, saga_id)
-    return saga_status(app, saga_id)
+    view = yield from status_flow(app, saga_id)
+    if view["approvals"]:
+        told = run_hooks(app, hooks)
+        for approval in view["approvals"]:
+            yield Tell(told.on_approval, told.aon_approval, saga_id, approval)
+    return view
 
 
 def saga_input(app: SagaApp, saga_id: str) -> dict[str, Any]:
     """The input the saga was started with, even when it was killed before its first step
     read it (it then sits in LangGraph's input channel, not in the state yet)."""
-    values = _snapshot(app, saga_id).values
+    values = drive(status_snapshot(app, saga_id)).values
     if values.get("input") is not None:
         return dict(values["input"])
     saved = app.checkpointer.get_tuple(saga_config(saga_id)) if app.checkpointer else None
@@ -377,7 +496,7 @@ def saga_input(app: SagaApp, saga_id: str) -> dict[str, Any]:
     return dict(start.get("input") or {}) if isinstance(start, dict) else {}
 
 
-def _check_fail_at(app: SagaApp, fail_at: str | None) -> None:
+def check_fail_at(app: object, fail_at: str | None) -> None:
     """Refuse ``fail_at`` naming no step: an injection that never fires would hide a typo."""
     nodes = getattr(app, "nodes", None)
     if fail_at is None or nodes is None:
@@ -389,6 +508,71 @@ def _check_fail_at(app: SagaApp, fail_at: str | None) -> None:
         )
 
 
+def status_snapshot(app: SagaApp, saga_id: str) -> Flow[StateSnapshot]:
+    """The saga's state snapshot."""
+    snap = yield _Snapshot(app, saga_id)
+    assert isinstance(snap, StateSnapshot)
+    return snap
+
+
+def running(
+    app: SagaApp,
+    input: Mapping[str, Any],
+    saga_id: str,
+    fail_at: str | None,
+    durability: Durability,
+    hooks: SagaHooks | None,
+    config: RunnableConfig | None,
+) -> Flow[dict[str, Any]]:
+    """Start a new saga (its lease held) and run it until it ends or waits; its view."""
+    if isinstance(app.checkpointer, BaseCheckpointSaver):
+        # One checkpoint read, without a snapshot (tasks, pending writes): several times less.
+        saved = yield _Saved(app.checkpointer, saga_config(saga_id))
+        exists = holds_saga(saved if isinstance(saved, CheckpointTuple) else None)
+    else:
+        exists = bool((yield from status_snapshot(app, saga_id)).values)
+    if exists:
+        raise already_exists(saga_id)
+    payload = initial_state(saga_id, input, fail_at=fail_at)
+    finished = yield from streaming(app, payload, saga_id, durability, hooks, config)
+    return (yield from after_run(app, saga_id, finished, hooks))
+
+
+def resuming(
+    app: SagaApp,
+    saga_id: str,
+    durability: Durability,
+    hooks: SagaHooks | None,
+    config: RunnableConfig | None,
+) -> Flow[dict[str, Any]]:
+    """Continue an unfinished saga (its lease held); one waiting for an operator, or with
+    nothing to run, is left as it is. Its view."""
+    view = yield from status_flow(app, saga_id)
+    if view["waiting_for_operator"] or not view["next"]:
+        return view
+    finished = yield from streaming(
+        app, None, saga_id, durability, hooks, config, operation="resume"
+    )
+    return (yield from after_run(app, saga_id, finished, hooks))
+
+
+def answering(
+    app: SagaApp,
+    saga_id: str,
+    answer: Command[Any],
+    durability: Durability,
+    hooks: SagaHooks | None,
+    config: RunnableConfig | None,
+    *,
+    operation: str,
+) -> Flow[dict[str, Any]]:
+    """Resume a paused saga (its lease held) with an operator's ``answer``; its view."""
+    finished = yield from streaming(
+        app, answer, saga_id, durability, hooks, config, operation=operation
+    )
+    return (yield from after_run(app, saga_id, finished, hooks))
+
+
 def run_saga(
     app: SagaApp,
     input: Mapping[str, Any],
@@ -396,26 +580,23 @@ def run_saga(
     saga_id: str | None = None,
     fail_at: str | None = None,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Start a new saga and run it until it ends or waits for an operator; return its view.
 
     Input the saga's definition refuses (its ``check_input``: the paper saga's checks that the
     paper is readable) raises InputError before anything is written: no saga exists after it.
-    ``config`` is a LangChain config (callbacks, tags, metadata, run name) merged with the
-    saga's own; its metadata and tags carry the saga id (:func:`run_config`).
+    ``hooks`` observe the run (:class:`~sagagraph.saga.hooks.SagaHooks`). ``config`` is a
+    LangChain config (callbacks, tags, metadata, run name) merged with the saga's own; its
+    metadata and tags carry the saga id (:func:`run_config`).
     """
     # An explicit empty id is refused, not silently replaced by a fresh one.
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
-    _check_fail_at(app, fail_at)
+    check_fail_at(app, fail_at)
     check_new_input(app, input)  # unusable input: InputError, and no saga is started
     with saga_lease(app.checkpointer, saga_id):
-        if _exists(app, saga_id):
-            raise already_exists(saga_id)
-        payload = initial_state(saga_id, input, fail_at=fail_at)
-        finished = stream_saga(app, payload, saga_id, durability, on_event, config)
-        return view_after(app, saga_id, finished)
+        return drive(running(app, input, saga_id, fail_at, durability, hooks, config))
 
 
 def resume_saga(
@@ -423,31 +604,28 @@ def resume_saga(
     saga_id: str,
     *,
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Continue an unfinished saga from its last checkpoint; steps that committed do not re-run.
 
     A saga waiting for an operator is left as it is: use :func:`resolve_saga`. SagaBusyError
-    when another process or thread is running the saga now. ``config``: as :func:`run_saga`.
+    when another process or thread is running the saga now. ``hooks`` and ``config``: as
+    :func:`run_saga`.
     """
     with saga_lease(app.checkpointer, saga_id):
-        return resume_leased(app, saga_id, durability, on_event, config)
+        return drive(resuming(app, saga_id, durability, hooks, config))
 
 
 def resume_leased(
     app: SagaApp,
     saga_id: str,
     durability: Durability,
-    on_event: EventCallback | None,
+    hooks: SagaHooks | None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """:func:`resume_saga` for a caller that already holds the saga's lease (recovery does)."""
-    view = saga_status(app, saga_id)
-    if view["waiting_for_operator"] or not view["next"]:
-        return view
-    finished = stream_saga(app, None, saga_id, durability, on_event, config, operation="resume")
-    return view_after(app, saga_id, finished)
+    return drive(resuming(app, saga_id, durability, hooks, config))
 
 
 def resolve_saga(
@@ -457,15 +635,15 @@ def resolve_saga(
     *,
     note: str = "",
     durability: Durability = DEFAULT_DURABILITY,
-    on_event: EventCallback | None = None,
+    hooks: SagaHooks | None = None,
     config: RunnableConfig | None = None,
 ) -> dict[str, Any]:
     """Answer a saga waiting for an operator: ``retry`` the failed compensation, or ``skip`` it.
 
     ``skip`` records that an operator took responsibility (with ``note``) and what could not
     be undone (``skipped[].left_behind``); once the other compensations ran, the saga ends
-    ``resolved_by_operator``. A retry that fails again pauses the saga again. ``config``: as
-    :func:`run_saga`.
+    ``resolved_by_operator``. A retry that fails again pauses the saga again. ``hooks`` and
+    ``config``: as :func:`run_saga`.
     """
     if action not in ("retry", "skip"):
         raise ConfigurationError(f"resolve: action must be 'retry' or 'skip', got {action!r}")
@@ -477,11 +655,10 @@ def resolve_saga(
             raise InputError(
                 f"saga {saga_id!r}: not waiting for an operator (status {view['status']})"
             )
-        resume: Command[Any] = Command(resume={"action": action, "note": note.strip()})
-        finished = stream_saga(
-            app, resume, saga_id, durability, on_event, config, operation="resolve"
+        answer: Command[Any] = Command(resume={"action": action, "note": note.strip()})
+        return drive(
+            answering(app, saga_id, answer, durability, hooks, config, operation="resolve")
         )
-        return view_after(app, saga_id, finished)
 
 
 def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:

@@ -19,6 +19,7 @@ from langgraph.types import Command
 from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.graph.nodes import ROUTES_ITSELF
+from sagagraph.graph.state import failed
 from sagagraph.graph.state_view import pending_approvals
 from sagagraph.redaction import redact
 from sagagraph.saga.ids import validate_saga_id
@@ -43,7 +44,9 @@ def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
     return sorted(ids)
 
 
-def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = None) -> bool:
+def force_compensation(
+    app: Any, saga_id: str, *, reason: str, by: str | None = None
+) -> Event | None:
     """Turn an unfinished saga toward compensation; the next resume rolls it back.
 
     ``app`` is a compiled saga graph on the checkpointer that holds the saga. The step that
@@ -52,7 +55,8 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
     committed steps in reverse order. Nothing runs here: resume the saga to compensate. The
     event that records the request says why (``reason``) and who asked (``by``), when known.
 
-    Returns False when the saga is already compensating (resuming carries on). Raises
+    Returns the event that records the request, None when the saga is already compensating
+    (resuming carries on). Raises
     SagaNotFoundError for an unknown id, InputError for a finished saga or one waiting for an
     operator (resolve it instead).
     """
@@ -72,13 +76,13 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
         raise InputError(f"saga {saga_id!r}: already {status}; nothing to roll back")
     if status in ("compensating", "compensation_failed") or {COMPENSATE, ESCALATE} & set(snap.next):
         # Already on the way back (or about to ask an operator): resuming carries on.
-        return False
+        return None
     step_nodes = [name for name in app.nodes if name not in RESERVED_NAMES]
     interrupted = [name for name in snap.next if name in step_nodes]
     if interrupted:
         # The step in flight may have written part of its work: as the failed step, it is
         # compensated first, with result=None.
-        stop = rollback_requested(interrupted[0], reason).update()
+        stop = rollback_requested(interrupted[0], reason).update() | failed(interrupted[0])
         events = [_rollback_event(interrupted[0], reason, by)]
     else:
         # No step in flight (a router was deciding): stop the saga the way a halting step
@@ -94,7 +98,7 @@ def force_compensation(app: Any, saga_id: str, *, reason: str, by: str | None = 
     routes_itself = bool(drawn is not None and (drawn.metadata or {}).get(ROUTES_ITSELF))
     values: Any = Command(update=update, goto=COMPENSATE) if routes_itself else update
     app.update_state(config, values, as_node=as_node)
-    return True
+    return events[0]
 
 
 def _rollback_event(step: str, reason: str, by: str | None) -> Event:

@@ -5,7 +5,9 @@ saga state as nodes see it, and LangGraph Studio and the Server show it field by
 Reducers make the state append-only where the audit trail needs it (``events``,
 ``compensated``) and let a compensation remove its step's result (``results``, ``completed``,
 ``outputs``: a ``None`` value removes a step). A step's commit and its compensation write these
-three together (:func:`committed`, :func:`undone`).
+three together (:func:`committed`, :func:`undone`). The undo plan is state too: ``cleanup``
+(the steps that failed, whose partial work is still to clean up) then ``completed`` newest
+first; a compensation removes its step from both, and nothing reads the plan from the events.
 
 Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
 the same superstep; a plain LangGraph field refuses two writes at once, so these use
@@ -24,35 +26,23 @@ from langgraph.channels import LastValue
 from sagagraph.saga.protocol import StepRecord, Usage
 from sagagraph.saga.view import Event, FailureRecord, Status
 
+V = TypeVar("V")
 
-def merge_results(
-    left: dict[str, StepRecord] | None, right: dict[str, StepRecord | None] | None
-) -> dict[str, StepRecord]:
-    """Merge step results; a ``None`` value removes that step's result (its compensation ran)."""
+
+def merge_by_step(left: dict[str, V] | None, right: dict[str, V | None] | None) -> dict[str, V]:
+    """Merge values by step (results, output paths); a ``None`` value removes that step's
+    (its compensation ran)."""
     merged = dict(left or {})
-    for step, record in (right or {}).items():
-        if record is None:
+    for step, value in (right or {}).items():
+        if value is None:
             merged.pop(step, None)
         else:
-            merged[step] = record
+            merged[step] = value
     return merged
 
 
-def merge_outputs(
-    left: dict[str, str] | None, right: dict[str, str | None] | None
-) -> dict[str, str]:
-    """Merge output paths by step; a ``None`` value removes that step's output."""
-    merged = dict(left or {})
-    for step, path in (right or {}).items():
-        if path is None:
-            merged.pop(step, None)
-        else:
-            merged[step] = path
-    return merged
-
-
-def track_completed(left: list[str] | None, right: list[str] | dict[str, None] | None) -> list[str]:
-    """The committed steps in commit order: a list of names appends those not listed yet; a
+def track_steps(left: list[str] | None, right: list[str] | dict[str, None] | None) -> list[str]:
+    """Step names in the order they were added: a list of names appends those not listed yet; a
     mapping of names to ``None`` removes them (their compensation ran)."""
     steps = list(left or [])
     if isinstance(right, dict):
@@ -69,9 +59,21 @@ def committed(step: str, record: StepRecord) -> dict[str, Any]:
     return update
 
 
+def failed(step: str) -> dict[str, Any]:
+    """The state update of a step that failed (or was stopped half way by a rollback): its
+    compensation must clean up whatever partial work it left, before the committed steps'."""
+    return {"cleanup": [step]}
+
+
 def undone(step: str) -> dict[str, Any]:
-    """The state update that removes ``step``'s committed result (compensated or skipped)."""
-    return {"results": {step: None}, "completed": {step: None}, "outputs": {step: None}}
+    """The state update that removes ``step`` from the undo plan: its committed result, or
+    its partial work (compensated, or skipped by an operator)."""
+    return {
+        "results": {step: None},
+        "completed": {step: None},
+        "outputs": {step: None},
+        "cleanup": {step: None},
+    }
 
 
 def add_usage(left: dict[str, Usage] | None, right: dict[str, Usage] | None) -> dict[str, Usage]:
@@ -131,7 +133,7 @@ class OneOf(LastValue[T]):
 
 def _first(values: Sequence[T]) -> T:
     """The first of writes that arrive together (by step name): one failure or halt is shown;
-    compensation still cleans up every step that failed (see ``pending_compensations``)."""
+    compensation still cleans up every step that failed (each is in ``cleanup``)."""
     return values[0]
 
 
@@ -173,11 +175,14 @@ class SagaState(TypedDict, total=False):
     """Why the saga did not complete, in one line."""
     fail_at: str | None
     """Step into which a failure is injected (``--fail-at``), for demos and tests."""
-    results: Annotated[dict[str, StepRecord], merge_results]
+    results: Annotated[dict[str, StepRecord], merge_by_step]
     """Results of the steps that are committed now, by step name."""
-    completed: Annotated[list[str], track_completed]
+    completed: Annotated[list[str], track_steps]
     """The steps that are committed now, in commit order."""
-    outputs: Annotated[dict[str, str], merge_outputs]
+    cleanup: Annotated[list[str], track_steps]
+    """The steps that failed (or were stopped half way by a rollback) and whose partial work
+    their compensation has not cleaned up yet, in the order they failed."""
+    outputs: Annotated[dict[str, str], merge_by_step]
     """Where each committed step's output is (a path or a URI), by step name."""
     halted: Annotated[dict[str, Any] | None, OneOf(dict)]
     """The step that halted the saga on purpose, its reason and data."""
@@ -204,7 +209,7 @@ class SagaOutput(TypedDict, total=False):
     saga_id: str
     status: Annotated[Status, OneOf(str, pick=_strongest_status)]
     reason: Annotated[str | None, OneOf(str)]
-    completed: Annotated[list[str], track_completed]
+    completed: Annotated[list[str], track_steps]
     compensated: Annotated[list[str], operator.add]
-    outputs: Annotated[dict[str, str], merge_outputs]
+    outputs: Annotated[dict[str, str], merge_by_step]
     events: Annotated[list[Event], operator.add]

@@ -1,8 +1,9 @@
 """The one way a saga pages an operator: a compensation gave up after its retries.
 
-Orchestration (the ``escalate`` node) and choreography (the agent whose compensation gave up)
-both call :func:`alert_operator`, so the CRITICAL log line, the alert hook's payload and the
-``escalate`` event read the same whichever style ran the saga.
+Orchestration (the ``escalate`` node) and choreography (the step whose compensation gave up)
+both record :func:`escalation_event` and call the hooks' ``on_escalation``, so the CRITICAL log
+line, the alert and the ``escalate`` event read the same whichever style ran the saga.
+:class:`AlertHooks` turns an alert callable (``SAGAGRAPH_ALERT_HOOK``) into such a hook.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import ESCALATE
-from sagagraph.saga.view import Event, FailureRecord, describe_error, make_event
+from sagagraph.saga.view import Event, FailureRecord, make_event
 
 log = logging.getLogger("sagagraph")
 
@@ -20,16 +22,17 @@ ESCALATION = ESCALATE
 """Event action recorded once when a compensation gives up and an operator is alerted."""
 
 AlertHook = Callable[[dict[str, Any]], None]
+"""An alert: called with :func:`escalation_payload` when a compensation gives up."""
 
 
 def escalation_payload(saga_id: str, failure: FailureRecord) -> dict[str, Any]:
-    """What the alert hook receives: the saga id and the compensation's failure record."""
+    """What an alert receives: the saga id and the compensation's failure record."""
     return {"saga_id": saga_id, **failure}
 
 
-def alert_operator(saga_id: str, failure: FailureRecord, on_escalation: AlertHook | None) -> Event:
-    """Log CRITICAL, call the alert hook (its own failure is logged, never raised), and return
-    the ``escalate`` event to record."""
+def escalation_event(saga_id: str, failure: FailureRecord) -> Event:
+    """Log CRITICAL and return the ``escalate`` event to record; the caller then tells the
+    hooks (``on_escalation``)."""
     log.critical(
         "saga %s needs an operator: compensation of %s failed after %d attempt(s): %s",
         saga_id,
@@ -37,13 +40,24 @@ def alert_operator(saga_id: str, failure: FailureRecord, on_escalation: AlertHoo
         failure["attempts"],
         failure["error"],
     )
-    if on_escalation is not None:
-        try:
-            on_escalation(escalation_payload(saga_id, failure))
-        except Exception as error:  # an alert hook must not break the saga
-            log.error("alert hook failed: %s", describe_error(error))
     detail = (
         f"needs an operator: compensation failed after {failure['attempts']} "
         f"attempt(s): {failure['error']}"
     )
     return make_event(failure["step"], ESCALATION, "waiting", 1, detail)
+
+
+def alert_hooks(alert: AlertHook | None) -> SagaHooks | None:
+    """:class:`AlertHooks` calling ``alert``; None without one."""
+    return AlertHooks(alert) if alert is not None else None
+
+
+class AlertHooks(SagaHooks):
+    """Hooks that call ``alert`` with :func:`escalation_payload` when a compensation gives up
+    (an alert that raises is logged, never raised: hooks are isolated)."""
+
+    def __init__(self, alert: AlertHook) -> None:
+        self.alert = alert
+
+    def on_escalation(self, saga_id: str, failure: FailureRecord) -> None:
+        self.alert(escalation_payload(saga_id, failure))

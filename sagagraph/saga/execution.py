@@ -1,32 +1,40 @@
 """Run a step's execute or compensate under its retry policy and timeout, recording events.
 
-Both coordination styles call these two functions, so a step behaves the same whether a graph
-or an event decides that it runs.
+Every coordination style runs its steps here, so a step behaves the same whether a graph or an
+event decides that it runs. Each side of a step is one attempt loop, written once as a flow
+(:mod:`sagagraph.saga.drivers`): it decides (attempt, record, retry or give up) and yields what
+it needs done, each attempt (:class:`Call`), each wait (:class:`Pause`) and the hooks' news of
+each attempt's start and end. Under ``invoke`` they are done on this thread
+(:func:`execute_step`); under ``ainvoke`` on the event loop (:func:`aexecute_step`), awaiting a
+participant's ``aexecute`` / ``acompensate`` when it has them, else running the sync method on
+the step pool (:mod:`sagagraph.saga.calls`). A graph node yields from the loops directly.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
-import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
-from typing import TypeVar
+from typing import Any, Literal
 
 from langgraph.errors import GraphBubbleUp
 
 from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutError
 from sagagraph.redaction import redact, redact_value
-from sagagraph.saga.drivers import Returned, advance
+from sagagraph.saga.calls import await_with_timeout, call_with_timeout, run_in_step_thread
+from sagagraph.saga.drivers import Flow, Tell, adrive, drive
+from sagagraph.saga.hooks import NO_HOOKS, SagaHooks
 from sagagraph.saga.protocol import Step, StepContext, StepResult
-from sagagraph.saga.tracing import AttemptSpan
 from sagagraph.saga.view import Event, describe_error, make_event
 
 log = logging.getLogger("sagagraph")
 
-T = TypeVar("T")
+Action = Literal["execute", "compensate"]
+Sleep = Callable[[float], None]
+ASleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass
@@ -49,65 +57,6 @@ class StepAttempts:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-_abandoned: set[threading.Event] = set()
-_abandoned_lock = threading.Lock()
-
-
-def abandon(finished: threading.Event) -> None:
-    """Count a call given up on (a step timed out) until ``finished`` is set."""
-    with _abandoned_lock:
-        for done in [d for d in _abandoned if d.is_set()]:
-            _abandoned.discard(done)
-        if not finished.is_set():
-            _abandoned.add(finished)
-
-
-def abandoned_calls() -> int:
-    """How many calls given up on by a step timeout are still running.
-
-    Such a call may hold a thread the interpreter joins at exit (LangChain runs model calls
-    on a thread pool), so a process that exits normally waits for it: up to the HTTP
-    client's own timeout, or for as long as a server holds the socket. A command that has
-    decided its saga ends at once instead when this is not 0 (``os._exit``, see the CLI).
-    """
-    with _abandoned_lock:
-        return sum(1 for done in _abandoned if not done.is_set())
-
-
-def call_with_timeout(fn: Callable[[], T], timeout: float | None, what: str) -> T:
-    """Run ``fn`` and fail with StepTimeoutError when it takes longer than ``timeout``.
-
-    The call runs on a daemon thread that is abandoned on timeout: Python cannot kill a thread.
-    A late write it makes is refused by the step's store, which remembers compensated keys;
-    :func:`abandoned_calls` counts it until it ends.
-    The thread runs in a copy of the caller's context, so LangGraph's ``get_config()`` and
-    ``interrupt()`` still work inside a step that has a timeout.
-    """
-    if timeout is None:
-        return fn()
-    box: dict[str, object] = {}
-    context = contextvars.copy_context()
-    finished = threading.Event()
-
-    def target() -> None:
-        try:
-            box["value"] = context.run(fn)
-        except BaseException as e:  # carried to the caller's thread
-            box["error"] = e
-        finally:
-            finished.set()
-
-    worker = threading.Thread(target=target, name=f"sagagraph:{what}", daemon=True)
-    worker.start()
-    if not finished.wait(timeout):
-        abandon(finished)
-        raise StepTimeoutError(f"{what} did not finish within {timeout:g}s")
-    worker.join()  # it has finished: only its last bookkeeping is left
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
 
 
 _step_events: contextvars.ContextVar[list[Event] | None] = contextvars.ContextVar(
@@ -151,34 +100,8 @@ def emit_event(event: Event) -> bool:
 
 def with_attempt(ctx: StepContext, attempt: int) -> StepContext:
     """``ctx`` for attempt number ``attempt`` (the idempotency key stays the same)."""
-    if ctx.attempt == attempt:
-        return ctx  # frozen: the first attempt's context is the one the step was given
-    return StepContext(ctx.saga_id, ctx.step, ctx.input, ctx.results, attempt, ctx.deps)
-
-
-# -- one attempt loop, driven by a sync driver here and an async one in async_execution -------
-# The loops decide (attempt, record, retry or give up); the drivers only run the calls and the
-# waits, so a step records the same events under ``invoke`` and ``ainvoke``.
-
-
-@dataclass(frozen=True)
-class Call:
-    """The loop asks its driver to run one attempt with this context."""
-
-    ctx: StepContext
-    events: list[Event]
-    """Where events the participant emits while it runs go (its step's trail)."""
-    action: str = "execute"
-    """``execute`` or ``compensate``: what the attempt runs (its span says so)."""
-    injected: Exception | None = None
-    """The failure ``fail_at`` injects: the driver answers with it and calls nothing."""
-
-
-@dataclass(frozen=True)
-class Wait:
-    """The loop asks its driver to wait before the next attempt."""
-
-    seconds: float
+    # Frozen: the first attempt's context is the one the step was given.
+    return ctx if ctx.attempt == attempt else replace(ctx, attempt=attempt)
 
 
 @dataclass(frozen=True)
@@ -189,8 +112,103 @@ class Tried:
     error: Exception | None = None
 
 
-AttemptLoop = Generator[Call | Wait, Tried | None, StepAttempts]
-"""An attempt loop: yields calls and waits, receives what each call did, returns the outcome."""
+@dataclass(frozen=True)
+class Call:
+    """One attempt of a step's execute or compensate: the participant's sync method on this
+    thread under :meth:`run`, its async one (or the sync one on the step pool) under
+    :meth:`arun`; either way under the step's timeout, with the events the participant emits
+    landing in ``events`` (its step's trail). An ``Exception`` comes back as the attempt's
+    error; LangGraph's control flow (``interrupt()``) and ``BaseException`` (a kill,
+    ``KeyboardInterrupt``, cancellation) pass through, leaving the step unfinished so that
+    resuming runs it again."""
+
+    step: Step
+    ctx: StepContext
+    events: list[Event]
+    action: Action = "execute"
+    result: StepResult | None = None
+    """The committed result a compensation undoes (None: the step had not finished)."""
+    injected: Exception | None = None
+    """The failure ``fail_at`` injects: the attempt fails with it and calls nothing."""
+
+    @property
+    def timeout(self) -> float | None:
+        return self.step.timeout if self.action == "execute" else self.step.compensation_timeout
+
+    @property
+    def what(self) -> str:
+        name = self.step.name
+        return f"step {name!r}" if self.action == "execute" else f"compensation of step {name!r}"
+
+    def _sync(self) -> object:
+        participant, ctx = self.step.participant, self.ctx
+        if self.action == "execute":
+            return participant.execute(ctx)
+        participant.compensate(ctx, self.result)
+        return None
+
+    async def _async(self) -> object:
+        participant, ctx = self.step.participant, self.ctx
+        method = getattr(participant, "a" + self.action, None)
+        if not callable(method):
+            return await run_in_step_thread(self._sync)
+        value: Any = await (method(ctx) if self.action == "execute" else method(ctx, self.result))
+        return value
+
+    def run(self) -> Tried:
+        if self.injected is not None:
+            return Tried(error=self.injected)
+        try:
+            with collecting_events(self.events):
+                if self.timeout is None:
+                    return Tried(value=self._sync())
+                return Tried(value=call_with_timeout(self._sync, self.timeout, self.what))
+        except Exception as error:
+            return failed(error)
+
+    async def arun(self) -> Tried:
+        if self.injected is not None:
+            return Tried(error=self.injected)
+        try:
+            with collecting_events(self.events):
+                if self.timeout is None:
+                    return Tried(value=await self._async())
+                return Tried(value=await await_with_timeout(self._async, self.timeout, self.what))
+        except Exception as error:  # interrupt() inside a step passes through ``failed``
+            return failed(error)
+
+
+@dataclass(frozen=True)
+class Pause:
+    """The wait before the next attempt: ``sleep`` on this thread, ``asleep`` on the loop."""
+
+    seconds: float
+    sleep: Sleep = time.sleep
+    asleep: ASleep = asyncio.sleep
+
+    def run(self) -> None:
+        self.sleep(self.seconds)
+
+    async def arun(self) -> None:
+        await self.asleep(self.seconds)
+
+
+def _attempted(call: Call, hooks: SagaHooks) -> Flow[Tried]:
+    """One attempt, its start told to the hooks."""
+    ctx = call.ctx
+    if hooks is not NO_HOOKS:
+        start = hooks.on_step_start, hooks.aon_step_start
+        yield Tell(*start, ctx.saga_id, ctx.step, call.action, ctx.attempt)
+    tried = yield call
+    assert isinstance(tried, Tried)
+    return tried
+
+
+def _recorded(outcome: StepAttempts, event: Event, saga_id: str, hooks: SagaHooks) -> Flow[None]:
+    """The attempt's event recorded in its step's trail, and told to the hooks as its end."""
+    outcome.events.append(event)
+    if hooks is not NO_HOOKS:
+        yield Tell(hooks.on_step_end, hooks.aon_step_end, saga_id, event)
 
 
 def failed(error: Exception) -> Tried:
@@ -254,7 +272,15 @@ def _tried_result(step: Step, tried: Tried) -> StepResult | Exception:
         return error
 
 
-def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = False) -> AttemptLoop:
+def execute_attempts(
+    step: Step,
+    ctx: StepContext,
+    *,
+    inject_failure: bool = False,
+    hooks: SagaHooks = NO_HOOKS,
+    sleep: Sleep = time.sleep,
+    asleep: ASleep = asyncio.sleep,
+) -> Flow[StepAttempts]:
     """The attempt loop of ``step.participant.execute`` under the step's retry policy.
 
     One event per attempt: ``ok`` or ``halted`` when it finished, ``retry`` when another
@@ -265,25 +291,22 @@ def execute_attempts(step: Step, ctx: StepContext, *, inject_failure: bool = Fal
     for attempt in range(1, step.retry.max_attempts + 1):
         outcome.attempts = attempt
         injected = injected_failure(step) if inject_failure else None
-        sent = yield Call(with_attempt(ctx, attempt), outcome.events, "execute", injected)
-        assert sent is not None, "a driver answers every Call"
-        tried = sent
-        done = _tried_result(step, tried)
+        call = Call(step, with_attempt(ctx, attempt), outcome.events, "execute", None, injected)
+        done = _tried_result(step, (yield from _attempted(call, hooks)))
         if isinstance(done, StepResult):
-            outcome.events.append(_finished_event(step, done, attempt))
+            yield from _recorded(outcome, _finished_event(step, done, attempt), ctx.saga_id, hooks)
             outcome.result = done
             return outcome
         retry = not inject_failure and step.retry.should_retry(done, attempt)
         kind = "timeout" if isinstance(done, StepTimeoutError) else "error"
         described = describe_error(done)
-        outcome.events.append(
-            make_event(step.name, "execute", "retry" if retry else kind, attempt, described)
-        )
+        event = make_event(step.name, "execute", "retry" if retry else kind, attempt, described)
+        yield from _recorded(outcome, event, ctx.saga_id, hooks)
         if not retry:
             outcome.error = done
             outcome.described = described
             return outcome
-        yield Wait(step.retry.delay(attempt))
+        yield Pause(step.retry.delay(attempt), sleep, asleep)
     raise AssertionError("unreachable: Retry.max_attempts >= 1")
 
 
@@ -298,81 +321,38 @@ UNFINISHED_COMPENSATED = "step had not finished: cleaned up by its idempotency k
 its compensation ran anyway and removed whatever partial work carried the step's key."""
 
 
-def compensate_attempts(step: Step, ctx: StepContext, result: StepResult | None) -> AttemptLoop:
+def compensate_attempts(
+    step: Step,
+    ctx: StepContext,
+    result: StepResult | None,
+    *,
+    hooks: SagaHooks = NO_HOOKS,
+    sleep: Sleep = time.sleep,
+    asleep: ASleep = asyncio.sleep,
+) -> Flow[StepAttempts]:
     """The attempt loop of ``step.participant.compensate`` under its compensation retry policy."""
     outcome = StepAttempts()
     policy = step.compensation_retry
     for attempt in range(1, policy.max_attempts + 1):
         outcome.attempts = attempt
-        tried = yield Call(with_attempt(ctx, attempt), outcome.events, "compensate")
-        assert tried is not None, "a driver answers every Call"
+        call = Call(step, with_attempt(ctx, attempt), outcome.events, "compensate", result)
+        tried = yield from _attempted(call, hooks)
         if tried.error is None:
             detail = UNFINISHED_COMPENSATED if result is None else ""
-            outcome.events.append(make_event(step.name, "compensate", "ok", attempt, detail))
+            event = make_event(step.name, "compensate", "ok", attempt, detail)
+            yield from _recorded(outcome, event, ctx.saga_id, hooks)
             return outcome
         retry = policy.should_retry(tried.error, attempt)
-        outcome.events.append(
-            make_event(
-                step.name,
-                "compensate",
-                "retry" if retry else "error",
-                attempt,
-                describe_error(tried.error),
-            )
+        outcome_kind = "retry" if retry else "error"
+        event = make_event(
+            step.name, "compensate", outcome_kind, attempt, describe_error(tried.error)
         )
+        yield from _recorded(outcome, event, ctx.saga_id, hooks)
         if not retry:
             outcome.error = tried.error
             return outcome
-        yield Wait(policy.delay(attempt))
+        yield Pause(policy.delay(attempt), sleep, asleep)
     raise AssertionError("unreachable: Retry.max_attempts >= 1")
-
-
-def run_attempts(
-    loop: AttemptLoop,
-    call: Callable[[StepContext], object],
-    *,
-    timeout: float | None,
-    what: str,
-    sleep: Callable[[float], None] = time.sleep,
-) -> StepAttempts:
-    """Run an attempt loop on this thread: each attempt under ``timeout``, waits with ``sleep``.
-
-    An ``Exception`` from an attempt goes back to the loop; LangGraph's control flow
-    (``interrupt()``, ``GraphBubbleUp``) and ``BaseException`` (a kill, ``KeyboardInterrupt``)
-    pass through: the graph then stops with the step unfinished, and resuming runs it again.
-    """
-    request = advance(loop)
-    while not isinstance(request, Returned):
-        if isinstance(request, Wait):
-            sleep(request.seconds)
-            request = advance(loop)
-            continue
-        with attempt_span(request):
-            request = advance(loop, _attempt(request, call, timeout, what))
-    return request.value
-
-
-def attempt_span(request: Call) -> AttemptSpan:
-    """The span of the attempt ``request`` asks for; its outcome is the event the loop
-    records for it before the span ends."""
-    ctx = request.ctx
-    return AttemptSpan(ctx.saga_id, ctx.step, request.action, ctx.attempt, request.events)
-
-
-def _attempt(
-    request: Call, call: Callable[[StepContext], object], timeout: float | None, what: str
-) -> Tried:
-    if request.injected is not None:
-        return Tried(error=request.injected)
-    try:
-        with collecting_events(request.events):
-            if timeout is None:
-                value = call(request.ctx)
-            else:
-                value = call_with_timeout(partial(call, request.ctx), timeout, what)
-    except Exception as error:
-        return failed(error)
-    return Tried(value=value)
 
 
 def execute_step(
@@ -380,7 +360,8 @@ def execute_step(
     ctx: StepContext,
     *,
     inject_failure: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
+    hooks: SagaHooks = NO_HOOKS,
+    sleep: Sleep = time.sleep,
 ) -> StepAttempts:
     """Run ``step.participant.execute`` with retries and its timeout; return what happened.
 
@@ -388,13 +369,8 @@ def execute_step(
     control flow (``interrupt()``) and ``BaseException`` (a kill, ``KeyboardInterrupt``) pass
     through: the graph then stops with the step unfinished, and resuming runs it again.
     """
-    return run_attempts(
-        execute_attempts(step, ctx, inject_failure=inject_failure),
-        step.participant.execute,
-        timeout=step.timeout,
-        what=f"step {step.name!r}",
-        sleep=sleep,
-    )
+    loop = execute_attempts(step, ctx, inject_failure=inject_failure, hooks=hooks, sleep=sleep)
+    return drive(loop)
 
 
 def compensate_step(
@@ -402,17 +378,39 @@ def compensate_step(
     ctx: StepContext,
     result: StepResult | None,
     *,
-    sleep: Callable[[float], None] = time.sleep,
+    hooks: SagaHooks = NO_HOOKS,
+    sleep: Sleep = time.sleep,
 ) -> StepAttempts:
     """Run ``step.participant.compensate`` with its retries; return what happened.
 
     Like :func:`execute_step`, failures come back in the :class:`StepAttempts`; ``BaseException``
     and LangGraph's control flow pass through.
     """
-    return run_attempts(
-        compensate_attempts(step, ctx, result),
-        lambda attempt_ctx: step.participant.compensate(attempt_ctx, result),
-        timeout=step.compensation_timeout,
-        what=f"compensation of step {step.name!r}",
-        sleep=sleep,
-    )
+    return drive(compensate_attempts(step, ctx, result, hooks=hooks, sleep=sleep))
+
+
+async def aexecute_step(
+    step: Step,
+    ctx: StepContext,
+    *,
+    inject_failure: bool = False,
+    hooks: SagaHooks = NO_HOOKS,
+    sleep: ASleep = asyncio.sleep,
+) -> StepAttempts:
+    """:func:`execute_step` on the event loop: the step's ``aexecute`` when it has one, else
+    ``execute`` on the step pool; cancellation passes through, as ``BaseException`` does."""
+    loop = execute_attempts(step, ctx, inject_failure=inject_failure, hooks=hooks, asleep=sleep)
+    return await adrive(loop)
+
+
+async def acompensate_step(
+    step: Step,
+    ctx: StepContext,
+    result: StepResult | None,
+    *,
+    hooks: SagaHooks = NO_HOOKS,
+    sleep: ASleep = asyncio.sleep,
+) -> StepAttempts:
+    """:func:`compensate_step` on the event loop: the step's ``acompensate`` when it has one,
+    else ``compensate`` on the step pool."""
+    return await adrive(compensate_attempts(step, ctx, result, hooks=hooks, asleep=sleep))

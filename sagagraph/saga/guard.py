@@ -2,8 +2,8 @@
 
 :func:`guard` is a pure function of the proposal and the saga's progress. It accepts
 
-- a defined step whose prerequisites have all committed and that has not committed yet
-  (in a sequential saga: exactly the first step not committed), or
+- a defined step that is due now and has not committed yet (in a chain: exactly the first
+  step not committed), or
 - :data:`FINISH` (``"finish"``), once every step has committed;
 
 and rejects everything else with a reason: a name that is not a step (``formatting_agent``,
@@ -25,7 +25,7 @@ normalised: quotes, punctuation, inner spaces or hyphens (``"formatting-agent"``
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -122,35 +122,24 @@ def normalise(proposal: str) -> str:
     return token.lower() if token.isascii() else token
 
 
-def sequential_requirements(steps: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """Each step requires every step defined before it: the order of a sequential saga."""
-    return {name: tuple(steps[:i]) for i, name in enumerate(steps)}
-
-
 def allowed_now(
     steps: Sequence[str],
     committed: Collection[str],
     *,
     halted: bool = False,
-    requires: Mapping[str, Collection[str]] | None = None,
     points: Sequence[Point] | None = None,
 ) -> list[str]:
-    """Every proposal the guard would accept now, in definition order.
-
-    ``requires`` maps a step to the steps that must commit before it (default: all earlier
-    steps). Empty when the saga halted; ``["finish"]`` when every step has committed.
-    ``points`` (a saga with optional or alternative steps) replaces ``requires``: see
-    :func:`open_options`.
-    """
+    """Every proposal the guard would accept now, in definition order: the options open at the
+    saga's ``points`` (default: a chain, each step required in turn; see
+    :func:`open_options`), nothing once the saga halted, ``["finish"]`` when all committed."""
     if halted:
         return []
-    if points is not None:
-        return open_options(points, committed).allowed
-    needs = sequential_requirements(steps) if requires is None else requires
-    done = set(committed)
-    if all(s in done for s in steps):
-        return [FINISH]
-    return [s for s in steps if s not in done and all(r in done for r in needs.get(s, ()))]
+    return open_options(chain(steps) if points is None else points, committed).allowed
+
+
+def chain(steps: Sequence[str]) -> tuple[Point, ...]:
+    """The points of a saga whose steps all run, in order: one required step at each."""
+    return tuple(Point((s,)) for s in steps)
 
 
 def guard(
@@ -159,19 +148,19 @@ def guard(
     committed: Collection[str],
     *,
     halted: bool = False,
-    requires: Mapping[str, Collection[str]] | None = None,
     points: Sequence[Point] | None = None,
 ) -> Verdict:
     """Accept ``proposal`` only when it is a defined step allowed now, or finish when all committed.
 
     ``steps`` are the saga's step names in definition order, ``committed`` the steps whose
     results are committed now, ``halted`` true when a step stopped the saga on purpose.
-    ``requires`` maps a step to its prerequisites (default: the steps defined before it).
-    ``points`` describes a saga with optional or alternative steps (:func:`open_options`): any
-    option allowed now is accepted, and an option that can no longer run is ``excluded``.
+    ``points`` describes a saga with optional or alternative steps (:func:`open_options`;
+    default: a chain): any option allowed now is accepted, and an option that can no longer
+    run is ``excluded``.
     """
     token = normalise(proposal)
-    allowed = allowed_now(steps, committed, halted=halted, requires=requires, points=points)
+    points = chain(steps) if points is None else points
+    allowed = allowed_now(steps, committed, halted=halted, points=points)
     hint = f"allowed now: {', '.join(allowed)}" if allowed else "nothing may run now"
     if not token:
         return Rejected(f"empty proposal; {hint}", "empty")
@@ -183,9 +172,7 @@ def guard(
     if token == FINISH:
         if FINISH in allowed:
             return Accepted(FINISH)
-        pending = [s for s in steps if s not in committed]
-        if points is not None:
-            pending = open_options(points, committed).required
+        pending = open_options(points, committed).required
         return Rejected(
             f"cannot finish: not committed yet: {', '.join(pending)}; {hint}", "early_finish"
         )
@@ -197,15 +184,7 @@ def guard(
         )
     if token in committed:
         return Rejected(f"{token!r} already committed; a step runs once; {hint}", "repeat")
-    if points is not None:
-        return _judge_option(token, points, committed, hint)
-    if token not in allowed:
-        needs = sequential_requirements(steps) if requires is None else requires
-        missing = [r for r in needs.get(token, ()) if r not in committed]
-        return Rejected(
-            f"{token!r} skips ahead: {', '.join(missing)} must commit first; {hint}", "skip"
-        )
-    return Accepted(token)
+    return _judge_option(token, points, committed, hint)
 
 
 def _judge_option(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, Protocol, TypedDict, runtime_checkable
 
 from typing_extensions import TypeVar
@@ -27,7 +28,11 @@ from sagagraph.errors import (
     ToolUndoError,
 )
 from sagagraph.saga.guard import Point
+from sagagraph.saga.names import CHOREOGRAPHY, MODES, ORCHESTRATION
 from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
+
+ROUTERS = ("deterministic", "llm")
+"""The routers a definition may run with (``--router``)."""
 
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ConfigurationError,
@@ -249,7 +254,9 @@ class Step(Generic[Deps]):
 
 @dataclass(frozen=True)
 class SagaDefinition(Generic[Deps]):
-    """An ordered list of steps and the dependencies they share."""
+    """An ordered list of steps and the dependencies they share. What is derived from the
+    steps (names, points, whether it is a chain) is computed once: routing reads it at every
+    step."""
 
     name: str
     """Name of the saga type (``travel_booking``, ``food_order``)."""
@@ -316,7 +323,7 @@ class SagaDefinition(Generic[Deps]):
                     "a step may only need steps defined before it"
                 )
 
-    @property
+    @cached_property
     def step_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.steps)
 
@@ -333,7 +340,7 @@ class SagaDefinition(Generic[Deps]):
         """The steps that need ``name``, in definition order."""
         return tuple(s for s in self.step_names if name in self.dependencies(s))
 
-    @property
+    @cached_property
     def is_chain(self) -> bool:
         """True when every step needs exactly the one before it (the default, no parallelism)."""
         names = self.step_names
@@ -342,12 +349,12 @@ class SagaDefinition(Generic[Deps]):
             for i, n in enumerate(names)
         )
 
-    @property
+    @cached_property
     def has_choices(self) -> bool:
         """True when some step is optional or one alternative of a choice."""
         return any(s.optional or s.choice is not None for s in self.steps)
 
-    @property
+    @cached_property
     def points(self) -> tuple[Point, ...]:
         """The saga's points, in order: each a step, or the alternatives of one choice."""
         points: list[Point] = []
@@ -402,6 +409,30 @@ class SagaDefinition(Generic[Deps]):
                 raise ConfigurationError(
                     f"{where}: choice {choice!r} needs a default alternative (one without when=)"
                 )
+
+    def check(self, *, router: str = "deterministic", mode: str = ORCHESTRATION) -> None:
+        """ConfigurationError unless the saga can run with ``router`` under ``mode``: the one
+        place a definition's steps (parallel, optional, alternatives) are checked against how
+        it runs. The builders, choreography and the surfaces call it; the steps themselves are
+        checked when the definition is made."""
+        if mode not in MODES:
+            raise ConfigurationError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+        if router not in ROUTERS:
+            raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
+        where = f"saga {self.name!r}"
+        chain = f"{where}: choreography runs steps as a chain;"
+        if mode == CHOREOGRAPHY and router != "deterministic":
+            raise ConfigurationError(f"{chain} router='llm' needs orchestration or the blackboard")
+        if mode == CHOREOGRAPHY and not self.is_chain:
+            raise ConfigurationError(f"{chain} parallel steps (Step.after) need orchestration")
+        if mode == CHOREOGRAPHY and self.has_choices:
+            raise ConfigurationError(
+                f"{chain} optional or alternative steps need orchestration or the blackboard"
+            )
+        if router != "deterministic" and not self.is_chain:
+            raise ConfigurationError(
+                f"{where}: parallel steps (Step.after) need router='deterministic'"
+            )
 
     def step(self, name: str) -> Step[Deps]:
         for s in self.steps:

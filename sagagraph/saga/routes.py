@@ -1,4 +1,13 @@
-"""Optional and alternative steps: a saga's points, and the rules that choose among them.
+"""Routing: one :class:`Router` protocol for the declared rules, the LLM router and the blackboard's
+controller, and the rules themselves.
+
+A router answers a :class:`RouteQuestion` (the steps it may choose among, what committed, their
+results) with a :class:`Choice`: the next step, ``finish``, or nothing acceptable (the saga then
+compensates), with the ``route`` events that record how it chose. A router that needs a model
+call answers with a flow (:mod:`sagagraph.saga.drivers`) that yields it, so the same decision
+runs under ``invoke`` and ``ainvoke``; :func:`deciding` takes either answer. The deterministic
+router is :class:`RulesRouter`; the LLM router (:class:`sagagraph.graph.llm_router.LLMRouter`)
+checks every proposal with the guard (:func:`sagagraph.saga.guard.guard`).
 
 A definition whose steps are all required is a chain: one step at each point. A step may
 instead be optional (``Step(optional=True)``: it runs only when chosen) or one alternative of a
@@ -15,11 +24,13 @@ The deterministic router decides by the rules the definition declares (:func:`ne
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from sagagraph.saga.drivers import Flow
 from sagagraph.saga.guard import FINISH, Point, open_options
-from sagagraph.saga.protocol import SagaDefinition, Step, StepResult
+from sagagraph.saga.protocol import SagaDefinition, Step, StepRecord, StepResult, Usage
+from sagagraph.saga.view import Event, make_event
 
 
 def route_points(definition: SagaDefinition) -> tuple[Point, ...]:
@@ -42,7 +53,7 @@ def facts_for(definition: SagaDefinition, results: Mapping[str, StepResult]) -> 
 
 
 def facts_from_records(
-    definition: SagaDefinition, records: Mapping[str, Mapping[str, Any]]
+    definition: SagaDefinition, records: Mapping[str, StepRecord]
 ) -> dict[str, Any]:
     """:func:`facts_for` from the saga state's result records."""
     return facts_for(definition, {n: StepResult.from_record(r) for n, r in records.items()})
@@ -116,3 +127,78 @@ def routing_options(definition: SagaDefinition, committed: Sequence[str]) -> lis
             option["description"] = step.description
         options.append(option)
     return options
+
+
+@dataclass(frozen=True)
+class RouteQuestion:
+    """What a router is asked: the next step of ``definition``, once ``committed`` have."""
+
+    definition: SagaDefinition
+    """The steps the router may choose among (and their points, when it has options)."""
+    committed: Sequence[str]
+    """The steps done so far, in commit order."""
+    records: Mapping[str, StepRecord] = field(default_factory=dict)
+    """Their results, as the saga's state keeps them: the route facts are read from them."""
+
+
+@dataclass
+class Choice:
+    """What a router chose at one decision, and how."""
+
+    step: str | None = None
+    """The next step, ``finish``, or None when nothing acceptable was found: the saga then
+    compensates what committed."""
+    events: list[Event] = field(default_factory=list)
+    """The ``route`` events that record the decision (proposals, the rules that decided)."""
+    usage: Usage = field(default_factory=lambda: Usage(input_tokens=0, output_tokens=0))
+    """Tokens the decision spent on model calls."""
+    calls: int = 0
+    """Model calls made."""
+    rejected: int = 0
+    """Proposals the guard rejected."""
+    errors: int = 0
+    """Model calls that failed."""
+    fallback: bool = False
+    """True when the fallback decided, after the proposals ran out."""
+    last_problem: str = "no proposal"
+    """Why the last proposal could not be followed."""
+
+
+class Router(Protocol):
+    """Decides the next step: the declared rules, the LLM router, the blackboard's controller."""
+
+    @property
+    def kind(self) -> str:
+        """``deterministic``, ``llm`` or ``blackboard``: what the route events and spans say."""
+        ...
+
+    def decide(self, question: RouteQuestion) -> Choice | Flow[Choice]:
+        """The choice, or a flow that yields what it needs (a model call) and returns it."""
+        ...
+
+
+def deciding(router: Router, question: RouteQuestion) -> Flow[Choice]:
+    """``router``'s decision on ``question``, as a flow (a choice made at once returns at once)."""
+    decided = router.decide(question)
+    if isinstance(decided, Choice):
+        return decided
+    return (yield from decided)
+
+
+class RulesRouter:
+    """The deterministic router: the rules the definition declares (:func:`next_by_rules`),
+    recorded as a ``route`` event when a rule decided something (an option taken or passed)."""
+
+    kind = "deterministic"
+
+    def decide(self, question: RouteQuestion) -> Choice:
+        definition = question.definition
+        facts = facts_from_records(definition, question.records) if definition.has_choices else {}
+        rule = next_by_rules(definition, question.committed, facts)
+        if not rule.detail:
+            return Choice(rule.step)
+        return Choice(rule.step, [make_event(rule.step, "route", "ok", 1, f"rules: {rule.detail}")])
+
+
+RULES = RulesRouter()
+"""The deterministic router."""

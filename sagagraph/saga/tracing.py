@@ -1,5 +1,6 @@
-"""OpenTelemetry spans of sagas: each run of a saga, each attempt of a step, each attempt of a
-compensation and each route decision, with the saga id, the step and the outcome as attributes.
+"""OpenTelemetry spans of sagas (:class:`OpenTelemetryHooks`): each run of a saga, each attempt of
+a step, each attempt of a compensation and each route decision, with the saga id, the step and
+the outcome as attributes.
 
 Only ``opentelemetry-api`` is needed: until an application installs an SDK tracer provider
 (the ``otel`` extra; the CLI does it from ``SAGAGRAPH_OTLP_ENDPOINT`` or
@@ -17,16 +18,15 @@ messages carry one beside the saga id (:mod:`sagagraph.graph.queue_tracing`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from langgraph.constants import END
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode
 
-from sagagraph.saga.guard import FINISH
+from sagagraph.saga.hooks import RouteDecision, SagaHooks
 from sagagraph.saga.view import Event
 
 TRACER_NAME = "sagagraph"
@@ -93,10 +93,9 @@ def _ended_with(span: Span, outcome: str) -> None:
 
 @contextmanager
 def saga_span(saga_id: str, operation: str) -> Iterator[Span]:
-    """The span of one run of a saga (``operation``: run, resume...), current while it runs.
-
-    The caller sets the outcome with :func:`saga_outcome` once it knows how the run ended.
-    """
+    """A saga span (``operation``: submit, work, start...) current while the block runs: what
+    a message's trace carrier continues (:func:`trace_carrier`). Runs are traced by
+    :class:`OpenTelemetryHooks`."""
     active = tracer()
     if active is None:
         yield INVALID_SPAN
@@ -109,100 +108,78 @@ def saga_span(saga_id: str, operation: str) -> Iterator[Span]:
         yield span
 
 
-def saga_outcome(span: Span, values: Mapping[str, Any] | None) -> None:
-    """Record how a run ended on its span: the saga's status, or ``paused`` when it stopped
-    before an end (waiting for an operator, or interrupted)."""
-    status = values.get("status") if values is not None else None
-    _ended_with(span, str(status) if status else "paused")
+_OPEN = otel_context.create_key("sagagraph-open-span")
+"""The context key of the span a hook opened and has not ended yet (with its kind and the
+token that restores the context before it)."""
 
 
-class AttemptSpan:
-    """The span of one attempt of a step's execute or compensate, current while it runs.
+class _Opened:
+    __slots__ = ("kind", "span", "token")
 
-    Used as ``with AttemptSpan(saga_id, step, action, attempt, events):``; when the block ends,
-    the outcome is the last event in ``events`` (the attempt loop appends the attempt's event
-    there before the block ends). A block left by an exception (a kill, ``interrupt()``)
-    records no outcome: the step did not finish.
+    def __init__(self, kind: str, span: Span) -> None:
+        self.kind = kind
+        self.span = span
+        self.token: object = None
+
+
+class OpenTelemetryHooks(SagaHooks):
+    """sagagraph's spans, as hooks: one span per run of a saga (``saga run``, ``saga
+    resume``...), per attempt of a step's execute or compensate, and per route decision, with
+    the saga id, the step and the outcome as attributes.
+
+    A run's span and an attempt's span are current while they last, so the attempts of a run
+    sit under its span, and a step's own instrumented calls (a model client's) under its
+    attempt. Installed by default; nothing is made until an SDK tracer provider is.
     """
 
-    __slots__ = ("_events", "_manager", "_span")
-
-    def __init__(
-        self, saga_id: str, step: str, action: str, attempt: int, events: Sequence[Event]
-    ) -> None:
-        self._events = events
+    def _open(self, kind: str, name: str, attributes: dict[str, Any]) -> None:
         active = tracer()
-        self._manager = (
-            None
-            if active is None
-            else active.start_as_current_span(
-                ATTEMPT_SPANS.get(action, f"saga.step.{action}"),
-                attributes={SAGA_ID: saga_id, STEP: step, ACTION: action, ATTEMPT: attempt},
-                record_exception=False,
-                set_status_on_exception=False,
-            )
-        )
-
-    def __enter__(self) -> Span:
-        self._span = INVALID_SPAN if self._manager is None else self._manager.__enter__()
-        return self._span
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._manager is None:
+        if active is None:
             return
-        if exc[0] is None and self._events:
-            _ended_with(self._span, str(self._events[-1]["outcome"]))
-        self._manager.__exit__(*exc)
+        opened = _Opened(kind, active.start_span(name, attributes=attributes))
+        context = otel_context.set_value(_OPEN, opened, trace.set_span_in_context(opened.span))
+        opened.token = otel_context.attach(context)
+
+    def _close(self, kind: str, outcome: str) -> None:
+        opened = otel_context.get_value(_OPEN)
+        if not isinstance(opened, _Opened) or opened.kind != kind:
+            return  # opened before a tracer provider was installed: nothing to end
+        _ended_with(opened.span, outcome)
+        opened.span.end()
+        otel_context.detach(opened.token)  # type: ignore[arg-type]
+
+    def on_run_start(self, saga_id: str, operation: str) -> None:
+        self._open("run", f"{SAGA_SPAN} {operation}", {SAGA_ID: saga_id, OPERATION: operation})
+
+    def on_run_end(self, saga_id: str, outcome: str) -> None:
+        self._close("run", outcome)
+
+    def on_step_start(self, saga_id: str, step: str, action: str, attempt: int) -> None:
+        name = ATTEMPT_SPANS.get(action, f"saga.step.{action}")
+        attributes = {SAGA_ID: saga_id, STEP: step, ACTION: action, ATTEMPT: attempt}
+        self._open("attempt", name, attributes)
+
+    def on_step_end(self, saga_id: str, event: Event) -> None:
+        self._close("attempt", str(event["outcome"]))
+
+    def on_route(self, saga_id: str, decision: RouteDecision) -> None:
+        active = tracer()
+        if active is None:
+            return
+        attributes = {
+            SAGA_ID: saga_id,
+            ROUTER: decision.router,
+            DECIDED_BY: decision.decided_by,
+            ACTION: "route",
+            STEP: decision.goto,
+        }
+        span = active.start_span(ROUTE_SPAN, attributes=attributes, start_time=decision.started_ns)
+        _ended_with(span, decision.outcome)
+        span.end()
 
 
-def route_decided(
-    saga_id: str,
-    router: str,
-    decided_by: str,
-    events: Sequence[Event] = (),
-    *,
-    goto: str | None = None,
-) -> None:
-    """One span per route decision, ended at once: ``goto`` (the node chosen) when the
-    decision names it, else the last ``route`` event's step; the outcome is that event's.
-
-    A decision that took time (an LLM router asking its model) is wrapped in
-    :func:`route_span` instead, so the model's own spans sit under it.
-    """
-    if tracer() is None:
-        return
-    with route_span(saga_id, router, decided_by) as span:
-        route_outcome(span, events, goto=goto)
-
-
-@contextmanager
-def route_span(saga_id: str, router: str, decided_by: str) -> Iterator[Span]:
-    """The span of one route decision, current while it is decided; end it with
-    :func:`route_outcome`."""
-    active = tracer()
-    if active is None:
-        yield INVALID_SPAN
-        return
-    with active.start_as_current_span(
-        ROUTE_SPAN,
-        attributes={SAGA_ID: saga_id, ROUTER: router, DECIDED_BY: decided_by, ACTION: "route"},
-    ) as span:
-        yield span
-
-
-def route_outcome(span: Span, events: Sequence[Event], *, goto: str | None = None) -> None:
-    """Record a decision on its span: the step chosen and the decision's outcome.
-
-    The last ``route`` event says what was decided (a rejected proposal followed by an
-    accepted one is ``ok``); without one, the decision is ``ok`` toward ``goto``.
-    """
-    if not span.is_recording():
-        return
-    routes = [e for e in events if e["action"] == "route"]
-    chosen = goto if goto is not None else routes[-1]["step"] if routes else None
-    if chosen is not None:
-        span.set_attribute(STEP, FINISH if chosen == END else chosen)
-    _ended_with(span, str(routes[-1]["outcome"]) if routes else "ok")
+OPEN_TELEMETRY = OpenTelemetryHooks()
+"""The hooks every run is traced by (nothing while no SDK tracer provider is installed)."""
 
 
 # -- propagation across processes -------------------------------------------------------------

@@ -7,7 +7,7 @@ event trail, token usage) and answer ``status`` with the same JSON object, built
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -128,42 +128,52 @@ def total_usage(per_step: Mapping[str, Usage]) -> Usage:
     }
 
 
-def committed_order(events: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[str]:
-    """Steps whose result is still committed, in the order they committed."""
-    order: list[str] = []
-    for e in events:
-        if e["action"] == "execute" and e["outcome"] == "ok" and e["step"] not in order:
-            order.append(e["step"])
-    order = [s for s in order if s in results]
-    # A result can predate its event only if state was written by hand; keep it visible.
-    return order + [s for s in results if s not in order]
+TOOL_CALL: Action = "tool_call"
+"""Event action of a tool call an agent step made (outcome ``ok`` or ``error``)."""
+TOOL_UNDO: Action = "tool_undo"
+"""Event action of the undo of one tool call (``ok``, ``retry``, ``error``, ``irreversible``)."""
+DEAD_LETTER: EventOutcome = "dead_letter"
+"""The outcome of the event that records a saga dead-lettered by the work queue."""
 
 
-ViewSection = Callable[[Mapping[str, Any], Sequence[Event]], Mapping[str, Any]]
-"""A part of the view a coordination style or the tools own: their keys, from the saga's state
-values and its events (the board, a dead letter, the tool calls)."""
+def tools_by_step(events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The view's ``tools``: each agent step's tool calls, in call order, with where each stands.
 
-_SECTIONS: list[ViewSection] = []
-
-
-def add_view_section(section: ViewSection) -> ViewSection:
-    """Add ``section``'s keys to every view built from now on; returns ``section``.
-
-    The kernel's view names nothing above it: each part that keeps state or events of its own
-    contributes its keys here (``sagagraph/__init__.py`` adds them all when sagagraph is
-    imported, so every view has the same keys whichever modules a process loaded).
+    Tool calls and their undos are events of the step that made them (each with the tool and
+    the call's idempotency key). ``status`` is ``forward`` (the call took effect), ``failed``
+    (the tool reported an error), ``undone`` (its undo ran), or ``not_undone`` (its undo gave
+    up or the tool is irreversible). A call whose result was lost in a crash shows up once its
+    undo ran.
     """
-    if section not in _SECTIONS:
-        _SECTIONS.append(section)
-    return section
+    steps: dict[str, dict[str, dict[str, Any]]] = {}
+    for event in events:
+        key = event.get("key")
+        if event["action"] not in (TOOL_CALL, TOOL_UNDO) or not key:
+            continue
+        calls = steps.setdefault(event["step"], {})
+        call = calls.setdefault(key, {"tool": event.get("tool"), "key": key, "status": "forward"})
+        if event["action"] == TOOL_CALL:
+            call["status"] = "forward" if event["outcome"] == "ok" else "failed"
+        elif event["outcome"] == "ok":
+            call["status"] = "undone"
+        elif event["outcome"] in ("error", "irreversible"):
+            call["status"] = "not_undone"
+    return {step: list(calls.values()) for step, calls in steps.items()}
+
+
+def dead_letter(events: Sequence[Event]) -> Event | None:
+    """The view's ``dead_letter``: the event of a work queue that gave up on the saga (its
+    message redelivered too often) while it is the saga's last event, so the saga needs an
+    operator; once anything runs again for the saga, later events follow and it is not."""
+    return events[-1] if events and events[-1]["outcome"] == DEAD_LETTER else None
 
 
 def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON object ``status --json`` prints, from a saga's state values: the kernel's keys,
-    then those of each added section (:func:`add_view_section`)."""
+    """The JSON object ``status --json`` prints, from a saga's state values, whichever style
+    ran the saga (a blackboard saga's view also shows its ``board``)."""
     results: Mapping[str, Mapping[str, Any]] = values.get("results") or {}
     events: list[Event] = list(values.get("events") or [])
-    completed = committed_order(events, results)
+    completed = [s for s in values.get("completed") or [] if s in results]
     outputs = {s: results[s]["output"] for s in completed if results[s].get("output")}
     usage_by_step: Mapping[str, Usage] = values.get("usage") or {}
     view = {
@@ -187,7 +197,9 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         # Tool calls waiting for an operator's approval: read from the paused tasks, which
         # the orchestration's view fills in (sagagraph.graph.state_view).
         "approvals": [],
+        "dead_letter": dead_letter(events),
+        "tools": tools_by_step(events),
     }
-    for section in _SECTIONS:
-        view.update(section(values, events))
+    if "board" in values:
+        view["board"] = [dict(e) for e in values["board"]]
     return view

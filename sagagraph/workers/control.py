@@ -26,7 +26,7 @@ from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.queue_tracing import submit_span, trace_headers
 from sagagraph.graph.recover import rollback_leased
 from sagagraph.graph.runner import (
-    _check_fail_at,
+    check_fail_at,
     check_storable_input,
     initial_state,
     saga_config,
@@ -107,7 +107,7 @@ def submit_sagas(
         prepared = []
         for saga_id, request, saga_input in zip(ids, requests, inputs, strict=True):
             graph = sagas.app_for(saga_input)
-            _check_fail_at(graph, request.fail_at)
+            check_fail_at(graph, request.fail_at)
             check_new_input(graph, saga_input)
             prepared.append((saga_id, saga_input, request.fail_at, graph))
         results: list[Submitted] = []

@@ -131,7 +131,7 @@ class Driver:
         """Continue the saga until it ends or pauses, checking for a cancel between steps."""
         cancel = ledger.cancel_request(saga_id)
         if cancel is None:
-            output = RunOutput(None)
+            output = RunOutput()
             stream = app.stream(
                 None, saga_config(saga_id), durability=DEFAULT_DURABILITY, stream_mode=output.modes
             )

@@ -33,7 +33,6 @@ from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.cli.listing import row, stamped_row
 from sagagraph.graph.recover import open_sagas, waiting_sagas
 from sagagraph.graph.runner import initial_state, saga_config
-from sagagraph.saga.view import committed_order, make_event
 
 STEPS = ("first", "second", "third")
 
@@ -112,19 +111,6 @@ def test_a_finished_sagas_row_from_its_summary_is_the_row_from_its_state(
             view = saga_status(app, summary.saga_id)
             label = app.get_state(saga_config(summary.saga_id)).values.get("label")
             assert stamped_row(summary) == row(view, label, orphaned=False)
-
-
-def test_the_summary_mirrors_the_kernels_committed_order() -> None:
-    ok = [make_event(s, "execute", "ok") for s in ("b", "a", "c")]
-    cases: list[tuple[list[Any], dict[str, Any]]] = [
-        ([], {}),
-        (ok, {"a": {}, "b": {}, "c": {}}),
-        (ok, {"a": {}}),
-        ([*ok, make_event("b", "execute", "ok")], {"b": {}, "z": {}}),
-        ([make_event("a", "execute", "error"), *ok[1:]], {"a": {}, "c": {}}),
-    ]
-    for events, results in cases:
-        assert saga_metadata.committed_steps(events, results) == committed_order(events, results)
 
 
 class Counter:

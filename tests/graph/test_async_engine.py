@@ -32,9 +32,10 @@ from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.savers import SagaAsyncSqliteSaver
 from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
-from sagagraph.saga.async_execution import acompensate_step, aexecute_step
+from sagagraph.saga.execution import acompensate_step, aexecute_step
 from tests.support.toy_saga import (
     Crash,
+    EventHooks,
     Journal,
     Plan,
     SimulatedCrash,
@@ -280,7 +281,7 @@ def test_arun_saga_refuses_an_existing_id_and_an_unknown_fail_at() -> None:
     run(scenario())
 
 
-def test_on_event_sees_every_event_in_order() -> None:
+def test_the_hooks_on_event_sees_every_event_in_order() -> None:
     seen: list[tuple[str, str]] = []
 
     async def scenario() -> dict[str, Any]:
@@ -289,7 +290,10 @@ def test_on_event_sees_every_event_in_order() -> None:
                 checkpointer=checkpointer
             )
             return await arun_saga(
-                app, {}, saga_id="ev", on_event=lambda e: seen.append((e["step"], e["outcome"]))
+                app,
+                {},
+                saga_id="ev",
+                hooks=EventHooks(lambda e: seen.append((e["step"], e["outcome"]))),
             )
 
     view = run(scenario())

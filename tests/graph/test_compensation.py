@@ -25,12 +25,15 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
-from sagagraph.graph.compensation import pending_compensations
+from sagagraph.graph.compensation import undo_plan
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.escalation import AlertHooks
 from sagagraph.saga.execution import emit_event
-from sagagraph.saga.view import make_event
+from sagagraph.saga.protocol import StepRecord
+from sagagraph.saga.view import Event, make_event
 from tests.support.toy_saga import (
     Crash,
+    EventHooks,
     Journal,
     Plan,
     SimulatedCrash,
@@ -72,7 +75,7 @@ def test_an_exhausted_compensation_pauses_the_saga_for_an_operator(journal: Jour
     alerts: list[dict[str, Any]] = []
     plan = Plan(broken_compensations={"s2"})
     definition = toy_saga(3, journal, plan, compensation_retry=Retry(max_attempts=2))
-    with saga_app(definition, on_escalation=alerts.append) as app:
+    with saga_app(definition, hooks=AlertHooks(alerts.append)) as app:
         view = run_saga(app, {"fail": "s3"}, saga_id="stuck")
         again = resume_saga(app, "stuck")  # resuming does not answer for the operator
 
@@ -105,7 +108,7 @@ def test_operator_retry_finishes_the_rollback_and_alerts_once(
     plan = Plan(broken_compensations={"s2"})
     definition = toy_saga(3, journal, plan, compensation_retry=Retry(max_attempts=2))
     saga_id = new_saga_id("retry")
-    with saga_app(definition, checkpointer_url, on_escalation=alerts.append) as app:
+    with saga_app(definition, checkpointer_url, hooks=AlertHooks(alerts.append)) as app:
         run_saga(app, {"fail": "s3"}, saga_id=saga_id)
         plan.broken_compensations.clear()  # the operator fixed what blocked the undo
         view = resolve_saga(app, saga_id, "retry")
@@ -130,7 +133,7 @@ def test_operator_retry_that_fails_again_escalates_again(journal: Journal) -> No
     alerts: list[dict[str, Any]] = []
     plan = Plan(broken_compensations={"s1"})
     definition = toy_saga(2, journal, plan, compensation_retry=Retry(max_attempts=1))
-    with saga_app(definition, on_escalation=alerts.append) as app:
+    with saga_app(definition, hooks=AlertHooks(alerts.append)) as app:
         run_saga(app, {"fail": "s2"}, saga_id="twice")
         view = resolve_saga(app, "twice", "retry")
 
@@ -207,19 +210,30 @@ def test_a_crash_inside_a_compensation_applies_each_undo_once_on_resume(
     assert journal.calls(saga_id) == ["s1", "s2", "s3"]
 
 
-def test_pending_compensations_skip_a_failure_recorded_against_a_router() -> None:
-    """A router (not a step) that gives up has nothing of its own to undo."""
-    events = [make_event(s, "execute", "ok") for s in ("a", "b")]
+def test_the_undo_plan_is_state_the_failed_steps_then_the_committed_newest_first() -> None:
+    """The plan reads ``cleanup`` and ``completed``, never the events; a router (not a step)
+    that gives up has nothing of its own to undo."""
+    record: StepRecord = {"data": {}, "output": None}
     state: SagaState = {
-        "events": events,
-        "results": {"a": {"data": {}, "output": None}, "b": {"data": {}, "output": None}},
+        "results": {"a": record, "b": record},
+        "completed": ["a", "b"],
         "failure": {"step": "supervisor", "phase": "execute", "error": "x", "attempts": 3},
     }
-    assert pending_compensations(state, ("a", "b", "c")) == ["b", "a"]
-    state["failure"] = {"step": "c", "phase": "execute", "error": "x", "attempts": 1}
-    assert pending_compensations(state, ("a", "b", "c")) == ["c", "b", "a"]
-    state["compensated"] = ["c", "b"]
-    assert pending_compensations(state, ("a", "b", "c")) == ["a"]
+    assert undo_plan(state, ("a", "b", "c")) == ["b", "a"]
+    state |= {"cleanup": ["c", "d"]}
+    assert undo_plan(state, ("a", "b", "c", "d")) == ["c", "d", "b", "a"]
+    state |= {"cleanup": [], "completed": ["a"], "compensated": ["c", "d", "b"]}
+    assert undo_plan(state, ("a", "b", "c", "d")) == ["a"]
+
+
+def test_a_saga_stored_before_cleanup_existed_still_cleans_up_its_failed_step() -> None:
+    state: SagaState = {
+        "completed": ["a"],
+        "failure": {"step": "b", "phase": "execute", "error": "x", "attempts": 1},
+    }
+    assert undo_plan(state, ("a", "b")) == ["b", "a"]
+    state["compensated"] = ["b"]
+    assert undo_plan(state, ("a", "b")) == ["a"]
 
 
 def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> None:
@@ -228,7 +242,7 @@ def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> 
 
     plan = Plan(broken_compensations={"s1"})
     definition = toy_saga(2, journal, plan, compensation_retry=Retry(max_attempts=1))
-    with saga_app(definition, on_escalation=broken_pager) as app:
+    with saga_app(definition, hooks=AlertHooks(broken_pager)) as app:
         view = run_saga(app, {"fail": "s2"}, saga_id="pager")
     assert view["status"] == "compensation_failed"
     assert view["waiting_for_operator"] is True
@@ -236,7 +250,7 @@ def test_a_failing_alert_hook_does_not_stop_the_escalation(journal: Journal) -> 
 
 class _Watching:
     """A step whose compensation waits (10 s at most) until the compensation before it has
-    been reported to ``on_event``, and notes whether it was."""
+    been reported to the hooks' ``on_event``, and notes whether it was."""
 
     def __init__(self, name: str, before: str | None, reports: dict[str, threading.Event]):
         self.name = name
@@ -262,17 +276,17 @@ def test_a_rollback_reports_each_compensation_once_as_it_ends(driver: str) -> No
              for i, n in enumerate(names)]  # fmt: skip
     reported: list[dict[str, Any]] = []
 
-    def on_event(event: dict[str, Any]) -> None:
+    def on_event(event: Event) -> None:
         reported.append(event)
         if event["action"] == "compensate":
             reports[event["step"]].set()
 
     with saga_app(SagaDefinition("watched", tuple(Step(s) for s in steps))) as app:
         if driver == "sync":
-            view = run_saga(app, {}, saga_id="watched", fail_at="s4", on_event=on_event)
+            view = run_saga(app, {}, saga_id="watched", fail_at="s4", hooks=EventHooks(on_event))
         else:
             view = asyncio.run(
-                arun_saga(app, {}, saga_id="watched", fail_at="s4", on_event=on_event)
+                arun_saga(app, {}, saga_id="watched", fail_at="s4", hooks=EventHooks(on_event))
             )
     assert view["status"] == "rolled_back"
     assert [s.heard for s in steps] == [True, True, True, None]
@@ -298,12 +312,9 @@ class _Reporting:
 
 
 @pytest.mark.parametrize("driver", ["sync", "async"])
-def test_an_execute_error_reported_by_a_compensation_adds_that_step_to_the_rollback(
-    driver: str,
-) -> None:
-    """The rollback lists what is pending once, then takes each compensation off the list;
-    a compensation that records an execute error of another step makes it list again, as
-    planning from the state before each compensation would: that step is cleaned up too."""
+def test_an_event_a_compensation_records_leaves_the_undo_plan_as_it_is(driver: str) -> None:
+    """The undo plan is state (``cleanup``, ``completed``), the events only its audit trail: a
+    compensation that records an ``execute error`` of a step that never ran adds nothing."""
     steps = (_Reporting("s1"), _Reporting("s2", failed="s3"), _Reporting("s3"))
     with saga_app(SagaDefinition("reported", tuple(Step(s) for s in steps))) as app:
         if driver == "sync":
@@ -311,6 +322,6 @@ def test_an_execute_error_reported_by_a_compensation_adds_that_step_to_the_rollb
         else:
             view = asyncio.run(arun_saga(app, {}, saga_id="reported", fail_at="s2"))
     assert view["status"] == "rolled_back"
-    assert view["compensated"] == ["s2", "s3", "s1"]
-    assert steps[2].compensated_with == [None], "s3 never committed: cleaned up by its key"
+    assert view["compensated"] == ["s2", "s1"]
+    assert steps[2].compensated_with == [], "s3 never ran: nothing to clean up"
     assert steps[0].compensated_with[0] is not None

@@ -26,6 +26,7 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
+from sagagraph.saga.escalation import AlertHooks
 from tests.support.services import fresh_postgres_database
 from tests.support.toy_saga import Journal, Plan, SimulatedCrash, saga_app, toy_saga
 
@@ -54,7 +55,7 @@ def test_a_compensation_that_fails_twice_then_succeeds_on_retry_ends_rolled_back
     definition = toy_saga(3, journal, plan, compensation_retry=TWO_ATTEMPTS)
     saga_id = new_saga_id("twice")
     caplog.set_level(logging.CRITICAL, logger="sagagraph")
-    with saga_app(definition, checkpointer_url, on_escalation=alerts.append) as app:
+    with saga_app(definition, checkpointer_url, hooks=AlertHooks(alerts.append)) as app:
         paused = run_saga(app, {"fail": "s3"}, saga_id=saga_id)
         interrupts = [
             i.value for t in app.get_state(saga_config(saga_id)).tasks for i in t.interrupts
@@ -108,7 +109,7 @@ def test_the_alert_fires_before_any_later_compensation_runs(journal: Journal) ->
         status = apps[0].get_state(saga_config(payload["saga_id"])).values["status"]
         seen.append((journal.calls(payload["saga_id"], "compensate"), status))
 
-    with saga_app(definition, on_escalation=pager) as app:
+    with saga_app(definition, hooks=AlertHooks(pager)) as app:
         apps.append(app)
         run_saga(app, {"fail": "s3"}, saga_id="moment")
 
@@ -139,7 +140,7 @@ def test_an_alert_is_not_lost_when_the_process_dies_before_sending_it(
     plan = Plan(broken_compensations={"s1"})
     definition = toy_saga(2, journal, plan, compensation_retry=TWO_ATTEMPTS)
     saga_id = new_saga_id("lost")
-    with saga_app(definition, own_database, on_escalation=pager_that_dies_once) as app:
+    with saga_app(definition, own_database, hooks=AlertHooks(pager_that_dies_once)) as app:
         with pytest.raises(SimulatedCrash):
             run_saga(app, {"fail": "s2"}, saga_id=saga_id)
         stopped = saga_status(app, saga_id)
@@ -161,7 +162,7 @@ def test_skipping_every_stuck_compensation_lists_everything_left_behind(
     plan = Plan(broken_compensations={"s1", "s2"})
     definition = toy_saga(4, journal, plan, compensation_retry=TWO_ATTEMPTS, outputs=outputs)
     alerts: list[dict[str, Any]] = []
-    with saga_app(definition, on_escalation=alerts.append) as app:
+    with saga_app(definition, hooks=AlertHooks(alerts.append)) as app:
         run_saga(app, {"fail": "s4"}, saga_id="left")
         first = resolve_saga(app, "left", "skip", note="ops: s2 kept, ticket 1")
         final = resolve_saga(app, "left", "skip", note="ops: s1 kept, ticket 2")

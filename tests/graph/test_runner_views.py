@@ -162,18 +162,19 @@ def test_a_saga_killed_in_its_first_step_is_refused_as_existing(
 
 def test_run_output_hands_events_on_and_keeps_only_a_finished_state() -> None:
     seen: list[Any] = []
-    output = RunOutput(seen.append)
+    output = RunOutput()
     event = {"step": "s1", "action": "execute", "outcome": "ok"}
     earlier = {"step": "s0", "action": "execute", "outcome": "ok"}
     # The first state is what was recorded before the run: its events are not new.
-    output.take(("values", {"saga_id": "o-1", "status": "running", "events": [earlier]}))
-    output.take(("updates", {"s1": {"events": [event]}}))
+    seen += output.take(("values", {"saga_id": "o-1", "status": "running", "events": [earlier]}))
+    seen += output.take(("updates", {"s1": {"events": [event]}}))
     assert seen == []  # an update is not recorded yet
-    output.take(("values", {"saga_id": "o-1", "status": "running", "events": [earlier, event]}))
+    state = {"saga_id": "o-1", "status": "running", "events": [earlier, event]}
+    seen += output.take(("values", state))
     assert seen == [event]
     assert output.finished() is None  # still running: the caller reads a snapshot
     done = {"saga_id": "o-1", "status": "completed", "events": [earlier, event]}
-    output.take(("values", done))
+    seen += output.take(("values", done))
     assert seen == [event]  # told once
     assert output.finished() == done
     output.take(("updates", {"__interrupt__": ()}))

@@ -12,8 +12,12 @@ import threading
 import pytest
 
 from sagagraph.errors import StepTimeoutError
-from sagagraph.saga.async_execution import await_with_timeout, run_in_step_thread
-from sagagraph.saga.execution import abandoned_calls, call_with_timeout
+from sagagraph.saga.calls import (
+    abandoned_calls,
+    await_with_timeout,
+    call_with_timeout,
+    run_in_step_thread,
+)
 
 
 def wait_until_none_left() -> None:

@@ -102,17 +102,3 @@ def test_allowed_now_follows_the_definition_order() -> None:
     assert allowed_now(STEPS, []) == ["validator"]
     assert allowed_now(STEPS, ["validator"]) == ["reviewer"]
     assert allowed_now(STEPS, STEPS) == [FINISH]
-
-
-def test_requirements_allow_independent_steps_in_any_order() -> None:
-    # reviewer and summarizer both need only the validator: either may come next.
-    requires = {"validator": (), "reviewer": ("validator",), "summarizer": ("validator",)}
-    assert allowed_now(STEPS, ["validator"], requires=requires) == ["reviewer", "summarizer"]
-    assert guard("summarizer", STEPS, ["validator"], requires=requires) == Accepted("summarizer")
-    assert guard("reviewer", STEPS, ["validator", "summarizer"], requires=requires) == Accepted(
-        "reviewer"
-    )
-    skip = guard("reviewer", STEPS, [], requires=requires)
-    assert isinstance(skip, Rejected)
-    assert skip.kind == "skip"
-    assert "validator must commit first" in skip.reason

@@ -68,7 +68,7 @@ def test_import_sagagraph_agents_alone_loads_no_model_client() -> None:
 
 
 def test_every_view_has_the_keys_each_part_adds_whatever_a_process_loaded() -> None:
-    """The kernel's view names no upper part; sagagraph adds their keys when it is imported."""
+    """The kernel's view has every key, whichever modules a process loaded: no registry."""
     code = (
         "import json, sys; from sagagraph.saga.view import saga_view; "
         "view = saga_view({'events': []}); "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,7 +10,14 @@ import pytest
 from sagagraph.errors import ConfigurationError
 from sagagraph.saga.guard import Accepted, Rejected, guard
 from sagagraph.saga.protocol import SagaDefinition, Step, StepResult, participant
-from sagagraph.saga.routes import next_by_rules, route_points, routing_options
+from sagagraph.saga.routes import (
+    RULES,
+    RouteQuestion,
+    facts_for,
+    next_by_rules,
+    route_points,
+    routing_options,
+)
 
 
 def _p(name: str) -> Any:
@@ -172,7 +180,43 @@ def test_route_facts_that_raise_give_no_facts_and_the_defaults() -> None:
         ],
         route_facts=lambda results: {"n": 1 / 0},
     )
-    from sagagraph.saga.routes import facts_for
-
     assert facts_for(definition, {}) == {}
     assert next_by_rules(definition, ["a"], {}).step == "c"  # c's rule holds on any facts
+
+
+def test_the_rules_router_records_what_its_rules_decided() -> None:
+    definition = replace(adaptive(), route_facts=lambda results: results["validator"].data)
+    records: Any = {"validator": {"data": {"kind": "survey"}, "output": None}}
+    choice = RULES.decide(RouteQuestion(definition, ["validator"], records))
+    assert choice.step == "survey_reviewer"
+    (event,) = choice.events
+    assert (event["step"], event["action"], event["outcome"]) == ("survey_reviewer", "route", "ok")
+    assert event["detail"].startswith("rules: choice review: survey_reviewer")
+    plain = SagaDefinition.of("plain", [_p("a"), _p("b")])
+    assert RULES.decide(RouteQuestion(plain, ["a"])).events == []  # nothing to choose
+
+
+@pytest.mark.parametrize(
+    ("router", "mode", "parallel", "choices", "message"),
+    [
+        ("llm", "choreography", False, False, "router='llm' needs orchestration or the blackboard"),
+        ("deterministic", "choreography", True, False, "parallel steps .* need orchestration"),
+        ("llm", "orchestration", True, False, "need router='deterministic'"),
+        ("deterministic", "choreography", False, True, "need orchestration or the blackboard"),
+        ("sideways", "orchestration", False, False, "router: expected 'deterministic' or 'llm'"),
+        ("deterministic", "ballet", False, False, "mode: expected one of"),
+    ],
+)
+def test_a_definition_checks_how_it_may_run_in_one_place(
+    router: str, mode: str, parallel: bool, choices: bool, message: str
+) -> None:
+    steps: list[Any] = [_p("a"), _p("b")]
+    if parallel:
+        steps = [_p("a"), Step(_p("b"), after=("a",)), Step(_p("c"), after=("a",))]
+    if choices:
+        steps = [_p("a"), Step(_p("b"), optional=True)]
+    definition = SagaDefinition.of("d", steps)
+    with pytest.raises(ConfigurationError, match=message) as refused:
+        definition.check(router=router, mode=mode)
+    assert "\n" not in str(refused.value)
+    SagaDefinition.of("chain", [_p("a"), _p("b")]).check(router="llm", mode="blackboard")

@@ -5,8 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from sagagraph import Retry, Step, StepContext, StepResult, participant
-from sagagraph.saga.async_execution import acompensate_step, aexecute_step
-from sagagraph.saga.execution import compensate_step, emit_event, execute_step
+from sagagraph.saga.execution import (
+    acompensate_step,
+    aexecute_step,
+    compensate_step,
+    emit_event,
+    execute_step,
+)
 from sagagraph.saga.view import make_event
 
 CTX = StepContext(saga_id="s1", step="agent", input={}, results={})

@@ -35,6 +35,7 @@ from sagagraph import (
     CompensatedKeyError,
     Retry,
     SagaDefinition,
+    SagaHooks,
     Step,
     StepContext,
     StepResult,
@@ -42,6 +43,7 @@ from sagagraph import (
     open_checkpointer,
 )
 from sagagraph.agents.store import OutputStore
+from sagagraph.saga.view import Event
 
 CRASH_EXIT_CODE = 17
 """Exit status of a worker killed on purpose with ``os._exit``."""
@@ -332,16 +334,26 @@ def toy_saga(
     return SagaDefinition("toy", steps)
 
 
+class EventHooks(SagaHooks):
+    """Hooks that hand each event recorded in a saga's state to ``callback``."""
+
+    def __init__(self, callback: Callable[[Event], None]) -> None:
+        self.callback = callback
+
+    def on_event(self, saga_id: str, event: Event) -> None:
+        self.callback(event)
+
+
 @contextmanager
 def saga_app(
     definition: SagaDefinition,
     url: str = "memory://",
     *,
-    on_escalation: Callable[[dict[str, Any]], None] | None = None,
+    hooks: SagaHooks | None = None,
 ) -> Iterator[CompiledStateGraph[Any, Any, Any, Any]]:
     """The definition's graph compiled on the checkpointer ``url`` names, open for the block."""
     with open_checkpointer(url) as checkpointer:
-        graph = build_saga_graph(definition, on_escalation=on_escalation)
+        graph = build_saga_graph(definition, hooks=hooks)
         yield graph.compile(checkpointer=checkpointer)
 
 
