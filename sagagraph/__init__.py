@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         participant,
     )
     from sagagraph.saga.view import Event, Status, saga_view
+    from sagagraph.service import SagaService, SagaStore
     from sagagraph.tools import (
         ToolCall,
         ToolCompensationMiddleware,
@@ -105,6 +106,7 @@ _EXPORTS = {
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
     "Usage participant",
     "sagagraph.saga.view": "Event Status saga_view",
+    "sagagraph.service": "SagaService SagaStore",
     "sagagraph.tools": (
         "ToolCall ToolCompensationMiddleware agent_step compensable create_compensating_agent "
         "idempotency_key irreversible read_only"
@@ -135,7 +137,9 @@ __all__ = [
     "SagaGraphError",
     "SagaHooks",
     "SagaNotFoundError",
+    "SagaService",
     "SagaState",
+    "SagaStore",
     "Status",
     "Step",
     "StepContext",

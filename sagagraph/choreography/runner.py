@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from sagagraph.checkpoints.urls import default_bus_url
 from sagagraph.choreography.admission import with_refusals
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import (
@@ -29,7 +30,6 @@ from sagagraph.choreography.hosting import (
     CommitHook,
     ServiceFailures,
     bus_for,
-    default_bus_url,
     run_step_service,
     service_consumer,
     services_in_threads,

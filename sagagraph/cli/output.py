@@ -136,14 +136,8 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
             file=out,
         )
     if view.get("waiting_for_operator") and not view.get("approvals"):
-        from sagagraph.cli.foreign import foreign_definition, python_call
-
         failure = view.get("compensation_failure") or {}
-        how = (
-            f"from Python (definition {foreign_definition(view)!r}): {python_call(view, 'resolve')}"
-            if foreign_definition(view)
-            else f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
-        )
+        how = f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         print(
             f"  needs an operator: compensation of {failure.get('step')} failed "
             f"({failure.get('error')}); {how}",
@@ -180,10 +174,15 @@ def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:
 
 
 class _Progress(SagaHooks):
+    def on_step_start(self, saga_id: str, step: str, action: str, attempt: int) -> None:
+        if action in STARTED:
+            say(started_line(step, action, attempt))
+
     def on_event(self, saga_id: str, event: Event) -> None:
         say(format_event(event))
 
 
 def progress_printer() -> SagaHooks:
-    """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
+    """Each step's start and each event as a progress line on stderr (also under
+    ``--json``: stdout stays JSON)."""
     return _Progress()

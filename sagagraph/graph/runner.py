@@ -396,7 +396,7 @@ def snapshot_view(
     approval when the snapshot has no tasks (:func:`foreign_writes`)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    if not _is_saga_state(snap.values, saga_id):
+    if not is_saga_state(snap.values, saga_id):
         raise SagaNotFoundError(
             f"saga {saga_id!r}: this checkpointer's thread {saga_id!r} holds another graph's "
             "state, not a saga's"
@@ -410,7 +410,7 @@ def snapshot_view(
     )
 
 
-def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
+def is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
     """A saga's state carries its own id from its first step on. Before it (under LangGraph
     Server, which starts a saga from its input alone) it holds its input; killed while its
     input was being saved, only its channels' defaults. Another graph's thread shows the

@@ -8,10 +8,13 @@ line, the alert and the ``escalate`` event read the same whichever style ran the
 
 from __future__ import annotations
 
+import importlib
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
+from sagagraph.errors import ConfigurationError
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import ESCALATE
 from sagagraph.saga.view import Event, FailureRecord, make_event
@@ -61,3 +64,29 @@ class AlertHooks(SagaHooks):
 
     def on_escalation(self, saga_id: str, failure: FailureRecord) -> None:
         self.alert(escalation_payload(saga_id, failure))
+
+
+def load_alert_hook(spec: str | None = None) -> AlertHook | None:
+    """The callable ``SAGAGRAPH_ALERT_HOOK`` names (``package.module:function``), or None.
+
+    It is called with the failure record (saga id, step, error, attempts) the moment a
+    compensation exhausts its retries, beside the CRITICAL log record.
+    """
+    spec = spec if spec is not None else os.environ.get("SAGAGRAPH_ALERT_HOOK", "")
+    if not spec.strip():
+        return None
+    module_name, _, attr = spec.strip().partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"SAGAGRAPH_ALERT_HOOK={spec!r}: expected package.module:function")
+    try:
+        hook = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ConfigurationError(f"SAGAGRAPH_ALERT_HOOK={spec!r}: {error}") from None
+    if not callable(hook):
+        raise ConfigurationError(f"SAGAGRAPH_ALERT_HOOK={spec!r}: {attr} is not callable")
+    return hook  # type: ignore[no-any-return]
+
+
+def alerts_from_env() -> SagaHooks | None:
+    """:class:`AlertHooks` for ``SAGAGRAPH_ALERT_HOOK``; None when it is not set."""
+    return alert_hooks(load_alert_hook())
