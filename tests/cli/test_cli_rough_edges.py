@@ -15,11 +15,10 @@ import pytest
 from pypdf import PdfWriter
 
 from sagagraph.cli import main
-from sagagraph.cli.apps import not_found
 from sagagraph.cli.modes import MODES, run_label, short_name
 from sagagraph.cli.output import format_event
 from sagagraph.cli.parser import build_parser
-from sagagraph.config import Settings
+from sagagraph.service import SagaStore
 
 REPO = Path(__file__).resolve().parents[2]
 PAPERS = REPO / "examples" / "papers"
@@ -213,12 +212,11 @@ def test_not_found_names_the_database_and_bus_it_looked_in_without_passwords(
         "sagagraph: error: saga 'there': not found in sqlite:///sagagraph.sqlite (checkpointer) "
         "nor on sqlite:///sagagraph-events.sqlite (event log)"
     )
-    settings = Settings.resolve(
+    store = SagaStore.from_env(
         db="postgresql://ops:pg-s3cret@db.internal:5432/sagas",
         bus="amqp://ops:mq-s3cret@mq.internal:5672/?namespace=prod",
-        llm="offline",
     )
-    message = not_found("x", settings)
+    message = store.not_found("x")
     assert "s3cret" not in message
     assert "postgresql://ops:***@db.internal:5432/sagas" in message
     assert "amqp://ops:***@mq.internal:5672/?namespace=prod" in message
