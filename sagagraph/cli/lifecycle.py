@@ -33,7 +33,12 @@ __all__ = ["cmd_recover", "cmd_resolve", "cmd_resume", "cmd_rollback", "cmd_stat
 
 def cmd_status(args: argparse.Namespace) -> int:
     """The saga's view; its exit code is the one ``run`` gave (a script need not parse JSON)."""
-    return emit(service_from(args).require(args.saga_id), args.json)
+    service = service_from(args)
+    view = service.require(args.saga_id)
+    foreign = None
+    if view.get("mode") != "choreography" and view.get("waiting_for_operator"):
+        foreign = service.definitions.cannot_act(view, "resolve")
+    return emit(view, args.json, foreign=foreign)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -116,9 +121,8 @@ def cmd_recover(args: argparse.Namespace) -> int:
     def taking(view: dict[str, Any]) -> None:
         say(f"recovering {view['saga_id']} ({view['status']})")
 
-    done = service_from(args).recover(
-        compensate=args.compensate, hooks=progress_printer(), on_saga=taking
-    )
+    service = service_from(args)
+    done = service.recover(compensate=args.compensate, hooks=progress_printer(), on_saga=taking)
     for view in done.views:
         if view.get("recover_skipped"):
             say(f"skipped {view['saga_id']}: {view['recover_skipped']}")
@@ -130,10 +134,10 @@ def cmd_recover(args: argparse.Namespace) -> int:
             print_view(view, sys.stdout)
     views += done.views
     for view in done.waiting:
-        say(
-            f"waiting for an operator: {view['saga_id']} "
-            f"(sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT)"
+        how = service.definitions.cannot_act(view, "resolve") or (
+            f"sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         )
+        say(f"waiting for an operator: {view['saga_id']} ({how})")
     if not views and not done.waiting:
         say("nothing to recover")
     return recover_exit_code(views + done.waiting)

@@ -97,8 +97,8 @@ def shown_status(view: dict[str, Any]) -> str:
     return str(view["status"])
 
 
-def print_view(view: dict[str, Any], out: TextIO) -> None:
-    """A human summary of a saga's view."""
+def print_view(view: dict[str, Any], out: TextIO, *, foreign: str | None = None) -> None:
+    """A human summary of a saga's view; ``foreign``: why this process cannot act on it."""
     print(f"saga {view['saga_id']}: {shown_status(view)}", file=out)
     if view.get("reason"):
         print(f"  reason: {view['reason']}", file=out)
@@ -137,7 +137,7 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
         )
     if view.get("waiting_for_operator") and not view.get("approvals"):
         failure = view.get("compensation_failure") or {}
-        how = f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
+        how = foreign or f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         print(
             f"  needs an operator: compensation of {failure.get('step')} failed "
             f"({failure.get('error')}); {how}",
@@ -145,12 +145,12 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
         )
 
 
-def emit(view: dict[str, Any], as_json: bool) -> int:
+def emit(view: dict[str, Any], as_json: bool, *, foreign: str | None = None) -> int:
     if as_json:
         json.dump(view, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
-        print_view(view, sys.stdout)
+        print_view(view, sys.stdout, foreign=foreign)
     return exit_code_for(view)
 
 

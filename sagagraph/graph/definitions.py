@@ -67,6 +67,23 @@ def load_factory(reference: str, source: str = "--app") -> SagaFactory:
     return factory
 
 
+def python_call(view: Mapping[str, Any], command: str) -> str:
+    """The Python call that does what ``command`` would do to ``view``'s saga."""
+    saga_id = view["saga_id"]
+    if command in ("approve", "reject") or view.get("approvals"):
+        return (
+            f'approve_tool_call(app, "{saga_id}") or reject_tool_call(app, "{saga_id}", why) '
+            "from sagagraph.graph"
+        )
+    if command == "resolve" or view.get("waiting_for_operator"):
+        return f'resolve_saga(app, "{saga_id}", "retry") (or "skip", note=...)'
+    if command == "resume":
+        return f'resume_saga(app, "{saga_id}")'
+    if command == "rollback":
+        return f'rollback_saga(app, "{saga_id}", reason=..., by=...)'
+    return f'recover_sagas(app) or resume_saga(app, "{saga_id}")'
+
+
 def recorded_reference(saga_input: Mapping[str, Any]) -> str | None:
     """The reference a saga was submitted with; None when it records none."""
     recorded = saga_input.get(WORKER_KEY)
@@ -150,9 +167,17 @@ class Definitions:
             return self.default
         raise InputError(
             f"saga {view['saga_id']!r} belongs to definition {name!r}, which this process was "
-            f"not given: {command} it with --app MODULE:FACTORY (or SAGAGRAPH_APP) naming the "
-            "factory of that definition"
+            f"not given: give its factory with --app MODULE:FACTORY (or SAGAGRAPH_APP), or "
+            f"from Python, on an app compiled from {name!r}, call {python_call(view, command)}"
         )
+
+    def cannot_act(self, view: Mapping[str, Any], command: str) -> str | None:
+        """Why this process cannot ``command`` ``view``'s saga (one line), or None."""
+        try:
+            self.reference_for(view, command)
+        except InputError as error:
+            return str(error)
+        return None
 
     def graph_of(self, reference: str, saga_input: Mapping[str, Any]) -> Any:
         """The uncompiled graph ``reference``'s factory returns for ``saga_input`` (a
