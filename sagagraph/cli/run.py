@@ -66,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.mode == CHOREOGRAPHY:
         return run_choreography(args, settings, saga_id, loader)
     service = service_from(args, loader)
-    if service.exists(saga_id):
+    if service.exists(saga_id, mode="orchestration"):
         raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
     saga_input = {"paper": str(args.paper), "settings": settings.recorded()}
     # A model (or router) that cannot be set up is refused before the saga is announced.

@@ -93,9 +93,10 @@ class SagaService:
 
     # -- reading -------------------------------------------------------------------------
 
-    def get(self, saga_id: str) -> dict[str, Any] | None:
-        """``saga_id``'s view (orchestrated, blackboard or choreographed) with its ``input``,
-        ``dead_lettered`` and ``orphaned``; None when neither store knows it."""
+    def get(self, saga_id: str, *, choreographed: bool = True) -> dict[str, Any] | None:
+        """``saga_id``'s view (orchestrated, blackboard or, unless ``choreographed`` is
+        False, choreographed) with its ``input``, ``dead_lettered`` and ``orphaned``; None
+        when no store asked knows it."""
         try:
             validate_saga_id(saga_id)
         except InputError:
@@ -105,7 +106,7 @@ class SagaService:
                 view = reading.read_view(saver, saga_id)
                 if view is not None:
                     return reading.with_flags(saver, view)
-        return self.choreographed(saga_id)
+        return self.choreographed(saga_id) if choreographed else None
 
     def require(self, saga_id: str) -> dict[str, Any]:
         """:meth:`get`, or SagaNotFoundError naming both stores."""
@@ -187,7 +188,7 @@ class SagaService:
 
     def exists(self, saga_id: str, *, mode: str | None = None) -> bool:
         """True when a store holds ``saga_id`` (of ``mode``: orchestrated or choreography)."""
-        view = self.get(saga_id)
+        view = self.get(saga_id, choreographed=mode in (None, CHOREOGRAPHY))
         if view is None:
             return False
         return mode is None or (view.get("mode") == CHOREOGRAPHY) == (mode == CHOREOGRAPHY)
@@ -232,7 +233,7 @@ class SagaService:
     ) -> dict[str, Any]:
         """Start a saga of the definition ``reference`` names and run it until it ends or
         waits for an operator; its view. InputError when ``saga_id`` exists already."""
-        if saga_id is not None and self.exists(saga_id):
+        if saga_id is not None and self.exists(saga_id, mode="orchestration"):
             raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
         view = {"saga_id": saga_id or "", "input": dict(saga_input)}
         graph = self.definitions.graph_of(reference, saga_input)
