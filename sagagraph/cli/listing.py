@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sagagraph.cli.modes import short_name
+from sagagraph.cli.flags import short_name
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.cli.times import since_flag
 from sagagraph.cli.wiring import service_from

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, get_args
 
 from sagagraph.cli.flags import (
+    MODES,
+    ORCHESTRATION,
     PAPER_STEPS,
     agents_flag,
     bus_flag,
@@ -31,7 +33,6 @@ from sagagraph.cli.flags import (
     saga_id_arg,
     step_timeout_flag,
 )
-from sagagraph.cli.modes import MODES, ORCHESTRATION
 from sagagraph.saga.view import Status
 
 STATUSES = (*get_args(Status), "orphaned", "dead_letter", "dead_lettered")

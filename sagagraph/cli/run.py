@@ -14,11 +14,9 @@ from typing import Any
 
 from sagagraph.agents.outputs_root import usable_outputs_root
 from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
-from sagagraph.cli.events import choreographed_input, cli_bus, definitions_for, show_trail
+from sagagraph.cli.flags import CHOREOGRAPHY, ORCHESTRATION, run_label
 from sagagraph.cli.interrupt import during, interruptible
-from sagagraph.cli.modes import CHOREOGRAPHY, ORCHESTRATION, run_label
-from sagagraph.cli.output import emit, progress_printer
-from sagagraph.cli.progress import page_printer, say
+from sagagraph.cli.output import emit, page_printer, progress_printer, say
 from sagagraph.cli.wiring import paper_definition, pdf_password, service_from, settings_from
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.saga.escalation import alerts_from_env
@@ -94,6 +92,7 @@ def run_choreography(
     args: argparse.Namespace, settings: PaperSettings, saga_id: str, loader: Any
 ) -> int:
     from sagagraph.choreography.runner import run_choreographed_saga
+    from sagagraph.cli.events import choreographed_input, cli_bus, definitions_for, show_trail
 
     definition = paper_definition(settings, loader, forward=True)
     with cli_bus(args, runs_agents=True) as bus:

@@ -15,7 +15,7 @@ import pytest
 from pypdf import PdfWriter
 
 from sagagraph.cli import main
-from sagagraph.cli.modes import MODES, run_label, short_name
+from sagagraph.cli.flags import MODES, run_label, short_name
 from sagagraph.cli.output import format_event
 from sagagraph.cli.parser import build_parser
 from sagagraph.service import SagaStore

@@ -15,6 +15,7 @@ from sagagraph import SagaService
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.graph.definitions import Definitions
 
+
 @pytest.fixture
 def travel(tmp_path: Path) -> str:
     """A checkpointer holding the example's two trips: one completed, one rolled back."""
@@ -50,7 +51,7 @@ def test_list_filters_and_pages(travel: str, tmp_path: Path) -> None:
 def test_acting_needs_the_definition_and_names_the_way(travel: str, tmp_path: Path) -> None:
     service = SagaService.from_urls(travel, f"sqlite:///{tmp_path / 'none.sqlite'}")
     saga_id = service.list(status="rolled_back")[0]["saga_id"]
-    with pytest.raises(InputError, match="travel_booking.*--app"):
+    with pytest.raises(InputError, match=r"travel_booking.*--app"):
         service.rollback(saga_id)
     with pytest.raises(SagaNotFoundError, match="not found in"):
         service.require("nobody-here")
@@ -61,5 +62,5 @@ def test_acting_needs_the_definition_and_names_the_way(travel: str, tmp_path: Pa
         travel, f"sqlite:///{tmp_path / 'none.sqlite'}", definitions=definitions
     )
     # Known now: a finished saga is refused for what it is, not for its definition.
-    with pytest.raises(InputError, match="rolled_back|finished|not"):
+    with pytest.raises(InputError, match=r"rolled_back|finished|not"):
         knowing.rollback(saga_id)
