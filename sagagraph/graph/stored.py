@@ -111,7 +111,8 @@ def row_of_view(view: Mapping[str, Any], orphaned: bool = False) -> dict[str, An
         "dead_lettered": bool(view.get("dead_letter")),
         "mode": view.get("mode") or "orchestration",
         "definition": view.get("saga"),
-        "paper": view.get("label") or saga_input.get("paper"),
+        # An orchestrated saga's label is its definition's; a choreographed one has its paper.
+        "paper": view["label"] if "label" in view else saga_input.get("paper"),
         "updated": events[-1]["ts"] if events else None,
         "completed": list(view.get("completed") or []),
         "compensated": list(view.get("compensated") or []),
