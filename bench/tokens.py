@@ -39,7 +39,7 @@ from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 from sagagraph.agents.quote_check import as_quoted
 from sagagraph.agents.schemas import QuotedReview, Summary, ValidationReport
 from sagagraph.prompts import render_prompt

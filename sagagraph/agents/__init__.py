@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
     from sagagraph.agents.paper_profile import PaperProfile, profile_paper
     from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
-    from sagagraph.agents.pdf.loader import PaperLoader, check_paper
-    from sagagraph.agents.pdf.parsing import load_paper
+    from sagagraph.agents.pdf.loader import PaperLoader, check_paper, load_paper
     from sagagraph.agents.schemas import (
         PartFound,
         QuotedPoint,
@@ -49,8 +48,7 @@ _EXPORTS = {
     "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
     "sagagraph.agents.paper_profile": "PaperProfile profile_paper",
     "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
-    "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
-    "sagagraph.agents.pdf.parsing": "load_paper",
+    "sagagraph.agents.pdf.loader": "PaperLoader check_paper load_paper",
     "sagagraph.agents.schemas": (
         "PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
     ),

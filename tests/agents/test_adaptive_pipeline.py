@@ -16,7 +16,7 @@ import pytest
 
 from sagagraph.agents import paper_saga_definition
 from sagagraph.agents.paper_profile import profile_paper
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 from sagagraph.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

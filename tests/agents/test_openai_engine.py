@@ -20,7 +20,7 @@ from sagagraph.agents.models import make_chat_model
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper, PaperTooShortError, Section
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.words import count_words
 from sagagraph.errors import (

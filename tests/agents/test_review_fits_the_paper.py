@@ -11,7 +11,7 @@ import pytest
 
 from sagagraph.agents.offline_review import offline_review
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.pdf.parsing import parse_paper
+from sagagraph.agents.pdf.loader import parse_paper
 from sagagraph.agents.schemas import Review
 from tests.agents.review_judge import claim_of
 from tests.support.output_checks import assert_review_is_grounded

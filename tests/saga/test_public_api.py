@@ -107,6 +107,6 @@ def test_parsing_a_paper_never_imports_its_loader() -> None:
     imported = {
         node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
-    assert "sagagraph.agents.pdf.parsing" not in imported
+    assert "sagagraph.agents.pdf.loader" not in imported
     assert "sagagraph.agents.pdf.loader" not in imported
     assert "sagagraph.agents.pdf.files" in imported  # the walk sees the module's imports
