@@ -16,7 +16,15 @@ from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
-    from sagagraph.agents.engine import PaperEngine
+    from sagagraph.agents.engine import (
+        PaperEngine,
+        PartFound,
+        QuotedPoint,
+        QuotedReview,
+        Review,
+        Summary,
+        ValidationReport,
+    )
     from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
     from sagagraph.agents.offline_engine import OfflineEngine
     from sagagraph.agents.openai_engine import OpenAIEngine
@@ -26,20 +34,14 @@ if TYPE_CHECKING:
     from sagagraph.agents.paper_profile import PaperProfile, profile_paper
     from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper, load_paper
-    from sagagraph.agents.schemas import (
-        PartFound,
-        QuotedPoint,
-        QuotedReview,
-        Review,
-        Summary,
-        ValidationReport,
-    )
     from sagagraph.agents.store import OutputStore
     from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
 
 _EXPORTS = {
     "sagagraph.agents.adaptive_agents": "ReproducibilityAgent SurveyReviewerAgent",
-    "sagagraph.agents.engine": "PaperEngine",
+    "sagagraph.agents.engine": (
+        "PaperEngine PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
+    ),
     "sagagraph.agents.models": "make_chat_model make_engine resolve_llm",
     "sagagraph.agents.offline_engine": "OfflineEngine",
     "sagagraph.agents.openai_engine": "OpenAIEngine",
@@ -49,9 +51,6 @@ _EXPORTS = {
     "sagagraph.agents.paper_profile": "PaperProfile profile_paper",
     "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
     "sagagraph.agents.pdf.loader": "PaperLoader check_paper load_paper",
-    "sagagraph.agents.schemas": (
-        "PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
-    ),
     "sagagraph.agents.store": "OutputStore",
     "sagagraph.errors": "MalformedModelOutput ModelCallError PaperLoadError",
 }

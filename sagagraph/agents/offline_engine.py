@@ -8,10 +8,10 @@ the same results, which makes it the engine for tests, notebooks and machines wi
 
 from __future__ import annotations
 
+from sagagraph.agents.engine import Review, Summary, ValidationReport
 from sagagraph.agents.offline_review import offline_review
 from sagagraph.agents.offline_summary import DEFAULT_CHUNK_CHARS, offline_summary
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.validation_rules import validation_report
 from sagagraph.saga.protocol import Usage
 

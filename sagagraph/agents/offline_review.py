@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sagagraph.agents.engine import Review
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_kind import KindEvidence, paper_kind
 from sagagraph.agents.paper_sentences import Sentence, own_section, paper_sentences
@@ -42,10 +43,9 @@ from sagagraph.agents.practices import (
     spreads,
 )
 from sagagraph.agents.quote_check import PageKeys
-from sagagraph.agents.schemas import Review
 from sagagraph.agents.stated_limits import left_for_later, limitations_heading, stated_limits
 from sagagraph.agents.summary_prose import debris_kind
-from sagagraph.agents.text_repair import ENGLISH_SHARE, english_share
+from sagagraph.agents.words import ENGLISH_SHARE, english_share
 
 MAX_STRENGTHS = 5
 """At most this many strengths."""

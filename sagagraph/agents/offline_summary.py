@@ -15,7 +15,7 @@ their reading order; whole sentences whose lengths sum to the gap make the count
 
 Only prose that stands alone is a candidate (:mod:`~sagagraph.agents.summary_prose`): no PDF
 debris, no roadmap, no pointer to a figure or table, no dangling "this". Words the PDF broke
-are repaired first (:mod:`~sagagraph.agents.text_repair`).
+are repaired first (:mod:`~sagagraph.agents.words`).
 """
 
 from __future__ import annotations
@@ -38,14 +38,17 @@ from sagagraph.agents.summary_prose import (
     usable,
     usable_result,
 )
-from sagagraph.agents.text_repair import (
+from sagagraph.agents.validation_rules import PATTERNS
+from sagagraph.agents.words import (
     ENGLISH_SHARE,
+    count_words,
     english_share,
+    exact_subset,
+    fit_to_words,
     lost_ligatures,
     repair_words,
+    split_sentences,
 )
-from sagagraph.agents.validation_rules import PATTERNS
-from sagagraph.agents.words import count_words, exact_subset, fit_to_words, split_sentences
 
 MAX_FILLERS = 300
 """Unused sentences, best first, searched for a set that closes the gap to the word count."""

@@ -24,7 +24,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from sagagraph.agents.context_window import is_overflow, overflow_limit
 from sagagraph.agents.engine import NO_USAGE
-from sagagraph.agents.model_options import StructuredOutputMethod
+from sagagraph.agents.models import StructuredOutputMethod
 from sagagraph.checkpoints.urls import redact_url
 from sagagraph.errors import (
     MalformedModelOutput,

@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible server works (OpenAI, Ollama, vLLM, llama.cpp server): the engine talks
 to it through langchain-openai's ``ChatOpenAI`` and asks for the pydantic models of
-:mod:`sagagraph.agents.schemas` with ``with_structured_output``. The structured-output method
+:mod:`sagagraph.agents.engine` with ``with_structured_output``. The structured-output method
 is configurable for servers that lack ``json_schema``.
 
 Token thrift: the validator sends the title, the outline, the first page and the start of the
@@ -15,7 +15,7 @@ leaves the prompt alone, cache the shared prefix as it is.)
 
 A summary draft of the wrong length is sent back with its word count (a bounded number of
 rounds) before anything is fitted, and fitting only drops or adds whole sentences. Every review
-point carries a verbatim quote and its page (:class:`~sagagraph.agents.schemas.QuotedReview`);
+point carries a verbatim quote and its page (:class:`~sagagraph.agents.engine.QuotedReview`);
 points whose quote is not in the paper (:mod:`~sagagraph.agents.quote_check`), or that cite a
 section the paper lacks, are sent back once, then dropped and listed.
 
@@ -46,8 +46,8 @@ from sagagraph.agents.context_window import (
     paper_chars,
 )
 from sagagraph.agents.context_window import context_tokens as context_tokens_of
-from sagagraph.agents.engine import NO_USAGE
-from sagagraph.agents.model_options import StructuredOutputMethod, resolve_method
+from sagagraph.agents.engine import NO_USAGE, QuotedReview, Review, Summary, ValidationReport
+from sagagraph.agents.models import StructuredOutputMethod, resolve_method
 from sagagraph.agents.offline_summary import ranked_sentences
 from sagagraph.agents.openai_calls import (
     DEFAULT_REPAIR_ATTEMPTS,
@@ -59,7 +59,6 @@ from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.quote_check import checked_review, from_quoted, verify_review
 from sagagraph.agents.reply_checks import check_report, check_summary
 from sagagraph.agents.review_grounding import ungrounded_points
-from sagagraph.agents.schemas import QuotedReview, Review, Summary, ValidationReport
 from sagagraph.agents.validator_evidence import DEFAULT_EVIDENCE_TOKENS, validator_evidence
 from sagagraph.agents.words import count_words, fit_to_words, fit_whole_sentences
 from sagagraph.errors import ConfigurationError
@@ -148,7 +147,7 @@ class OpenAIEngine(StructuredCalls):
     def review(self, paper: Paper) -> tuple[Review, Usage]:
         """Strengths, weaknesses and suggestions, each with a verbatim quote and its page.
 
-        The model answers a :class:`~sagagraph.agents.schemas.QuotedReview`; points whose
+        The model answers a :class:`~sagagraph.agents.engine.QuotedReview`; points whose
         quote is not printed in the paper, or that cite a section the paper lacks, are sent
         back once, then dropped (listed in ``Review.dropped``, which the reviewer step records
         as events). A paper longer than one request allows is reviewed by sections

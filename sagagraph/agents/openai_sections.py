@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from sagagraph.agents.engine import NO_USAGE
+from sagagraph.agents.engine import NO_USAGE, QuotedPoint, QuotedReview
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.quote_check import PageKeys, check_point, quote_point
-from sagagraph.agents.schemas import QuotedPoint, QuotedReview
 from sagagraph.saga.protocol import Usage
 
 log = logging.getLogger("sagagraph")

@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sagagraph.agents.schemas import QuotedPoint, QuotedReview, Review
+from sagagraph.agents.engine import QuotedPoint, QuotedReview, Review
 from sagagraph.errors import MalformedModelOutput
 
 MIN_QUOTE_LETTERS = 15

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+from sagagraph.agents.engine import Summary, ValidationReport
 from sagagraph.agents.headings import normalize_line, normalize_title
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.schemas import Summary, ValidationReport
 
 _NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Za-z])[.)]?\s+")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from sagagraph.agents.engine import Review
 from sagagraph.agents.headings import normalize_title
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.schemas import Review
 
 _BY_NUMBER = re.compile(r"(?:\b[Ss]ections?|\b[Ss]ecs?\.|§)\s*(\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\b")
 _BY_HEADING = re.compile(r"['‘\"“]([^'’\"”]{3,80})['’\"”]")

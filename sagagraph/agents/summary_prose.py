@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from sagagraph.agents.text_repair import longest_unknown
+from sagagraph.agents.words import longest_unknown
 
 MAX_UNKNOWN_LETTERS = 25
 """A sentence keeping an unknown word longer than this (words run together) is not used."""

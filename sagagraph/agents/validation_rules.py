@@ -17,10 +17,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from sagagraph.agents.engine import PartFound, ValidationReport
 from sagagraph.agents.headings import known_heading
 from sagagraph.agents.paper import Paper, Section
 from sagagraph.agents.plan_signals import plan_signals
-from sagagraph.agents.schemas import PartFound, ValidationReport
 
 REQUIRED_PARTS = ("abstract", "introduction", "body", "method", "conclusion", "references")
 """The parts every complete paper has, in reading order."""

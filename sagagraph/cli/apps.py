@@ -177,7 +177,7 @@ def only_compensates(view: Mapping[str, Any], *, compensate: bool = False) -> bo
 
 def recorded_settings(view: dict[str, Any], args: argparse.Namespace) -> tuple[Settings, str]:
     """Settings a saga was started with (flags given now win), and its router."""
-    from sagagraph.agents.outputs_root import same_outputs_root
+    from sagagraph.agents.store import same_outputs_root
 
     recorded = ((view.get("input") or {}).get("settings")) or {}
     outputs = getattr(args, "outputs", None)

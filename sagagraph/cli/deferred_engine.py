@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 from sagagraph.saga.protocol import Usage
 
 if TYPE_CHECKING:
-    from sagagraph.agents.engine import PaperEngine
+    from sagagraph.agents.engine import PaperEngine, Review, Summary, ValidationReport
     from sagagraph.agents.paper import Paper
-    from sagagraph.agents.schemas import Review, Summary, ValidationReport
 
 
 class DeferredEngine:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sagagraph.agents.outputs_root import usable_outputs_root
+from sagagraph.agents.store import usable_outputs_root
 from sagagraph.cli.apps import (
     paper_app,
     paper_definition,

@@ -12,13 +12,13 @@ import itertools
 
 import pytest
 
+from sagagraph.agents.engine import PartFound, ValidationReport
 from sagagraph.agents.headings import HeadingScanner, is_debris, known_heading
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import PaperDeps, ValidatorAgent
 from sagagraph.agents.pdf.loader import UNHEADED_REFERENCES, parse_paper
 from sagagraph.agents.pdf.pages import PageLayout, clean_pages, repair_slashed_marks
 from sagagraph.agents.plan_signals import SELF_NAMED, plan_signals
-from sagagraph.agents.schemas import PartFound, ValidationReport
 from sagagraph.agents.validation_rules import (
     REQUIRED_PARTS,
     UNHEADED_INTRODUCTION,
