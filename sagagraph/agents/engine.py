@@ -45,7 +45,7 @@ class Review(BaseModel):
 
     Each point ends with its evidence, ``(p.N) "words printed on page N"``; the points whose
     quote is not in the paper are removed and listed in ``dropped``
-    (:mod:`~sagagraph.agents.quote_check`).
+    (:mod:`~sagagraph.agents.reply_checks`).
     """
 
     strengths: list[str] = Field(min_length=1, description="what the paper does well")

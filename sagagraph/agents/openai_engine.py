@@ -6,7 +6,7 @@ to it through langchain-openai's ``ChatOpenAI`` and asks for the pydantic models
 is configurable for servers that lack ``json_schema``.
 
 Token thrift: the validator sends the title, the outline, the first page and the start of the
-reference list, within a stated token budget (:mod:`~sagagraph.agents.validator_evidence`),
+reference list, within a stated token budget (:mod:`~sagagraph.agents.validation_rules`),
 not the whole paper. The reviewer and the
 summarizer send the same first message (instructions, then the paper's text), so a server's
 prefix cache can serve the second from the first. (OpenAI puts the structured-output schema
@@ -16,7 +16,7 @@ leaves the prompt alone, cache the shared prefix as it is.)
 A summary draft of the wrong length is sent back with its word count (a bounded number of
 rounds) before anything is fitted, and fitting only drops or adds whole sentences. Every review
 point carries a verbatim quote and its page (:class:`~sagagraph.agents.engine.QuotedReview`);
-points whose quote is not in the paper (:mod:`~sagagraph.agents.quote_check`), or that cite a
+points whose quote is not in the paper (:mod:`~sagagraph.agents.reply_checks`), or that cite a
 section the paper lacks, are sent back once, then dropped and listed.
 
 Long papers on small models: a paper longer than the model's context window
@@ -56,10 +56,15 @@ from sagagraph.agents.openai_calls import (
 )
 from sagagraph.agents.openai_sections import review_by_sections
 from sagagraph.agents.paper import Paper, PaperTooShortError
-from sagagraph.agents.quote_check import checked_review, from_quoted, verify_review
-from sagagraph.agents.reply_checks import check_report, check_summary
-from sagagraph.agents.review_grounding import ungrounded_points
-from sagagraph.agents.validator_evidence import DEFAULT_EVIDENCE_TOKENS, validator_evidence
+from sagagraph.agents.reply_checks import (
+    check_report,
+    check_summary,
+    checked_review,
+    from_quoted,
+    ungrounded_points,
+    verify_review,
+)
+from sagagraph.agents.validation_rules import DEFAULT_EVIDENCE_TOKENS, validator_evidence
 from sagagraph.agents.words import count_words, fit_to_words, fit_whole_sentences
 from sagagraph.errors import ConfigurationError
 from sagagraph.prompts import render_prompt

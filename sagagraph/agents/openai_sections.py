@@ -4,7 +4,7 @@ Map: the paper's pages, each with its ``[page N]`` line, are grouped into parts 
 request budget (:func:`page_parts`; a page longer than the budget is cut, its line repeated);
 the model reviews each part on its own, and each point's quote is verified against that part's
 pages only (a part cannot quote what it was not shown), the way
-:mod:`~sagagraph.agents.quote_check` verifies a whole review. Reduce: the verified points, with
+:mod:`~sagagraph.agents.reply_checks` verifies a whole review. Reduce: the verified points, with
 their quotes and pages, go back to the model, which keeps the strongest and merges repeats into
 one review, in rounds when they do not fit one request; the review is verified once more
 against the whole paper. Every call's tokens are summed.
@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from sagagraph.agents.engine import NO_USAGE, QuotedPoint, QuotedReview
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.quote_check import PageKeys, check_point, quote_point
+from sagagraph.agents.reply_checks import PageKeys, check_point, quote_point
 from sagagraph.saga.protocol import Usage
 
 log = logging.getLogger("sagagraph")

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sagagraph.agents.engine import PaperEngine, Review, ValidationReport
-from sagagraph.agents.offline_review import OFFLINE_REVIEW_NOTE
+from sagagraph.agents.offline_engine import OFFLINE_REVIEW_NOTE
 from sagagraph.agents.paper import Paper, PaperTooShortError
 from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.quote_check import checked_review
+from sagagraph.agents.reply_checks import checked_review
 from sagagraph.agents.store import OutputStore
 from sagagraph.agents.validation_rules import PART_LABELS, confirm_reported_results
 from sagagraph.agents.words import count_words

@@ -15,7 +15,7 @@ import re
 from sagagraph.agents.engine import Review
 from sagagraph.agents.offline_summary import clean_text
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.quote_check import QUOTED, verify_review
+from sagagraph.agents.reply_checks import QUOTED, verify_review
 from sagagraph.agents.words import lost_ligatures, repair_words, split_sentences
 
 DEBRIS = {
