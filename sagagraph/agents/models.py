@@ -12,7 +12,7 @@
   :data:`DEFAULT_TIMEOUT`); a local model on a CPU needs more.
 - ``SAGAGRAPH_CONTEXT_TOKENS``: the model's context window, in tokens; a paper longer than it
   allows is reviewed and summarised by sections (default: the model's known window, else 8,192
-  for a local server; :mod:`~sagagraph.agents.context_window`).
+  for a local server; :mod:`~sagagraph.agents.openai_calls`).
 
 The API key goes straight into ``ChatOpenAI``, which keeps it as a ``SecretStr``; nothing
 here stores, logs or repeats it.
