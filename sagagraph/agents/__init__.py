@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from sagagraph.saga.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
     from sagagraph.agents.engine import (
         PaperEngine,
         PartFound,
@@ -29,16 +28,22 @@ if TYPE_CHECKING:
     from sagagraph.agents.offline_engine import OfflineEngine
     from sagagraph.agents.openai_engine import OpenAIEngine
     from sagagraph.agents.paper import Paper, PaperTooShortError, Section
-    from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
+    from sagagraph.agents.paper_agents import (
+        PaperProfile,
+        ReproducibilityAgent,
+        ReviewerAgent,
+        SummarizerAgent,
+        SurveyReviewerAgent,
+        ValidatorAgent,
+        profile_paper,
+    )
     from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
-    from sagagraph.agents.paper_profile import PaperProfile, profile_paper
     from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper, load_paper
     from sagagraph.agents.store import OutputStore
     from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
 
 _EXPORTS = {
-    "sagagraph.agents.adaptive_agents": "ReproducibilityAgent SurveyReviewerAgent",
     "sagagraph.agents.engine": (
         "PaperEngine PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
     ),
@@ -46,9 +51,11 @@ _EXPORTS = {
     "sagagraph.agents.offline_engine": "OfflineEngine",
     "sagagraph.agents.openai_engine": "OpenAIEngine",
     "sagagraph.agents.paper": "Paper PaperTooShortError Section",
-    "sagagraph.agents.paper_agents": "ReviewerAgent SummarizerAgent ValidatorAgent",
+    "sagagraph.agents.paper_agents": (
+        "PaperProfile ReproducibilityAgent ReviewerAgent SummarizerAgent SurveyReviewerAgent "
+        "ValidatorAgent profile_paper"
+    ),
     "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
-    "sagagraph.agents.paper_profile": "PaperProfile profile_paper",
     "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
     "sagagraph.agents.pdf.loader": "PaperLoader check_paper load_paper",
     "sagagraph.agents.store": "OutputStore",

@@ -339,7 +339,7 @@ class OpenAIEngine(StructuredCalls):
         quote is not printed in the paper, or that cite a section the paper lacks, are sent
         back once, then dropped (listed in ``Review.dropped``, which the reviewer step records
         as events). A paper longer than one request allows is reviewed by sections
-        (:mod:`~sagagraph.agents.openai_engine`); so is one the server refuses as too long.
+        (:func:`review_by_sections`); so is one the server refuses as too long.
         """
         while True:
             try:

@@ -192,7 +192,7 @@ PART_LABELS = {
     "results": "reported results (the document plans its study)",
 }
 """What each part means, for messages ("results" is missing from a plan, see
-:mod:`~sagagraph.agents.validation_rules`)."""
+:func:`plan_signals`)."""
 
 UNHEADED_ABSTRACT = "(unheaded opening paragraph)"
 """The heading reported for an abstract printed without one (ACM style)."""
@@ -485,7 +485,7 @@ def confirm_reported_results(report: ValidationReport, paper: Paper) -> Validati
     """``report`` refused when ``paper`` plans its study instead of reporting it.
 
     Headings cannot tell a research proposal from a paper; its tense and its plan can (see
-    :mod:`~sagagraph.agents.validation_rules`). Any engine's report passes through here, so the
+    :func:`plan_signals`). Any engine's report passes through here, so the
     LLM validator is held to the same line. A report already refused keeps its reason.
     """
     if not report.is_valid:
