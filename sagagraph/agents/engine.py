@@ -6,19 +6,48 @@ An engine turns a loaded :class:`~sagagraph.agents.paper.Paper` into a
 spent. The participants (validator, reviewer, summarizer) own the saga logic and the files; an
 engine owns only the thinking. The same models are what the offline engine builds and what the
 OpenAI engine asks the chat model for (``with_structured_output``), so both engines are checked
-against one schema.
+against one schema. How the chat model is asked for them (:func:`resolve_method`:
+``json_schema``, ``function_calling`` or ``json_mode``) is an option the model factory and the
+OpenAI engine share.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import os
+from typing import TYPE_CHECKING, Literal, Protocol, cast, get_args
 
 from pydantic import BaseModel, Field
 
+from sagagraph.errors import ConfigurationError
 from sagagraph.saga.protocol import Usage
 
 if TYPE_CHECKING:
     from sagagraph.agents.paper import Paper
+
+
+StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
+"""How a structured output is asked of the model (``SAGAGRAPH_STRUCTURED_OUTPUT``)."""
+
+
+def choice(value: str, allowed: tuple[str, ...], source: str) -> str:
+    """``value`` lower-cased if it is one of ``allowed``; else one line naming ``source``."""
+    normalised = value.strip().lower()
+    if normalised not in allowed:
+        raise ConfigurationError(f"{source}={value!r}: expected one of {', '.join(allowed)}")
+    return normalised
+
+
+def resolve_method(method: str | None = None) -> StructuredOutputMethod:
+    """How to ask for structured output: ``method=``, else ``SAGAGRAPH_STRUCTURED_OUTPUT``."""
+    allowed = get_args(StructuredOutputMethod)
+    if method is not None:
+        return cast(StructuredOutputMethod, choice(method, allowed, "method"))
+    from_env = os.environ.get("SAGAGRAPH_STRUCTURED_OUTPUT", "").strip()
+    if from_env:
+        return cast(
+            StructuredOutputMethod, choice(from_env, allowed, "SAGAGRAPH_STRUCTURED_OUTPUT")
+        )
+    return "json_schema"
 
 
 class PartFound(BaseModel):

@@ -6,8 +6,8 @@
 - ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``: any OpenAI-compatible server works (OpenAI,
   Ollama, vLLM, llama.cpp server); local servers accept any key.
 - ``SAGAGRAPH_STRUCTURED_OUTPUT``: ``json_schema`` (default), ``function_calling`` or
-  ``json_mode``, for servers that lack one of them (:func:`resolve_method`, which the OpenAI
-  engine shares).
+  ``json_mode``, for servers that lack one of them
+  (:func:`~sagagraph.agents.engine.resolve_method`).
 - ``SAGAGRAPH_MODEL_TIMEOUT``: seconds one request to the model may take (default
   :data:`DEFAULT_TIMEOUT`); a local model on a CPU needs more.
 - ``SAGAGRAPH_CONTEXT_TOKENS``: the model's context window, in tokens; a paper longer than it
@@ -25,37 +25,13 @@ from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from pydantic import SecretStr
 
+from sagagraph.agents.engine import choice, resolve_method
 from sagagraph.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
     from sagagraph.agents.engine import PaperEngine
-
-
-StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
-"""How a structured output is asked of the model (``SAGAGRAPH_STRUCTURED_OUTPUT``)."""
-
-
-def choice(value: str, allowed: tuple[str, ...], source: str) -> str:
-    """``value`` lower-cased if it is one of ``allowed``; else one line naming ``source``."""
-    normalised = value.strip().lower()
-    if normalised not in allowed:
-        raise ConfigurationError(f"{source}={value!r}: expected one of {', '.join(allowed)}")
-    return normalised
-
-
-def resolve_method(method: str | None = None) -> StructuredOutputMethod:
-    """How to ask for structured output: ``method=``, else ``SAGAGRAPH_STRUCTURED_OUTPUT``."""
-    allowed = get_args(StructuredOutputMethod)
-    if method is not None:
-        return cast(StructuredOutputMethod, choice(method, allowed, "method"))
-    from_env = os.environ.get("SAGAGRAPH_STRUCTURED_OUTPUT", "").strip()
-    if from_env:
-        return cast(
-            StructuredOutputMethod, choice(from_env, allowed, "SAGAGRAPH_STRUCTURED_OUTPUT")
-        )
-    return "json_schema"
 
 
 LlmKind = Literal["offline", "openai"]

@@ -35,8 +35,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from sagagraph.agents.engine import NO_USAGE
-from sagagraph.agents.models import StructuredOutputMethod
+from sagagraph.agents.engine import NO_USAGE, StructuredOutputMethod
 from sagagraph.checkpoints.urls import redact_url
 from sagagraph.errors import (
     ConfigurationError,

@@ -53,10 +53,11 @@ from sagagraph.agents.engine import (
     QuotedPoint,
     QuotedReview,
     Review,
+    StructuredOutputMethod,
     Summary,
     ValidationReport,
+    resolve_method,
 )
-from sagagraph.agents.models import StructuredOutputMethod, resolve_method
 from sagagraph.agents.offline_summary import ranked_sentences
 from sagagraph.agents.openai_calls import (
     DEFAULT_REPAIR_ATTEMPTS,
