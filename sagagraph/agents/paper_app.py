@@ -20,17 +20,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from sagagraph.agents.outputs_root import same_outputs_root
 from sagagraph.agents.paper_saga import PAPER_SAGA, paper_saga_definition
+from sagagraph.agents.store import same_outputs_root
 from sagagraph.errors import ConfigurationError
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:
-    from sagagraph.agents.engine import PaperEngine
+    from sagagraph.agents.engine import PaperEngine, Review, Summary, ValidationReport
     from sagagraph.agents.paper import Paper
     from sagagraph.agents.pdf.loader import PaperLoader
-    from sagagraph.agents.schemas import Review, Summary, ValidationReport
 
 PAPER_APP = "sagagraph.agents.paper_app:paper_saga"
 """The reference of the paper saga's factory: the default of ``submit``, ``worker`` and

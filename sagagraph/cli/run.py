@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sagagraph.agents.outputs_root import usable_outputs_root
 from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
+from sagagraph.agents.store import usable_outputs_root
 from sagagraph.cli.flags import CHOREOGRAPHY, ORCHESTRATION, run_label
 from sagagraph.cli.interrupt import during, interruptible
 from sagagraph.cli.output import emit, page_printer, progress_printer, say
