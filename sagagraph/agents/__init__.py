@@ -37,8 +37,8 @@ if TYPE_CHECKING:
         ValidatorAgent,
         profile_paper,
     )
-    from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
     from sagagraph.agents.paper_app import PAPER_APP, PaperApp, PaperSettings
+    from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
     from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
     from sagagraph.agents.pdf.loader import PaperLoader, check_paper, load_paper
     from sagagraph.agents.store import OutputStore

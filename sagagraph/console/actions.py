@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sagagraph.console.source import SagaSource
-from sagagraph.errors import InputError, SagaGraphError
+from sagagraph.errors import InputError
 from sagagraph.graph.definitions import WORKER_KEY
 
 MAX_TEXT = 500
@@ -63,8 +63,8 @@ class Action:
     """The button's text."""
     help: str
     """One line: what happens."""
-    allowed: Callable[[Mapping[str, Any]], bool]
-    """True when the saga's view allows the action now."""
+    allowed: Callable[[Mapping[str, Any], SagaSource], bool]
+    """True when the saga's view allows the action now, on this console's source."""
     run: Callable[[ActionRequest], Mapping[str, Any]]
     """Does it; returns the saga's view afterwards. Raises SagaGraphError (one line) when
     the saga refuses."""
@@ -80,9 +80,10 @@ def register_action(action: Action) -> Action:
     return action
 
 
-def allowed_actions(view: Mapping[str, Any]) -> list[Action]:
+def allowed_actions(view: Mapping[str, Any], source: SagaSource | None = None) -> list[Action]:
     """The actions ``view``'s saga allows now."""
-    return [a for a in ACTIONS.values() if a.allowed(view)]
+    known = source if source is not None else SagaSource.from_urls()
+    return [a for a in ACTIONS.values() if a.allowed(view, known)]
 
 
 def check_request(who: str, why: str) -> tuple[str, str]:
@@ -96,41 +97,26 @@ def check_request(who: str, why: str) -> tuple[str, str]:
     return cleaned[0], cleaned[1]
 
 
-def orchestrated_here(view: Mapping[str, Any], source: SagaSource | None = None) -> bool:
+def orchestrated_here(view: Mapping[str, Any], source: SagaSource) -> bool:
     """True when the console can drive ``view``'s saga: a graph runs it (not agents on a
     bus), and the console knows its definition (the paper's, or ``$SAGAGRAPH_APP``'s)."""
     if view.get("mode") == "choreography":
         return False
-    definitions = (source or _default_source()).service.definitions
-    try:
-        definitions.reference_for(view, "console")
-    except SagaGraphError:
-        return False
-    return True
+    return source.service.definitions.cannot_act(view, "console") is None
 
 
-_source: list[SagaSource] = []
-
-
-def _default_source() -> SagaSource:
-    """A source for predicates asked without one (its definitions only are read)."""
-    if not _source:
-        _source.append(SagaSource.from_urls())
-    return _source[0]
-
-
-def waiting_for_operator(view: Mapping[str, Any]) -> bool:
+def waiting_for_operator(view: Mapping[str, Any], source: SagaSource) -> bool:
     """A compensation gave up (tool calls waiting for approval are answered otherwise)."""
     return (
-        orchestrated_here(view)
-        and bool(view.get("waiting_for_operator"))
+        bool(view.get("waiting_for_operator"))
         and not view.get("approvals")
+        and orchestrated_here(view, source)
     )
 
 
-def approvals_waiting(view: Mapping[str, Any]) -> bool:
+def approvals_waiting(view: Mapping[str, Any], source: SagaSource) -> bool:
     """Tool calls wait for approval, and the console can build the saga's graph."""
-    return bool(view.get("approvals")) and orchestrated_here(view)
+    return bool(view.get("approvals")) and orchestrated_here(view, source)
 
 
 def approve(request: ActionRequest) -> Mapping[str, Any]:
@@ -141,12 +127,12 @@ def reject(request: ActionRequest) -> Mapping[str, Any]:
     return request.source.service.reject(request.saga_id, request.note)
 
 
-def unfinished(view: Mapping[str, Any]) -> bool:
+def unfinished(view: Mapping[str, Any], source: SagaSource) -> bool:
     """Running, compensating or queued (dead-lettered included), not waiting for an operator."""
     return (
-        orchestrated_here(view)
-        and not view.get("waiting_for_operator")
+        not view.get("waiting_for_operator")
         and view.get("status") in ("running", "compensating", "queued")
+        and orchestrated_here(view, source)
     )
 
 
@@ -160,7 +146,7 @@ def dead_lettered(view: Mapping[str, Any]) -> bool:
     return bool(view.get("dead_letter") or view.get("dead_lettered"))
 
 
-def cancellable(view: Mapping[str, Any]) -> bool:
+def cancellable(view: Mapping[str, Any], source: SagaSource | None = None) -> bool:
     """Queued or running on the work queue, not finished, not waiting for an operator."""
     return (
         on_the_work_queue(view)
@@ -169,7 +155,7 @@ def cancellable(view: Mapping[str, Any]) -> bool:
     )
 
 
-def requeueable(view: Mapping[str, Any]) -> bool:
+def requeueable(view: Mapping[str, Any], source: SagaSource | None = None) -> bool:
     """Dead-lettered by the work queue."""
     return on_the_work_queue(view) and dead_lettered(view)
 
