@@ -101,7 +101,6 @@ def choreography_view(saga_id: str, messages: Iterable[SagaMessage]) -> dict[str
     view = saga_view(state)
     view["next"] = state["next"]
     view["waiting_for_operator"] = state["status"] == "compensation_failed"
-    view["input"] = dict(state.get("input") or {})
     return view
 
 

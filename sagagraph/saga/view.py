@@ -179,6 +179,7 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
     view = {
         "saga_id": values.get("saga_id"),
         "saga": values.get("saga"),
+        "input": dict(values.get("input") or {}),
         "status": values.get("status") or "running",
         "reason": values.get("reason"),
         "mode": values.get("mode") or "orchestration",
