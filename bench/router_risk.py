@@ -59,7 +59,7 @@ from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.graph.router_options import RouterOptions
 from sagagraph.graph.runner import saga_config
-from sagagraph.saga.guard import RejectionKind
+from sagagraph.saga.routes import RejectionKind
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured
 
 SAMPLES = ROOT / "examples" / "papers"

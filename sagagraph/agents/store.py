@@ -25,7 +25,7 @@ from sagagraph.errors import (
     is_disk_full,
 )
 from sagagraph.redaction import redact
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
 from sagagraph.storable_text import replace_surrogates
 
 LEDGER_DIR = ".sagagraph"

@@ -40,11 +40,11 @@ from sagagraph.graph.router_options import RouterOptions
 from sagagraph.graph.routing import chosen, decision, telling
 from sagagraph.prompts import render_prompt
 from sagagraph.saga.drivers import Flow
-from sagagraph.saga.guard import FINISH
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.routes import (
+    FINISH,
     Choice,
     RouteQuestion,
     Router,

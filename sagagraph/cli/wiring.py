@@ -10,7 +10,7 @@ from typing import Any
 
 from sagagraph.agents.paper_app import PAPER_APP, Overrides, PaperApp, PaperSettings
 from sagagraph.graph.definitions import Definitions
-from sagagraph.saga.escalation import alerts_from_env
+from sagagraph.saga.records import alerts_from_env
 from sagagraph.service import SagaService, SagaStore
 
 

@@ -34,10 +34,10 @@ from sagagraph.graph.runner import (
     running,
     status_flow,
 )
-from sagagraph.saga.calls import run_in_step_thread
 from sagagraph.saga.drivers import adrive
+from sagagraph.saga.execution import run_in_step_thread
 from sagagraph.saga.hooks import SagaHooks
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 
 
 async def asaga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:

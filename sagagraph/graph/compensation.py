@@ -28,12 +28,17 @@ from sagagraph.graph.dual_node import DualNode
 from sagagraph.graph.node_hooks import graph_hooks, node_hooks
 from sagagraph.graph.state import SagaState, undone
 from sagagraph.saga.drivers import Flow, Tell
-from sagagraph.saga.escalation import ESCALATION, escalation_event, escalation_payload
 from sagagraph.saga.execution import StepAttempts, compensate_attempts
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
-from sagagraph.saga.records import compensation_failed, rollback_finished
+from sagagraph.saga.records import (
+    ESCALATION,
+    compensation_failed,
+    escalation_event,
+    escalation_payload,
+    rollback_finished,
+)
 from sagagraph.saga.view import FailureRecord, make_event
 
 
@@ -145,7 +150,7 @@ def make_compensate_node(
     back to itself until nothing is pending, so a crash mid-rollback resumes after the last
     checkpointed compensation and runs again only the one that was running (compensations
     are idempotent). Under ``ainvoke`` it awaits the participant's ``acompensate`` when it
-    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.calls`).
+    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.execution`).
     """
     built = graph_hooks(hooks)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
 from sagagraph.saga.protocol import RecordsSettings, SagaDefinition, StepContext, StepResult
 from sagagraph.saga.view import QUEUED
 

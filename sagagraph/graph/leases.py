@@ -38,7 +38,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from sagagraph.checkpoints.lent import lending
 from sagagraph.checkpoints.urls import lease_file
 from sagagraph.errors import SagaBusyError
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
 
 try:
     import fcntl

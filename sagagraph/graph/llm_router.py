@@ -18,7 +18,7 @@ models without structured output). Either way the reply is parsed from the raw m
 (:mod:`sagagraph.graph.router_model`): malformed JSON, an empty reply or a failed model call is
 a rejected proposal, never a crash. The options are :mod:`sagagraph.graph.router_options`.
 
-Every proposal goes through :func:`sagagraph.saga.guard.guard`: only a defined step that is
+Every proposal goes through :func:`sagagraph.saga.routes.guard`: only a defined step that is
 due now, or ``"finish"`` (any ASCII case, surrounding whitespace ignored: ``"Reviewer "`` is
 ``reviewer``) once every step has committed, is followed. LangGraph silently ignores
 ``Command(goto=<unknown node>)``, so the guard is the only defence; an undefined step never
@@ -71,15 +71,18 @@ from sagagraph.graph.state import SagaState
 from sagagraph.prompts import render_prompt
 from sagagraph.redaction import redact
 from sagagraph.saga.drivers import Flow
-from sagagraph.saga.guard import FINISH, Accepted, allowed_now, guard
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, Usage
 from sagagraph.saga.routes import (
+    FINISH,
+    Accepted,
     Choice,
     RouteQuestion,
+    allowed_now,
     deciding,
     facts_from_records,
+    guard,
     next_by_rules,
     routing_options,
 )

@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.router_options import RouterMethod, RouterOptions
 from sagagraph.redaction import redact
-from sagagraph.saga.guard import Rejected
 from sagagraph.saga.protocol import SagaDefinition, Usage
+from sagagraph.saga.routes import Rejected
 from sagagraph.saga.view import describe_error
 
 

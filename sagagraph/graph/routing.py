@@ -22,12 +22,11 @@ from langgraph.types import Command
 
 from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.saga.drivers import Flow, Tell
-from sagagraph.saga.guard import FINISH
 from sagagraph.saga.hooks import NO_HOOKS, RouteDecision, SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, StepRecord
 from sagagraph.saga.records import router_aborted
-from sagagraph.saga.routes import RULES, Choice, RouteQuestion
+from sagagraph.saga.routes import FINISH, RULES, Choice, RouteQuestion
 from sagagraph.saga.view import Event, make_event
 
 log = logging.getLogger("sagagraph")

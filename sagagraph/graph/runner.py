@@ -54,8 +54,7 @@ from sagagraph.graph.state_view import (
 )
 from sagagraph.saga.drivers import Flow, Tell, drive
 from sagagraph.saga.hooks import NO_HOOKS, SagaHooks, combine_hooks
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
+from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES, new_saga_id, validate_saga_id
 from sagagraph.saga.tracing import OPEN_TELEMETRY, tracer
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate

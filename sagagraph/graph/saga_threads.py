@@ -22,8 +22,7 @@ from sagagraph.graph.nodes import ROUTES_ITSELF
 from sagagraph.graph.state import failed
 from sagagraph.graph.state_view import pending_approvals
 from sagagraph.redaction import redact
-from sagagraph.saga.ids import validate_saga_id
-from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES
+from sagagraph.saga.names import COMPENSATE, ESCALATE, SAGA, TERMINAL_STATUSES, validate_saga_id
 from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.records import rollback_requested, saga_halted
 from sagagraph.saga.view import Event, make_event

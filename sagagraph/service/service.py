@@ -31,8 +31,7 @@ from sagagraph.graph.recover import (
 )
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
-from sagagraph.saga.ids import validate_saga_id
-from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.names import TERMINAL_STATUSES, validate_saga_id
 from sagagraph.saga.view import QUEUED, Event, describe_error
 from sagagraph.service.store import SagaStore
 

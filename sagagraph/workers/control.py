@@ -40,7 +40,7 @@ from sagagraph.graph.runner import (
     saga_status,
 )
 from sagagraph.graph.stored import read_view
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app
