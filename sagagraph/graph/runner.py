@@ -32,6 +32,7 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
+from sagagraph.checkpoints.saga_index import saga_ids
 from sagagraph.errors import (
     CheckpointerLostError,
     ConfigurationError,
@@ -41,7 +42,6 @@ from sagagraph.errors import (
     is_connection_lost,
     is_disk_full,
 )
-from sagagraph.graph import saga_threads
 from sagagraph.graph.input_check import check_new_input, hooks_of
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.node_hooks import HOOKS_KEY
@@ -658,11 +658,6 @@ def resolve_saga(
         return drive(
             answering(app, saga_id, answer, durability, hooks, config, operation="resolve")
         )
-
-
-def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:
-    """Every saga id (thread id) the checkpointer holds, each once, sorted."""
-    yield from saga_threads.saga_ids(checkpointer)
 
 
 def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any]]:

@@ -12,11 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from sagagraph.checkpoints.saga_index import thread_ids
 from sagagraph.errors import InputError, SagaNotFoundError
 from sagagraph.graph.nodes import ROUTES_ITSELF
 from sagagraph.graph.state import failed
@@ -27,20 +24,6 @@ from sagagraph.saga.protocol import RESERVED_NAMES
 from sagagraph.saga.records import rollback_requested, saga_halted
 from sagagraph.saga.view import Event, make_event
 from sagagraph.storable_text import storable_text
-
-
-def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
-    """Every saga id (root thread id) the checkpointer holds, sorted, each once."""
-    if isinstance(checkpointer, InMemorySaver):
-        return sorted(str(t) for t, spaces in checkpointer.storage.items() if "" in spaces)
-    ids = thread_ids(checkpointer)
-    if ids is None:
-        ids = {
-            str(item.config["configurable"]["thread_id"])
-            for item in checkpointer.list(None)
-            if not item.config["configurable"].get("checkpoint_ns")
-        }
-    return sorted(ids)
 
 
 def force_compensation(
