@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         unfinished_sagas,
         waiting_sagas,
     )
-    from sagagraph.graph.router_options import RouterOptions
+    from sagagraph.graph.routing import RouterOptions
     from sagagraph.graph.runner import (
         list_sagas,
         resolve_saga,
@@ -95,7 +95,7 @@ _EXPORTS = {
     ),
     "sagagraph.graph.async_runner": "aresume_saga arun_saga asaga_status",
     "sagagraph.graph.builder": "build_saga_graph",
-    "sagagraph.graph.router_options": "RouterOptions",
+    "sagagraph.graph.routing": "RouterOptions",
     "sagagraph.graph.runner": "list_sagas resolve_saga resume_saga run_saga saga_config "
     "saga_status",
     "sagagraph.graph.state": "SagaState",

@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability
 
-from sagagraph.graph.input_check import check_new_input
+from sagagraph.graph.hooks import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,

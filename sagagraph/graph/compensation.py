@@ -5,7 +5,7 @@ the failed step's cleanup of its partial work first, then each committed step in
 commit order. Each compensation is checkpointed by LangGraph on its own, so a crash
 mid-rollback resumes at the next step still to undo. The last compensation also records the
 saga's final status, in the same superstep. Under ``ainvoke`` the node awaits a participant's
-``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
+``acompensate`` (see :class:`~sagagraph.graph.nodes.DualNode`).
 
 When a compensation still fails after its retries, ``escalate`` alerts once (log, the hooks'
 ``on_escalation``, an ``escalate`` event), then pauses the saga with an interrupt until an
@@ -23,9 +23,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
-from sagagraph.graph.context import context_for
-from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.node_hooks import graph_hooks, node_hooks
+from sagagraph.graph.hooks import graph_hooks, node_hooks
+from sagagraph.graph.nodes import DualNode, context_for
 from sagagraph.graph.state import SagaState, undone
 from sagagraph.saga.drivers import Flow, Tell
 from sagagraph.saga.execution import StepAttempts, compensate_attempts
@@ -238,7 +237,7 @@ def add_compensation_nodes(
 
     ``compensate`` stands in for the kernel's node (the blackboard's wraps it); by default
     :func:`make_compensate_node` for ``definition``. ``hooks``: the graph's own
-    (:mod:`sagagraph.graph.node_hooks`).
+    (:mod:`sagagraph.graph.hooks`).
     """
     node = compensate if compensate is not None else make_compensate_node(definition, hooks)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.

@@ -42,14 +42,14 @@ from sagagraph.errors import (
     is_connection_lost,
     is_disk_full,
 )
-from sagagraph.graph.input_check import check_new_input, hooks_of
+from sagagraph.graph.hooks import HOOKS_KEY, check_new_input, hooks_of
 from sagagraph.graph.leases import saga_lease
-from sagagraph.graph.node_hooks import HOOKS_KEY
-from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.state_view import (
+from sagagraph.graph.state import (
+    START,
     approvals_in_writes,
     finished_view,
     pending_approvals,
+    pending_nodes,
     state_view,
 )
 from sagagraph.saga.drivers import Flow, Tell, drive
@@ -111,7 +111,7 @@ def run_config(
     LangChain ``config`` (callbacks, tags, metadata, run name), plus the saga id in the
     metadata (``saga_id``) and the tags (``saga_id:<id>``), so that a tracer (LangSmith,
     Langfuse, a callback handler) can find every run of a saga, and the run's ``hooks``,
-    which the graph's nodes tell (:mod:`sagagraph.graph.node_hooks`).
+    which the graph's nodes tell (:mod:`sagagraph.graph.hooks`).
 
     The thread is the saga's own: a ``configurable.thread_id`` naming another saga is refused
     (ConfigurationError), since it would run one saga's graph on another's checkpoints.

@@ -28,7 +28,7 @@ from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import is_saga_state, saga_config
-from sagagraph.graph.state_view import INTERRUPT, approvals_in_writes, state_view
+from sagagraph.graph.state import INTERRUPT, approvals_in_writes, state_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 
 START = "__start__"

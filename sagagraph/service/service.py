@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError, SagaGraphError, SagaNotFoundError
 from sagagraph.graph import stored as reading
-from sagagraph.graph.approvals import approve_tool_call, reject_tool_call
 from sagagraph.graph.definitions import Definitions
 from sagagraph.graph.recover import (
     DEFAULT_ROLLBACK_REASON,
+    approve_tool_call,
     is_unfinished,
     recover_saga,
+    reject_tool_call,
     rollback_saga,
 )
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga

@@ -28,7 +28,7 @@ from sagagraph.graph.definitions import (
     check_reference,
     recorded_reference,
 )
-from sagagraph.graph.input_check import check_new_input
+from sagagraph.graph.hooks import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.queue_tracing import submit_span, trace_headers
 from sagagraph.graph.recover import rollback_leased
