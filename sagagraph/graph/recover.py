@@ -1,21 +1,19 @@
 """Taking up a saga that stopped short of its end: recover it, roll it back, or answer the tool
 calls it waits on.
 
-Recovery finds the sagas a stopped process left unfinished and resumes them, or rolls them
-back.
-
 Each function holds the saga's lease while it drives the saga, as the runner does, so a saga
 a live process is running is refused (SagaBusyError) or, by ``recover_sagas``, skipped.
 
-Finding them reads no finished saga's state: the checkpointer's index
+Recovery finds the sagas a stopped process left unfinished and resumes them, or rolls them
+back. Finding them reads no finished saga's state: the checkpointer's index
 (:func:`sagagraph.checkpoints.saga_index.latest_checkpoints`) gives each saga's latest
 checkpoint summary, and only a saga whose summary is not terminal, or that has none (stored
 before the summary existed, or before its first step), is read in full. That hides no
 unfinished saga: a checkpoint whose status is terminal is its saga's last one. The superstep
 that sets ``completed``, ``rolled_back`` or ``resolved_by_operator`` ends the graph, so no task
-runs after it and no pending writes hang on it (the writes-only window of
-:mod:`sagagraph.graph.state` is always on a non-terminal checkpoint); the input checkpoint
-has no status at all, so it is read in full.
+runs after it and no pending writes hang on it (the writes-only window,
+:func:`~sagagraph.graph.state.needs_settling`, is always on a non-terminal checkpoint); the
+input checkpoint has no status at all, so it is read in full.
 
 A rollback (:func:`rollback_saga`) turns an unfinished saga toward compensation
 (:func:`force_compensation`: the step in flight is recorded as the failed step, or the saga

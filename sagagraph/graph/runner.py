@@ -16,8 +16,8 @@ refused with SagaBusyError, and ``recover`` skips it instead of running it twice
 optional ``hooks`` (:class:`~sagagraph.saga.hooks.SagaHooks`) that observe the run: its start
 and end, each event as its superstep is recorded, each step's attempts, each route decision.
 
-Recovering and rolling back the sagas a stopped process left unfinished:
-:mod:`sagagraph.graph.recover`.
+Recovering and rolling back the sagas a stopped process left unfinished, and answering tool
+calls that wait for approval: :mod:`sagagraph.graph.recover`.
 """
 
 from __future__ import annotations

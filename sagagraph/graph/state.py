@@ -1,15 +1,14 @@
 """The saga's LangGraph state, its JSON view, and what its last checkpoint leaves to do.
 
-The state is plain data only, so every checkpointer can store it.
-
-Each field is its own LangGraph channel with its reducer, so ``get_state(cfg).values`` is the
-saga state as nodes see it, and LangGraph Studio and the Server show it field by field.
-Reducers make the state append-only where the audit trail needs it (``events``,
-``compensated``) and let a compensation remove its step's result (``results``, ``completed``,
-``outputs``: a ``None`` value removes a step). A step's commit and its compensation write these
-three together (:func:`committed`, :func:`undone`). The undo plan is state too: ``cleanup``
-(the steps that failed, whose partial work is still to clean up) then ``completed`` newest
-first; a compensation removes its step from both, and nothing reads the plan from the events.
+The state is plain data only, so every checkpointer can store it. Each field is its own LangGraph
+channel with its reducer, so ``get_state(cfg).values`` is the saga state as nodes see it, and
+LangGraph Studio and the Server show it field by field. Reducers make the state append-only where
+the audit trail needs it (``events``, ``compensated``) and let a compensation remove its step's
+result (``results``, ``completed``, ``outputs``: a ``None`` value removes a step). A step's commit
+and its compensation write these three together (:func:`committed`, :func:`undone`). The undo plan
+is state too: ``cleanup`` (the steps that failed, whose partial work is still to clean up) then
+``completed`` newest first; a compensation removes its step from both, and nothing reads the plan
+from the events.
 
 Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
 the same superstep; a plain LangGraph field refuses two writes at once, so these use
