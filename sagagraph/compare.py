@@ -24,9 +24,9 @@ from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import RouterKind, build_saga_graph
 from sagagraph.graph.nodes import SUPERVISOR
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import run_saga, saga_config
-from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.names import new_saga_id
 from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from sagagraph.compare import _paper_definition, _steps_run, _tokens, aligned, o
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import run_saga
-from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.names import new_saga_id
 from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:

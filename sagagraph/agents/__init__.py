@@ -12,7 +12,7 @@ Each name is imported on first use (PEP 562), as in :mod:`sagagraph`.
 
 from typing import TYPE_CHECKING
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.agents.engine import (

@@ -27,7 +27,7 @@ from pathlib import Path
 from sagagraph.checkpoints.urls import enable_wal
 from sagagraph.errors import CompensatedKeyError, ConfigurationError, StorageFullError, is_disk_full
 from sagagraph.redaction import redact
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
 from sagagraph.storable_text import replace_surrogates
 
 LEDGER_DIR = ".sagagraph"

@@ -40,7 +40,7 @@ from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import BusError, ConfigurationError, InputError, SagaNotFoundError
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.tracing import OPEN_TELEMETRY, saga_span
 

@@ -17,7 +17,7 @@ from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view, trail_lines
 from sagagraph.cli.wiring import paper_definition, service_from, settings_from, store_from
 from sagagraph.errors import ConfigurationError
-from sagagraph.saga.escalation import alerts_from_env
+from sagagraph.saga.records import alerts_from_env
 
 if TYPE_CHECKING:
     from sagagraph.choreography.bus import EventBus

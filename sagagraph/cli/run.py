@@ -19,7 +19,7 @@ from sagagraph.cli.interrupt import during, interruptible
 from sagagraph.cli.output import emit, page_printer, progress_printer, say
 from sagagraph.cli.wiring import paper_definition, pdf_password, service_from, settings_from
 from sagagraph.errors import ConfigurationError, InputError
-from sagagraph.saga.escalation import alerts_from_env
+from sagagraph.saga.records import alerts_from_env
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -40,7 +40,7 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from sagagraph.agents.pdf.loader import PaperLoader
-    from sagagraph.saga.ids import new_saga_id, validate_saga_id
+    from sagagraph.saga.names import new_saga_id, validate_saga_id
 
     check_flags(args)
     settings = settings_from(args)

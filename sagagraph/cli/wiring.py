@@ -10,7 +10,7 @@ from typing import Any
 
 from sagagraph.agents.paper_app import PAPER_APP, Overrides, PaperApp, PaperSettings
 from sagagraph.graph.definitions import Definitions
-from sagagraph.saga.escalation import alerts_from_env
+from sagagraph.saga.records import alerts_from_env
 from sagagraph.service import SagaService, SagaStore
 
 
@@ -45,7 +45,7 @@ def pdf_password(args: argparse.Namespace) -> str | None:
 
 def router_options(args: argparse.Namespace | None) -> Any:
     """LLM-router options: flags first, then ``SAGAGRAPH_STRUCTURED_OUTPUT``."""
-    from sagagraph.graph.router_options import RouterOptions
+    from sagagraph.graph.routing import RouterOptions
 
     overrides: dict[str, Any] = {}
     if args is not None and getattr(args, "router_attempts", None):

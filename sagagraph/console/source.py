@@ -18,7 +18,7 @@ from typing import Any, Literal
 from sagagraph.agents.paper_app import PAPER_APP, paper_saga
 from sagagraph.graph import stored
 from sagagraph.graph.definitions import Definitions
-from sagagraph.saga.escalation import alerts_from_env
+from sagagraph.saga.records import alerts_from_env
 from sagagraph.service import SagaService, SagaStore
 
 QueueReason = Literal["operator", "dead_letter", "orphaned"]

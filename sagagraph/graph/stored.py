@@ -23,12 +23,12 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from sagagraph.checkpoints import saga_metadata as stamp
+from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import is_saga_state, saga_config
-from sagagraph.graph.state_view import INTERRUPT, approvals_in_writes, state_view
+from sagagraph.graph.state import INTERRUPT, approvals_in_writes, state_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 
 START = "__start__"
@@ -128,18 +128,18 @@ def row_of_summary(summary: SagaSummary) -> dict[str, Any]:
     s = summary.summary
     return {
         "saga_id": summary.saga_id,
-        "status": s[stamp.STATUS],
+        "status": s[saga_index.STATUS],
         "orphaned": False,
         "dead_lettered": False,
-        "mode": s.get(stamp.MODE) or "orchestration",
-        "definition": s.get(stamp.NAME),
-        "paper": s.get(stamp.LABEL),
-        "updated": s.get(stamp.UPDATED),
-        "completed": list(s.get(stamp.COMPLETED) or []),
-        "compensated": list(s.get(stamp.COMPENSATED) or []),
-        "reason": s.get(stamp.REASON),
+        "mode": s.get(saga_index.MODE) or "orchestration",
+        "definition": s.get(saga_index.NAME),
+        "paper": s.get(saga_index.LABEL),
+        "updated": s.get(saga_index.UPDATED),
+        "completed": list(s.get(saga_index.COMPLETED) or []),
+        "compensated": list(s.get(saga_index.COMPENSATED) or []),
+        "reason": s.get(saga_index.REASON),
         "waiting_for_operator": False,
-        "text": s.get(stamp.LABEL) or "",
+        "text": s.get(saga_index.LABEL) or "",
     }
 
 

@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError, SagaGraphError, SagaNotFoundError
 from sagagraph.graph import stored as reading
-from sagagraph.graph.approvals import approve_tool_call, reject_tool_call
 from sagagraph.graph.definitions import Definitions
 from sagagraph.graph.recover import (
     DEFAULT_ROLLBACK_REASON,
+    approve_tool_call,
     is_unfinished,
     recover_saga,
+    reject_tool_call,
     rollback_saga,
 )
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
-from sagagraph.saga.ids import validate_saga_id
-from sagagraph.saga.names import TERMINAL_STATUSES
+from sagagraph.saga.names import TERMINAL_STATUSES, validate_saga_id
 from sagagraph.saga.view import QUEUED, Event, describe_error
 from sagagraph.service.store import SagaStore
 

@@ -10,7 +10,7 @@ loaded only by the names that need it.
 
 from typing import TYPE_CHECKING
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.workers.address import QueueAddress, queue_address

@@ -28,7 +28,7 @@ from sagagraph.graph.definitions import (
     check_reference,
     recorded_reference,
 )
-from sagagraph.graph.input_check import check_new_input
+from sagagraph.graph.hooks import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.queue_tracing import submit_span, trace_headers
 from sagagraph.graph.recover import rollback_leased
@@ -40,7 +40,7 @@ from sagagraph.graph.runner import (
     saga_status,
 )
 from sagagraph.graph.stored import read_view
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app

@@ -28,7 +28,7 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
-from sagagraph.checkpoints import saga_metadata
+from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.graph.recover import open_sagas, waiting_sagas
 from sagagraph.graph.runner import initial_state, saga_config
@@ -191,7 +191,7 @@ def test_the_async_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
         "async-ok": (True, "completed"),
         "async-failed": (True, "rolled_back"),
     }
-    assert summaries["async-failed"].summary[saga_metadata.COMPENSATED] == list(reversed(STEPS))
+    assert summaries["async-failed"].summary[saga_index.COMPENSATED] == list(reversed(STEPS))
 
 
 def test_another_graphs_threads_in_the_same_checkpointer_are_not_sagas(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.compare import compare_routers, disagreements, output_digest, render_comparison
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.builder import build_saga_graph
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import saga_status
 from sagagraph.saga.protocol import SagaDefinition
 from tests.graph.test_llm_router import (

@@ -24,7 +24,7 @@ from sagagraph import (
     run_saga,
 )
 from sagagraph.choreography.runner import run_choreographed_saga
-from sagagraph.graph.approvals import approve_tool_call, reject_tool_call
+from sagagraph.graph.recover import approve_tool_call, reject_tool_call
 from sagagraph.saga.hooks import RouteDecision, combine_hooks
 from sagagraph.saga.view import Event, FailureRecord
 from tests.support.choreo_buses import fresh_bus
