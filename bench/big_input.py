@@ -32,7 +32,7 @@ def measure_loading(pdf: Path, pages: int, runs: int = RUNS) -> dict[str, Any]:
     """Load ``pdf`` ``runs`` times: pages per second, median and range, wall and CPU."""
     import pypdf  # noqa: F401  (imported before timing: start-up is not loading)
 
-    from sagagraph.agents.pdf.parsing import load_paper
+    from sagagraph.agents.pdf.loader import load_paper
 
     wall: list[float] = []
     cpu: list[float] = []

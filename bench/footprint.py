@@ -37,7 +37,7 @@ from bench.fake_saga import (
 )
 from sagagraph import build_saga_graph, open_checkpointer, run_saga
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 
 IN_FLIGHT_LATENCY = 2.0
 

@@ -162,18 +162,17 @@ def _per_saga(app: Any, tag: str, batches: int, per_batch: int) -> list[float]:
     return samples
 
 
-def _measure_one(backend: str, url: str, size: int, app: Any, settings: Any) -> dict[str, Any]:
+def _measure_one(backend: str, url: str, size: int, app: Any) -> dict[str, Any]:
     """``list`` and ``recover`` (finding) on one filled database, and the full-read baseline."""
-    from sagagraph.cli.apps import inspection_app
-    from sagagraph.cli.listing import orchestrated_rows
-    from sagagraph.graph.recover import open_sagas
     from sagagraph.graph.runner import list_sagas
+    from sagagraph.service import SagaService
 
-    list_s, list_loads, listed = _timed(lambda: orchestrated_rows(settings))
+    service = SagaService.from_urls(url, "memory://")
+    list_s, list_loads, listed = _timed(service.orchestrated_rows)
 
     def recover_scan() -> list[dict[str, Any]]:
-        with inspection_app(settings) as inspect:
-            return open_sagas(inspect)
+        pending, waiting = service.unfinished()
+        return pending + waiting
 
     recover_s, recover_loads, opened = _timed(recover_scan)
     row: dict[str, Any] = {
@@ -195,8 +194,6 @@ def _measure_one(backend: str, url: str, size: int, app: Any, settings: Any) -> 
 def measure(backend: str, urls: dict[int, str], quick: bool) -> list[dict[str, Any]]:
     """One database per size, filled first; then batches of sagas on each, taking turns
     (the order rotating each round), so a busy machine weighs on every size alike."""
-    from sagagraph.config import Settings
-
     batches, per_batch = (5, 10) if quick else (7, 20)
     fill = _fill_sqlite if backend == "sqlite" else _fill_postgres
     with ExitStack() as stack:
@@ -214,8 +211,7 @@ def measure(backend: str, urls: dict[int, str], quick: bool) -> list[dict[str, A
                 samples[size] += _per_saga(apps[size], f"b{b}", 1, per_batch)
         rows = []
         for size, url in urls.items():
-            settings = Settings(db=url, outputs="bench-outputs", llm="offline", model=None, bus="")
-            row = _measure_one(backend, url, size, apps[size], settings)
+            row = _measure_one(backend, url, size, apps[size])
             row |= {"per_saga_s": median(samples[size]), "per_saga_samples": samples[size]}
             rows.append(row)
     base = rows[0]["per_saga_s"]

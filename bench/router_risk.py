@@ -57,9 +57,9 @@ from sagagraph import build_saga_graph, open_checkpointer, run_saga
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import saga_config
-from sagagraph.saga.guard import RejectionKind
+from sagagraph.saga.routes import RejectionKind
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured
 
 SAMPLES = ROOT / "examples" / "papers"

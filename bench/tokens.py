@@ -35,13 +35,13 @@ from sagagraph import (
     resume_saga,
     run_saga,
 )
+from sagagraph.agents.engine import QuotedReview, Summary, ValidationReport
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.agents.pdf.parsing import load_paper
-from sagagraph.agents.quote_check import as_quoted
-from sagagraph.agents.schemas import QuotedReview, Summary, ValidationReport
+from sagagraph.agents.pdf.loader import load_paper
+from sagagraph.agents.reply_checks import as_quoted
 from sagagraph.prompts import render_prompt
 from tests.support.openai_server import (
     Reply,

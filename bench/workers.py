@@ -52,7 +52,7 @@ def ideal(sagas: int, workers: int, concurrency: int, latency: float) -> float:
 
 
 def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float) -> dict[str, Any]:
-    from sagagraph.config import Settings
+    from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
     from sagagraph.workers import SagaRequest, submit_sagas
     from tests.support.queue_support import (
         WorkerProcess,
@@ -83,12 +83,13 @@ def one_run(db: str, sagas: int, workers: int, concurrency: int, latency: float)
                 )
             except AssertionError:
                 raise RuntimeError("\n".join(line for w in pool for line in w.lines)) from None
-            settings = Settings.resolve(db=db, outputs=str(folder / "outputs"), llm="openai")
-            recorded = settings.recorded() | {"router": "deterministic"}
+            settings = PaperSettings.resolve(outputs=str(folder / "outputs"), llm="openai")
+            recorded = settings.recorded()
             os.environ |= {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-bench"}
             submitted = time.perf_counter()
             submit_sagas(
                 [SagaRequest({"paper": str(p), "settings": recorded}) for p in papers],
+                app=PAPER_APP,
                 queue=queue,
                 db=db,
             )

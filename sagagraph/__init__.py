@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.blackboard.builder import build_blackboard_graph
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         unfinished_sagas,
         waiting_sagas,
     )
-    from sagagraph.graph.router_options import RouterOptions
+    from sagagraph.graph.routing import RouterOptions
     from sagagraph.graph.runner import (
         list_sagas,
         resolve_saga,
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     )
     from sagagraph.graph.state import SagaState
     from sagagraph.saga.hooks import SagaHooks
-    from sagagraph.saga.ids import new_saga_id, validate_saga_id
+    from sagagraph.saga.names import new_saga_id, validate_saga_id
     from sagagraph.saga.protocol import (
         Participant,
         Retry,
@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         participant,
     )
     from sagagraph.saga.view import Event, Status, saga_view
+    from sagagraph.service import SagaService, SagaStore
     from sagagraph.tools import (
         ToolCall,
         ToolCompensationMiddleware,
@@ -94,17 +95,18 @@ _EXPORTS = {
     ),
     "sagagraph.graph.async_runner": "aresume_saga arun_saga asaga_status",
     "sagagraph.graph.builder": "build_saga_graph",
-    "sagagraph.graph.router_options": "RouterOptions",
+    "sagagraph.graph.routing": "RouterOptions",
     "sagagraph.graph.runner": "list_sagas resolve_saga resume_saga run_saga saga_config "
     "saga_status",
     "sagagraph.graph.state": "SagaState",
     "sagagraph.graph.recover": "open_sagas recover_saga recover_sagas rollback_saga "
     "unfinished_sagas waiting_sagas",
     "sagagraph.saga.hooks": "SagaHooks",
-    "sagagraph.saga.ids": "new_saga_id validate_saga_id",
+    "sagagraph.saga.names": "new_saga_id validate_saga_id",
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
     "Usage participant",
     "sagagraph.saga.view": "Event Status saga_view",
+    "sagagraph.service": "SagaService SagaStore",
     "sagagraph.tools": (
         "ToolCall ToolCompensationMiddleware agent_step compensable create_compensating_agent "
         "idempotency_key irreversible read_only"
@@ -135,7 +137,9 @@ __all__ = [
     "SagaGraphError",
     "SagaHooks",
     "SagaNotFoundError",
+    "SagaService",
     "SagaState",
+    "SagaStore",
     "Status",
     "Step",
     "StepContext",

@@ -20,18 +20,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import RouterKind, build_saga_graph
 from sagagraph.graph.nodes import SUPERVISOR
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import run_saga, saga_config
-from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.names import new_saga_id
 from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from sagagraph.config import Settings
+    from sagagraph.agents.paper_app import PaperSettings as Settings
 
 ROUTERS: tuple[RouterKind, ...] = ("deterministic", "llm")
 _ENDINGS = {"completed": "finish", "compensation_failed": "escalate", "running": "(stopped)"}
@@ -200,7 +201,7 @@ def compare_routers(
     from sagagraph.checkpoints.factory import open_checkpointer
 
     if settings is None and (definition is None or ("llm" in routers and router_model is None)):
-        from sagagraph.config import Settings
+        from sagagraph.agents.paper_app import PaperSettings as Settings
 
         settings = Settings.resolve()
     paper_settings = settings
@@ -214,7 +215,7 @@ def compare_routers(
     if "llm" in routers and router_model is None:
         assert settings is not None
         router_model = _router_model(settings)
-    url = db or (settings.db if settings is not None else "memory://")
+    url = db or (default_db_url() if settings is not None else "memory://")
     rows: list[RouterRun] = []
     with open_checkpointer(url) as checkpointer:
         apps = {

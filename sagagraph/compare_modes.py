@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from sagagraph.blackboard.board import MODE as BLACKBOARD
+from sagagraph.checkpoints.urls import default_bus_url, default_db_url
 from sagagraph.compare import _paper_definition, _steps_run, _tokens, aligned, output_digest
 from sagagraph.errors import ConfigurationError, InputError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.runner import run_saga
-from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.names import new_saga_id
 from sagagraph.saga.protocol import SagaDefinition, Usage
 
 if TYPE_CHECKING:
-    from sagagraph.config import Settings
+    from sagagraph.agents.paper_app import PaperSettings as Settings
 
 
 MODES = ("orchestration", "choreography", BLACKBOARD)
@@ -103,14 +104,14 @@ def compare_modes(
     from sagagraph.checkpoints.factory import open_checkpointer
 
     if settings is None:
-        from sagagraph.config import Settings
+        from sagagraph.agents.paper_app import PaperSettings as Settings
 
         settings = Settings.resolve()
     for mode in modes:
         parse_modes(mode)
     zero: Usage = {"input_tokens": 0, "output_tokens": 0}
     rows: list[ModeRun] = []
-    with open_checkpointer(db or settings.db) as checkpointer:
+    with open_checkpointer(db or default_db_url()) as checkpointer:
         definitions = {mode: _paper_definition(settings, password) for mode in modes}
         for paper in papers:
             for mode in modes:
@@ -123,7 +124,7 @@ def compare_modes(
                         checkpointer,
                         str(paper),
                         saga_id,
-                        bus=bus or settings.bus,
+                        bus=bus or default_bus_url(),
                         fail_at=fail_at,
                     )
                 except InputError as error:

@@ -39,9 +39,9 @@ from langgraph.graph import START, StateGraph
 
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.models import make_engine
+from sagagraph.agents.paper_app import DEFAULT_OUTPUTS
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader, check_paper
-from sagagraph.config import DEFAULT_OUTPUTS
 from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.state import SagaState

@@ -12,22 +12,11 @@ Each name is imported on first use (PEP 562), as in :mod:`sagagraph`.
 
 from typing import TYPE_CHECKING
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
-    from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
-    from sagagraph.agents.engine import PaperEngine
-    from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
-    from sagagraph.agents.offline_engine import OfflineEngine
-    from sagagraph.agents.openai_engine import OpenAIEngine
-    from sagagraph.agents.paper import Paper, PaperTooShortError, Section
-    from sagagraph.agents.paper_agents import ReviewerAgent, SummarizerAgent, ValidatorAgent
-    from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
-    from sagagraph.agents.paper_profile import PaperProfile, profile_paper
-    from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
-    from sagagraph.agents.pdf.loader import PaperLoader, check_paper
-    from sagagraph.agents.pdf.parsing import load_paper
-    from sagagraph.agents.schemas import (
+    from sagagraph.agents.engine import (
+        PaperEngine,
         PartFound,
         QuotedPoint,
         QuotedReview,
@@ -35,25 +24,42 @@ if TYPE_CHECKING:
         Summary,
         ValidationReport,
     )
+    from sagagraph.agents.models import make_chat_model, make_engine, resolve_llm
+    from sagagraph.agents.offline_engine import OfflineEngine
+    from sagagraph.agents.openai_engine import OpenAIEngine
+    from sagagraph.agents.paper import Paper, PaperTooShortError, Section
+    from sagagraph.agents.paper_agents import (
+        PaperProfile,
+        ReproducibilityAgent,
+        ReviewerAgent,
+        SummarizerAgent,
+        SurveyReviewerAgent,
+        ValidatorAgent,
+        profile_paper,
+    )
+    from sagagraph.agents.paper_app import PAPER_APP, PaperApp, PaperSettings
+    from sagagraph.agents.paper_blackboard import paper_blackboard_graph, paper_refinements
+    from sagagraph.agents.paper_saga import ADAPTIVE_STEPS, PAPER_STEPS, paper_saga_definition
+    from sagagraph.agents.pdf.loader import PaperLoader, check_paper, load_paper
     from sagagraph.agents.store import OutputStore
     from sagagraph.errors import MalformedModelOutput, ModelCallError, PaperLoadError
 
 _EXPORTS = {
-    "sagagraph.agents.adaptive_agents": "ReproducibilityAgent SurveyReviewerAgent",
-    "sagagraph.agents.engine": "PaperEngine",
+    "sagagraph.agents.engine": (
+        "PaperEngine PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
+    ),
     "sagagraph.agents.models": "make_chat_model make_engine resolve_llm",
     "sagagraph.agents.offline_engine": "OfflineEngine",
     "sagagraph.agents.openai_engine": "OpenAIEngine",
     "sagagraph.agents.paper": "Paper PaperTooShortError Section",
-    "sagagraph.agents.paper_agents": "ReviewerAgent SummarizerAgent ValidatorAgent",
-    "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
-    "sagagraph.agents.paper_profile": "PaperProfile profile_paper",
-    "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
-    "sagagraph.agents.pdf.loader": "PaperLoader check_paper",
-    "sagagraph.agents.pdf.parsing": "load_paper",
-    "sagagraph.agents.schemas": (
-        "PartFound QuotedPoint QuotedReview Review Summary ValidationReport"
+    "sagagraph.agents.paper_agents": (
+        "PaperProfile ReproducibilityAgent ReviewerAgent SummarizerAgent SurveyReviewerAgent "
+        "ValidatorAgent profile_paper"
     ),
+    "sagagraph.agents.paper_blackboard": "paper_blackboard_graph paper_refinements",
+    "sagagraph.agents.paper_app": "PAPER_APP PaperApp PaperSettings",
+    "sagagraph.agents.paper_saga": "ADAPTIVE_STEPS PAPER_STEPS paper_saga_definition",
+    "sagagraph.agents.pdf.loader": "PaperLoader check_paper load_paper",
     "sagagraph.agents.store": "OutputStore",
     "sagagraph.errors": "MalformedModelOutput ModelCallError PaperLoadError",
 }
@@ -64,6 +70,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "ADAPTIVE_STEPS",
+    "PAPER_APP",
     "PAPER_STEPS",
     "MalformedModelOutput",
     "ModelCallError",
@@ -71,10 +78,12 @@ __all__ = [
     "OpenAIEngine",
     "OutputStore",
     "Paper",
+    "PaperApp",
     "PaperEngine",
     "PaperLoadError",
     "PaperLoader",
     "PaperProfile",
+    "PaperSettings",
     "PaperTooShortError",
     "PartFound",
     "QuotedPoint",

@@ -6,12 +6,13 @@
 - ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``: any OpenAI-compatible server works (OpenAI,
   Ollama, vLLM, llama.cpp server); local servers accept any key.
 - ``SAGAGRAPH_STRUCTURED_OUTPUT``: ``json_schema`` (default), ``function_calling`` or
-  ``json_mode``, for servers that lack one of them.
+  ``json_mode``, for servers that lack one of them
+  (:func:`~sagagraph.agents.engine.resolve_method`).
 - ``SAGAGRAPH_MODEL_TIMEOUT``: seconds one request to the model may take (default
   :data:`DEFAULT_TIMEOUT`); a local model on a CPU needs more.
 - ``SAGAGRAPH_CONTEXT_TOKENS``: the model's context window, in tokens; a paper longer than it
   allows is reviewed and summarised by sections (default: the model's known window, else 8,192
-  for a local server; :mod:`~sagagraph.agents.context_window`).
+  for a local server; :mod:`~sagagraph.agents.openai_calls`).
 
 The API key goes straight into ``ChatOpenAI``, which keeps it as a ``SecretStr``; nothing
 here stores, logs or repeats it.
@@ -24,13 +25,14 @@ from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from pydantic import SecretStr
 
-from sagagraph.agents.model_options import choice, resolve_method
+from sagagraph.agents.engine import choice, resolve_method
 from sagagraph.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
     from sagagraph.agents.engine import PaperEngine
+
 
 LlmKind = Literal["offline", "openai"]
 

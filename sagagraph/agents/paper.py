@@ -1,6 +1,6 @@
 """A loaded paper: its pages, title and sections with their headings, and the parts they make.
 
-:func:`~sagagraph.agents.pdf.parsing.load_paper` reads one from a file (PDF, .txt, .md);
+:func:`~sagagraph.agents.pdf.loader.load_paper` reads one from a file (PDF, .txt, .md);
 :class:`Paper` answers what the agents ask of it: the abstract, the outline, the references,
 the main text, and that text in chunks for a long paper.
 """

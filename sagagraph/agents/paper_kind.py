@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from sagagraph.agents.evidence import Sentence, cites_others
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.paper_sentences import Sentence, cites_others
 
 PaperKind = Literal[
     "empirical",
@@ -242,7 +242,7 @@ def paper_kind(paper: Paper, sentences: Sequence[Sentence], measured: bool) -> K
     """The kind of ``paper`` when its evidence is strong (see the module docstring).
 
     ``sentences`` are the paper's own prose sentences; ``measured`` tells whether they report
-    a result with a number (:func:`~sagagraph.agents.practices.results`).
+    a result with a number (:func:`~sagagraph.agents.evidence.results`).
     """
     front = [s for s in sentences if _FRONT.match(s.section.name)][:80]
     pool = front or list(sentences[:80])

@@ -11,16 +11,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sagagraph.agents.adaptive_agents import ReproducibilityAgent, SurveyReviewerAgent
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper_agents import (
+    REVIEWED_AS_SURVEY,
     PaperDeps,
+    ReproducibilityAgent,
     ReviewerAgent,
     SummarizerAgent,
+    SurveyReviewerAgent,
     ValidatorAgent,
 )
-from sagagraph.agents.paper_profile import REVIEWED_AS_SURVEY
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.agents.store import OutputStore
 from sagagraph.errors import (
@@ -133,7 +134,7 @@ def adaptive_steps(
     """The adaptive pipeline: validator; then ``reviewer`` (empirical papers, the default) or
     ``survey_reviewer`` (surveys, position and theory papers); then ``reproducibility`` when
     the paper reports experiments (optional); then summarizer. The rules read the validator's
-    profile of the paper (:mod:`sagagraph.agents.paper_profile`)."""
+    profile of the paper (:func:`~sagagraph.agents.paper_agents.profile_paper`)."""
     return (
         Step(ValidatorAgent(profile=True), retry=retry, timeout=step_timeout, can_halt=True),
         Step(

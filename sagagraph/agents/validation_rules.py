@@ -1,4 +1,5 @@
-"""Which headings make a complete research paper: the offline validator's rules.
+"""Which headings make a complete research paper: the offline validator's rules, the signals that
+tell a plan from a paper, and the evidence of a paper's structure the LLM validator is shown.
 
 A complete paper has an abstract, an opening part that introduces the problem (Introduction,
 Background, Motivation, Overview, or else the first numbered section), substantive body
@@ -9,6 +10,22 @@ heading's words in six languages (any case, numbered or not, accents ignored). P
 name their method section after the contribution (``3 Model Architecture``), so when no heading
 names a method, the first substantive section between the opening and the closing stands for
 it; when no section reviews prior work, any other substantive section is the body.
+
+A plan is not a paper (:func:`plan_signals`): a research proposal has a paper's headings (an
+introduction, a method, references), so headings alone accept it. What it lacks is results: it
+announces them ("7. Expected Results", "the models will be compared"), and lays out a timeline
+or a budget. The signals are each evidence a reader can check: the document names itself a
+proposal on its first page, a heading names expected results or a plan (timeline, work plan,
+budget), and the text speaks of its results in the future. They decide only together with the
+absence of any section that reports results in the past tense, so a paper that ends on a
+"Future work" section or says "we will show" stays a paper.
+
+What the LLM validator sees (:func:`validator_evidence`) survives a missed heading: the outline
+alone fails when heading detection misses (a model handed an empty outline must answer
+"invalid"). So the validator also gets the printed table of contents, the first page (title
+block, abstract, the start of the opening section) and the start of the reference list, or the
+last page when no list was found. Each piece has its own share of a token budget, so a
+400-page thesis costs the same as a 4-page paper.
 """
 
 from __future__ import annotations
@@ -17,10 +34,150 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from sagagraph.agents.engine import PartFound, ValidationReport
 from sagagraph.agents.headings import known_heading
-from sagagraph.agents.paper import Paper, Section
-from sagagraph.agents.plan_signals import plan_signals
-from sagagraph.agents.schemas import PartFound, ValidationReport
+from sagagraph.agents.paper import Paper, Section, fold_lines
+
+SELF_NAMED = re.compile(
+    r"\b(?:(?:research|thesis|dissertation|project|grant|funding|ph\.?\s?d\.?|doctoral|"
+    r"master'?s?|master’s|msc|m\.sc\.|study|capstone|pre-?)\s+proposal|"
+    r"propuesta de (?:tesis|investigaci[oó]n|proyecto)|anteproyecto|"
+    r"proposta de (?:tese|disserta[cç][aã]o|pesquisa|projeto)|projeto de pesquisa|"
+    r"pr[eé]-projeto|projet de (?:th[eè]se|recherche)|proposition de recherche|"
+    r"forschungsantrag|projektantrag|forschungsvorhaben|proposta di (?:ricerca|tesi|progetto))\b",
+    re.IGNORECASE,
+)
+"""A document that calls itself a proposal (looked for on its first page and its abstract)."""
+
+PLAN_HEADING = re.compile(
+    r"\b(?:expected|anticipated|intended|planned|projected|prospective)\s+"
+    r"(?:results?|outcomes?|findings|contributions?|impacts?|deliverables|evaluation|"
+    r"benefits)\b|"
+    r"^(?:time ?line|time plan|timetable|time schedule|(?:project |research )?schedule|"
+    r"work ?plan|work packages?|gantt|milestones|budget|estimated budget|costs|"
+    r"research plan|project plan|plan of work|proposed (?:methodology|research|work|study)|"
+    r"resources (?:required|needed))\b|"
+    r"\b(?:resultados esperados|cronograma|presupuesto|orcamento|resultats attendus|"
+    r"calendrier|zeitplan|arbeitsplan|erwartete ergebnisse|risultati attesi|"
+    r"cronoprogramma)\b"
+)
+"""A heading (normalised: lower case, no accents, no number) that names a plan."""
+
+RESULTS_HEADING = re.compile(
+    r"\b(?:results?|findings|experiments?|evaluation|outcomes|resultats|ergebnisse|"
+    r"resultados|risultati|experimentos|experimente)\b"
+)
+"""A heading of a section that may report results."""
+
+_NOT_REPORTED = re.compile(
+    r"\b(?:expected|anticipated|intended|planned|projected|prospective|preliminary|"
+    r"metrics|design|setup|protocol|plan|esperados|attendus|erwartete|attesi)\b"
+)
+
+FUTURE = re.compile(
+    r"\b(?:will|shall|is expected to|are expected to|is planned|are planned|we plan to|"
+    r"we intend to|is intended to|are intended to)\b",
+    re.IGNORECASE,
+)
+"""Words that put a finding in the future."""
+
+REPORTED = re.compile(
+    r"\b(?:was|were|we found|we observed|we showed|showed|achieved|obtained|observed|"
+    r"outperformed|outperforms|yielded|resulted in|revealed|demonstrated|improved|"
+    r"increased|decreased|reduced|fue|fueron|se obtuvo|se obtuvieron|se observ[oó]|"
+    r"a été|ont été|nous avons|wurde|wurden|foi|foram|è stato|sono stati)\b",
+    re.IGNORECASE,
+)
+"""Words that report what was done or found."""
+
+MIN_RESULTS_WORDS = 100
+"""A results section shorter than this reports nothing."""
+
+
+@dataclass(frozen=True)
+class PlanEvidence:
+    """What says a document plans its study rather than reports it."""
+
+    named: str = ""
+    """The phrase by which the document calls itself a proposal, or ''."""
+    headings: tuple[str, ...] = ()
+    """Headings that name expected results or a plan, with their pages."""
+    future: int = 0
+    """Statements of the main text in the future tense."""
+    reported: int = 0
+    """Statements of the main text in the past tense."""
+    results_section: str = ""
+    """A section that reports results (heading and page), or '' when none does."""
+
+    @property
+    def is_plan(self) -> bool:
+        """True when the document names itself or its results as a plan and reports none."""
+        if not (self.named or self.headings):
+            return False
+        if self.named and self.headings:
+            return not self.results_section or self.future > self.reported
+        return not self.results_section
+
+    def why(self) -> str:
+        """The evidence, as a clause for the validation's reason."""
+        parts = []
+        if self.named:
+            parts.append(f"it calls itself a {self.named!r}")
+        if self.headings:
+            parts.append("its headings announce " + ", ".join(self.headings))
+        parts.append(
+            f"its text speaks in the future {self.future} time(s) against "
+            f"{self.reported} statement(s) of what was done or found"
+        )
+        parts.append(
+            f"only {self.results_section} reports results, in fewer words than the plan"
+            if self.results_section
+            else "no section reports results"
+        )
+        return "; ".join(parts)
+
+
+def _span_text(sections: tuple[Section, ...], index: int) -> str:
+    """Text of ``sections[index]`` and of the subsections under it."""
+    texts = [sections[index].text]
+    for section in sections[index + 1 :]:
+        if section.level <= sections[index].level:
+            break
+        texts.append(section.text)
+    return "\n".join(texts)
+
+
+def _results_section(paper: Paper) -> str:
+    """The first section that reports results in the past tense, as ``heading (p.N)``."""
+    sections = paper.main_sections()
+    for i, section in enumerate(sections):
+        name = section.name
+        if not RESULTS_HEADING.search(name) or _NOT_REPORTED.search(name):
+            continue
+        text = _span_text(sections, i)
+        if len(text.split()) < MIN_RESULTS_WORDS:
+            continue
+        if len(REPORTED.findall(text)) >= max(1, len(FUTURE.findall(text))):
+            return f"{section.heading} (p.{section.page})"
+    return ""
+
+
+def plan_signals(paper: Paper) -> PlanEvidence:
+    """The evidence that ``paper`` is a plan (a proposal) rather than a report of a study."""
+    first = fold_lines(paper.pages[0]) if paper.pages else ""
+    named = SELF_NAMED.search(f"{first}\n{paper.front_matter}\n{paper.abstract}")
+    headings = tuple(
+        f"'{s.heading}' (p.{s.page})" for s in paper.sections if PLAN_HEADING.search(s.name)
+    )
+    main = paper.main_text()
+    return PlanEvidence(
+        named=" ".join(named.group(0).split()) if named else "",
+        headings=headings,
+        future=len(FUTURE.findall(main)),
+        reported=len(REPORTED.findall(main)),
+        results_section=_results_section(paper),
+    )
+
 
 REQUIRED_PARTS = ("abstract", "introduction", "body", "method", "conclusion", "references")
 """The parts every complete paper has, in reading order."""
@@ -35,7 +192,7 @@ PART_LABELS = {
     "results": "reported results (the document plans its study)",
 }
 """What each part means, for messages ("results" is missing from a plan, see
-:mod:`~sagagraph.agents.plan_signals`)."""
+:func:`plan_signals`)."""
 
 UNHEADED_ABSTRACT = "(unheaded opening paragraph)"
 """The heading reported for an abstract printed without one (ACM style)."""
@@ -328,7 +485,7 @@ def confirm_reported_results(report: ValidationReport, paper: Paper) -> Validati
     """``report`` refused when ``paper`` plans its study instead of reporting it.
 
     Headings cannot tell a research proposal from a paper; its tense and its plan can (see
-    :mod:`~sagagraph.agents.plan_signals`). Any engine's report passes through here, so the
+    :func:`plan_signals`). Any engine's report passes through here, so the
     LLM validator is held to the same line. A report already refused keeps its reason.
     """
     if not report.is_valid:
@@ -340,3 +497,55 @@ def confirm_reported_results(report: ValidationReport, paper: Paper) -> Validati
         f"Not a complete research paper: it plans a study rather than reporting one ({plan.why()})."
     )
     return report.model_copy(update={"is_valid": False, "missing": ["results"], "reason": reason})
+
+
+CHARS_PER_TOKEN = 4
+"""The usual estimate for English text; enough to keep a request within its budget."""
+DEFAULT_EVIDENCE_TOKENS = 3_000
+"""Tokens of paper evidence one validator request carries (the instructions come on top)."""
+_SHARES = {"outline": 0.3, "first_page": 0.45, "references": 0.25}
+
+
+@dataclass(frozen=True)
+class ValidatorEvidence:
+    """The parts of a paper the LLM validator is shown, each clipped to its share."""
+
+    outline: str
+    """Detected headings with their pages, then the printed table of contents, if any."""
+    first_page: str
+    """Text of page 1: title, authors, abstract."""
+    references: str
+    """Start of the reference list (heading and first entries), or of the last page."""
+    references_source: str
+    """Where ``references`` comes from, for the prompt: a heading and page, or the last page."""
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > 0 else limit] + " [...]"
+
+
+def validator_evidence(paper: Paper, tokens: int = DEFAULT_EVIDENCE_TOKENS) -> ValidatorEvidence:
+    """The evidence for ``paper`` within ``tokens`` tokens (about 4 characters a token)."""
+    budget = tokens * CHARS_PER_TOKEN
+    outline = paper.outline() or "(no headings found)"
+    if paper.toc:
+        outline += "\n\nPrinted table of contents:\n" + "\n".join(paper.toc)
+    refs = paper.references_section()
+    if refs is not None:
+        source = f"the reference list ({refs.heading}, p.{refs.page})"
+        evidence = f"{refs.heading}\n{refs.text}"
+    else:
+        source = f"the last page (p.{len(paper.pages)}); no reference list was detected"
+        evidence = paper.pages[-1] if paper.pages else ""
+    return ValidatorEvidence(
+        outline=_clip(outline, int(_SHARES["outline"] * budget)),
+        first_page=_clip(
+            paper.pages[0] if paper.pages else "", int(_SHARES["first_page"] * budget)
+        ),
+        references=_clip(evidence, int(_SHARES["references"] * budget)) or "(empty)",
+        references_source=source,
+    )

@@ -1,9 +1,22 @@
-"""Word counting and fitting a text to an exact word count (``len(text.split()) == n``)."""
+"""Words of a paper's text: counting them, splitting sentences, fitting a text to an exact word
+count (``len(text.split()) == n``), and repairing words a PDF's text layer broke.
+
+Some fonts map the ``fi``, ``fl`` and ``ff`` ligature glyphs to no text, so pypdf reads
+"signicant", "data les", "benets"; others set words without spaces
+("arequitecrampedasbothprogrammes"). With an English word list (:func:`english_words`, SCOWL,
+shipped in ``agents/data``) :func:`repair_words` puts back the lost letters where exactly one
+word results, and splits a long unknown word into the fewest known ones. It only acts on a
+text that shows the damage (:func:`lost_ligatures`): an English text with almost no
+``fi``/``fl`` left, so a word of another language or a name is never "repaired".
+"""
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
+from importlib import resources
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[“])")
 # A full stop after these is not a sentence end ("Smith et al. show", "Fig. 3", "vs. BM25").
@@ -150,3 +163,127 @@ def fit_to_words(text: str, n: int, filler: Iterable[str] = ()) -> str:
     result = " ".join(chosen)
     assert count_words(result) == n, (count_words(result), n)
     return result
+
+
+LIGATURES = ("ffi", "ffl", "ff", "fi", "fl")
+"""The letter groups a ligature glyph stands for."""
+MIN_RUN_TOGETHER = 16
+"""An unknown lower-case word at least this long is tried as words run together."""
+_TOKEN = re.compile(r"[A-Za-z]+")
+_SHORT_WORDS = frozenset({"a", "i"})
+
+
+@cache
+def english_words() -> frozenset[str]:
+    """The shipped English word list (lower case, letters only)."""
+    data = resources.files("sagagraph.agents").joinpath("data/english_words.txt.gz").read_bytes()
+    return frozenset(gzip.decompress(data).decode("ascii").split())
+
+
+def known(word: str) -> bool:
+    """True for a word of the list, in any case (``Significant`` too)."""
+    return word.lower() in english_words()
+
+
+def english_share(text: str, words: int = 5000) -> float:
+    """The share of English words among the first ``words`` lower-case words of three letters
+    or more: names, acronyms and a formula's letters are left out, and a paper's technical terms
+    ("thromboprophylaxis") are outweighed by its ordinary words."""
+    tokens = re.findall(r"\b[a-z]{3,}\b", text)[:words]
+    return sum(known(t) for t in tokens) / len(tokens) if tokens else 0.0
+
+
+ENGLISH_SHARE = 0.6
+"""A text whose :func:`english_share` reaches this is English prose."""
+
+
+def lost_ligatures(text: str) -> bool:
+    """True when ``text`` is English whose ``fi``/``fl``/``ff`` letters went missing.
+
+    English prose has ``fi``, ``fl`` or ``ff`` in about one word in sixty; a text where most
+    words are English and words with those letters are far rarer than that, while words
+    that the repair turns into English ones are common, lost them to a ligature font.
+    """
+    tokens = [t.lower() for t in _TOKEN.findall(text) if len(t) > 1]
+    if len(tokens) < 200:
+        return False
+    words = english_words()
+    if sum(t in words for t in tokens) < 0.6 * len(tokens):
+        return False
+    with_letters = sum(any(g in t for g in ("fi", "fl", "ff")) for t in tokens)
+    repairable = sum(1 for t in set(tokens) if t not in words and _restored(t) is not None)
+    return with_letters < 0.004 * len(tokens) and repairable >= 3
+
+
+def _restored(word: str) -> str | None:
+    """The one English word ``word`` becomes with a ligature's letters put back, or None."""
+    words = english_words()
+    found = {
+        word[:i] + group + word[i:]
+        for i in range(len(word) + 1)
+        for group in LIGATURES
+        if word[:i] + group + word[i:] in words
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def _cost(words: list[str]) -> tuple[int, int]:
+    """Fewest words first, then fewest of one or two letters ("are quite", not "a requite")."""
+    return len(words), sum(len(w) <= 2 for w in words)
+
+
+def split_run_together(word: str) -> list[str] | None:
+    """``word`` as the fewest English words that make it up (each of two letters or more, or
+    ``a``/``i``), or None when it cannot be split."""
+    words = english_words()
+    lower = word.lower()
+    n = len(lower)
+    best: list[list[str] | None] = [None] * (n + 1)
+    best[0] = []
+    for end in range(1, n + 1):
+        for start in range(max(0, end - 24), end):
+            done = best[start]
+            piece = lower[start:end]
+            if done is None or not (piece in words and (len(piece) > 1 or piece in _SHORT_WORDS)):
+                continue
+            candidate = [*done, piece]
+            current = best[end]
+            if current is None or _cost(candidate) < _cost(current):
+                best[end] = candidate
+    result = best[n]
+    if result is None or len(result) < 2:
+        return None
+    if word[0].isupper():
+        result[0] = result[0].capitalize()
+    return result
+
+
+MIN_REPAIRED = 5
+"""Outside a text that lost its ligatures, only lower-case words this long are repaired."""
+
+
+def _repair_token(token: str, ligatures: bool) -> str:
+    lower = token.lower()
+    if known(lower):
+        return token
+    if ligatures or (token.islower() and len(token) >= MIN_REPAIRED):
+        restored = _restored(lower)
+        if restored is not None:
+            return restored.capitalize() if token[0].isupper() else restored
+    if len(token) >= MIN_RUN_TOGETHER and (token.islower() or token[1:].islower()):
+        pieces = split_run_together(token)
+        if pieces is not None:
+            return " ".join(pieces)
+    return token
+
+
+def repair_words(text: str, *, ligatures: bool) -> str:
+    """``text`` with lost ligature letters put back and long run-together words split;
+    everything else as it was. With ``ligatures`` (:func:`lost_ligatures` said the text lost
+    them) every unknown word is tried, else only lower-case words of five letters or more."""
+    return _TOKEN.sub(lambda m: _repair_token(m.group(0), ligatures), text)
+
+
+def longest_unknown(text: str) -> int:
+    """Letters in the longest word of ``text`` that the word list does not know (0 if none)."""
+    return max((len(t) for t in _TOKEN.findall(text) if not known(t)), default=0)

@@ -35,11 +35,9 @@ from sagagraph.blackboard.refinement import Refinement
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.builder import RouterKind, step_flow
 from sagagraph.graph.compensation import add_compensation_nodes, compensation_flow
-from sagagraph.graph.context import context_for
-from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.input_check import remember_graph
-from sagagraph.graph.node_hooks import graph_hooks, node_hooks
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.hooks import graph_hooks, node_hooks, remember_graph
+from sagagraph.graph.nodes import DualNode, context_for
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.saga.drivers import Flow
 from sagagraph.saga.execution import StepAttempts, compensate_attempts, execute_attempts
 from sagagraph.saga.hooks import SagaHooks
@@ -169,7 +167,7 @@ def build_blackboard_graph(
     graph: BoardGraph = StateGraph(BoardState)
     built = graph_hooks(hooks)
     # Knowledge sources first: a forced rollback writes "as" the first node (see
-    # graph.saga_threads.force_compensation), and every source's edge leads to the controller.
+    # graph.recover.force_compensation), and every source's edge leads to the controller.
     for step in definition.steps:
         graph.add_node(
             step.name, cast(Any, contribution_node(definition, step.name, router, built))

@@ -32,19 +32,17 @@ from langgraph.types import Command
 
 from sagagraph.blackboard.board import CONTROLLER, MODE, BoardState
 from sagagraph.blackboard.refinement import Refinement
-from sagagraph.graph.context import saga_identity
-from sagagraph.graph.dual_node import DualNode
+from sagagraph.graph.hooks import graph_hooks, node_hooks
 from sagagraph.graph.llm_router import LLMRouter, router_prompt
-from sagagraph.graph.node_hooks import graph_hooks, node_hooks
-from sagagraph.graph.router_options import RouterOptions
-from sagagraph.graph.routing import chosen, decision, telling
+from sagagraph.graph.nodes import DualNode, saga_identity
+from sagagraph.graph.routing import RouterOptions, chosen, decision, telling
 from sagagraph.prompts import render_prompt
 from sagagraph.saga.drivers import Flow
-from sagagraph.saga.guard import FINISH
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.routes import (
+    FINISH,
     Choice,
     RouteQuestion,
     Router,

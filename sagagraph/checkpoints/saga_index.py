@@ -1,23 +1,38 @@
-"""Every saga a checkpointer holds, with the summary its latest checkpoint's metadata carries.
+"""Every saga a checkpointer holds, and the summary its latest checkpoint's metadata carries.
 
-``list`` and ``recover`` start here instead of reading every saga's state. One saga is one
-LangGraph thread (root namespace); its latest checkpoint is the one with the greatest id, as
-LangGraph's ``get_tuple`` reads it. What :func:`sagagraph.checkpoints.saga_metadata.stamp`
-put in that checkpoint's metadata comes back as :attr:`SagaSummary.summary`.
+``list`` and ``recover`` start here instead of reading every saga's state.
+
+The stamp. Every saver sagagraph opens passes the metadata of each checkpoint it stores
+through :func:`stamp` before handing it to LangGraph's own ``put``: one key, :data:`KEY`
+(``"sagagraph"``), holds a small summary of the saga read from the checkpoint's channel
+values, so listing needs no checkpoint blob: a saga whose latest checkpoint says it finished
+needs no other read. Never the paper's text, never a secret (the reason is redacted again).
+
+- A checkpoint of a saga that has not ended says only that: the summary's version, the
+  saga's status and the checkpoint's time. Nothing reads more of an unfinished saga's
+  summary: ``list``, ``status`` and ``recover`` read such a saga in full anyway.
+- The checkpoint that ends a saga (terminal status) carries the rest: its name, mode, label,
+  the time of its last event, the steps committed and compensated, and the reason.
+
+The index. One saga is one LangGraph thread (root namespace); its latest checkpoint is the one
+with the greatest id, as LangGraph's ``get_tuple`` reads it. What :func:`stamp` put in that
+checkpoint's metadata comes back as :attr:`SagaSummary.summary`.
 
 - SQLite and PostgreSQL (the sync savers): ONE query per page of :data:`PAGE_SIZE` sagas,
   keyset-paged by thread id, over the saver's ``checkpoints`` table, reading the
-  ``metadata`` column's :data:`~sagagraph.checkpoints.saga_metadata.KEY` only, never a
-  blob. That table and column are LangGraph's schema, a dependency docs/architecture.md
-  lists; ``tests/checkpoints/test_saver_schema.py`` fails when they move. The query runs on
-  the saver's public connection: ``SqliteSaver.cursor()``, or ``PostgresSaver.conn`` under
-  ``PostgresSaver.lock`` (a pool: a connection of its own).
+  ``metadata`` column's :data:`KEY` only, never a blob. That table and column are
+  LangGraph's schema, a dependency docs/architecture.md lists;
+  ``tests/checkpoints/test_saver_schema.py`` fails when they move. The query runs on the
+  saver's public connection: ``SqliteSaver.cursor()``, or ``PostgresSaver.conn`` under
+  ``PostgresSaver.lock`` (a pool: a connection of its own). The saga ids alone
+  (:func:`saga_ids`) are one ``SELECT DISTINCT`` on the same connection.
 - Any other saver (memory, an async one, a user's own): its public ``list``, the latest
   checkpoint of each thread; when its metadata has no stamp, the summary is computed from the
-  checkpoint.
+  checkpoint. The in-memory saver's saga ids are the thread ids of its dict.
 
 A saga whose summary is missing or whose status is None has to be read in full by the
-caller. Terminal statuses are the caller's to judge (storage does not import the kernel).
+caller. Storage only: the kernel's terminal statuses are mirrored here, not imported (a test
+holds them equal), and terminal statuses are otherwise the caller's to judge.
 """
 
 from __future__ import annotations
@@ -26,23 +41,141 @@ import json
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.checkpoints.saga_metadata import (
-    KEY,
-    READABLE_VERSIONS,
-    STATUS,
-    SUMMARY_KEYS,
-    TS,
-    VERSION,
-    read_summary,
-    summarize,
-)
+from sagagraph.redaction import redact
+from sagagraph.storable_text import replace_surrogates
 
-__all__ = ["PAGE_SIZE", "SagaSummary", "latest_checkpoints", "thread_ids"]
+__all__ = [
+    "KEY",
+    "PAGE_SIZE",
+    "SUMMARY_KEYS",
+    "SagaSummary",
+    "latest_checkpoints",
+    "read_summary",
+    "saga_ids",
+    "stamp",
+    "summarize",
+    "thread_ids",
+]
+
+SUMMARY_VERSION = 2
+"""Bumped when the summary's form or meaning changes; :func:`stamp` writes this one."""
+READABLE_VERSIONS = frozenset({SUMMARY_VERSION})
+"""The versions a reader understands (a summary of any other is read in full)."""
+KEY = "sagagraph"
+"""The one metadata key the summary lives under."""
+VERSION = "v"
+STATUS = "status"
+NAME = "name"
+MODE = "mode"
+LABEL = "label"
+UPDATED = "updated"
+COMPLETED = "completed"
+COMPENSATED = "compensated"
+REASON = "reason"
+TS = "ts"
+SUMMARY_KEYS = (VERSION, STATUS, NAME, MODE, LABEL, UPDATED, COMPLETED, COMPENSATED, REASON, TS)
+"""Every key of a summary (:class:`SagaSummary`)."""
+TERMINAL_STATUSES = frozenset({"completed", "rolled_back", "resolved_by_operator"})
+"""The kernel's ``saga.names.TERMINAL_STATUSES``, mirrored (a test holds the two equal)."""
+
+
+def stamp(checkpoint: Checkpoint, metadata: CheckpointMetadata) -> CheckpointMetadata:
+    """``metadata`` with the saga's summary added under :data:`KEY` (a new dict: LangGraph's
+    own is left as is)."""
+    values = checkpoint.get("channel_values") or {}
+    status = values.get("status")
+    ts = checkpoint.get("ts")
+    if not isinstance(status, str) or status not in TERMINAL_STATUSES:
+        summary: dict[str, Any] = {
+            VERSION: SUMMARY_VERSION,
+            STATUS: status if isinstance(status, str) else None,
+            TS: ts if isinstance(ts, str) else None,
+        }
+    else:
+        summary = summary_of(values, ts)
+        if not _encodes_cleanly(summary):  # a NUL in an error message, say
+            summary = {k: _clean(v) for k, v in summary.items()}
+    return {**metadata, KEY: summary}  # type: ignore[misc]
+
+
+def summarize(checkpoint: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
+    """The whole summary of the saga a checkpoint holds, from its channel values.
+
+    A checkpoint with no saga state yet (the input checkpoint, a crash before the first step)
+    has status None: readers then treat the saga as unfinished.
+    """
+    return summary_of(checkpoint.get("channel_values") or {}, checkpoint.get("ts"))
+
+
+def summary_of(fields: Mapping[str, Any], ts: object) -> dict[str, Any]:
+    """:func:`summarize` of a saga's fields and its checkpoint's time."""
+    get = fields.get
+    events = get("events") or []
+    label = get("label")
+    status, name, mode, reason = get("status"), get("saga"), get("mode"), get("reason")
+    last = events[-1] if events else None
+    updated = last.get("ts") if _is_mapping(last) else None
+    return {
+        VERSION: SUMMARY_VERSION,
+        STATUS: status if isinstance(status, str) else None,
+        NAME: name if isinstance(name, str) else None,
+        MODE: mode if isinstance(mode, str) else None,
+        LABEL: label if isinstance(label, str) else None,
+        UPDATED: updated if isinstance(updated, str) else None,
+        COMPLETED: [str(s) for s in get("completed") or []],
+        COMPENSATED: [str(s) for s in get("compensated") or []],
+        REASON: redact(reason) if isinstance(reason, str) else None,
+        TS: ts if isinstance(ts, str) else None,
+    }
+
+
+def _encodes_cleanly(value: object) -> bool:
+    """True when ``value`` stores as metadata on every saver: JSON with no NaN, no NUL
+    (PostgreSQL refuses it) and no lone surrogate (not UTF-8; PostgreSQL refuses its escape)."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if "u0000" in text:
+        return False
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _clean(value: Any) -> Any:
+    """A summary value with NULs and lone surrogates taken out of its text."""
+    if isinstance(value, str):
+        return replace_surrogates(value.replace("\x00", ""))
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
+
+
+def read_summary(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary a checkpoint's metadata carries; empty when it carries none."""
+    nested = metadata.get(KEY)
+    if _is_mapping(nested):
+        return {k: nested[k] for k in SUMMARY_KEYS if k in nested}
+    return {}
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
+    return type(value) is dict or isinstance(value, Mapping)
+
 
 PAGE_SIZE = 1_000
 """Sagas per query."""
@@ -55,7 +188,7 @@ class SagaSummary:
     saga_id: str
     checkpoint_id: str
     summary: Mapping[str, Any] = field(default_factory=dict)
-    """The stamp's keys (``status``..., :data:`~sagagraph.checkpoints.saga_metadata.SUMMARY_KEYS`;
+    """The stamp's keys (``status``..., :data:`SUMMARY_KEYS`;
     an unfinished saga's holds its version, status and time only); empty when the checkpoint
     was never stamped."""
 
@@ -138,6 +271,22 @@ def thread_ids(checkpointer: BaseCheckpointSaver[Any]) -> set[str] | None:
     with cursor() as cur:
         cur.execute(_THREADS)
         return {str(_first(row)) for row in cur.fetchall()}
+
+
+def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
+    """Every saga id (root thread id) the checkpointer holds, sorted, each once: one query on
+    the SQLite and PostgreSQL sync savers, the in-memory saver's dict, or else a walk of
+    ``list(None)``, which reads every checkpoint and is kept only as the fallback."""
+    if isinstance(checkpointer, InMemorySaver):
+        return sorted(str(t) for t, spaces in checkpointer.storage.items() if "" in spaces)
+    ids = thread_ids(checkpointer)
+    if ids is None:
+        ids = {
+            str(item.config["configurable"]["thread_id"])
+            for item in checkpointer.list(None)
+            if not item.config["configurable"].get("checkpoint_ns")
+        }
+    return sorted(ids)
 
 
 def sql_cursor(checkpointer: BaseCheckpointSaver[Any]) -> Cursor | None:

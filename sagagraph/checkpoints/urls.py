@@ -17,6 +17,8 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import MASK, redact, url_password
 
 DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
+DEFAULT_BUS_URL = "sqlite:///sagagraph-events.sqlite"
+"""The event log of choreographed sagas when neither ``--bus`` nor a variable names one."""
 SQLITE_BUSY_TIMEOUT = 30.0
 """Seconds a SQLite write waits for another process's write before failing."""
 
@@ -27,6 +29,13 @@ _SETUP_RETRY_DELAYS = (0.01, 0.02, 0.05, 0.1, 0.2)
 def default_db_url() -> str:
     """``SAGAGRAPH_DB`` if set, else a SQLite file in the working directory."""
     return os.environ.get("SAGAGRAPH_DB") or DEFAULT_DB_URL
+
+
+def default_bus_url() -> str:
+    """``SAGAGRAPH_BUS``, else ``SAGAGRAPH_AMQP_URL``, else a SQLite log in the working
+    directory."""
+    env = os.environ
+    return env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL
 
 
 def redact_url(url: str) -> str:

@@ -6,7 +6,7 @@ opener ``sagagraph list`` reads the event log with, loads without the step servi
 
 from typing import TYPE_CHECKING
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.choreography.bus import Consumer, DeadLetter, EventBus

@@ -2,7 +2,7 @@
 
 A bus is a dumb pipe: anyone who can publish can put any event on it. Before a step service acts on
 an event it reads the saga's history (its events on the bus log) and applies the rule the LLM
-router's guard applies to a proposed step (:func:`~sagagraph.saga.guard.allowed_now`): a
+router's guard applies to a proposed step (:func:`~sagagraph.saga.routes.allowed_now`): a
 forward step runs only when it is the step due now, never after the saga started to
 compensate or ended. Each event must come from the step that owns its type (a ``reviewed``
 from the reviewer). A compensation is obeyed only when the step that emitted it was due and
@@ -25,8 +25,8 @@ from typing import Any
 from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.topology import Choreography, StepRole
 from sagagraph.errors import InputError
-from sagagraph.saga.guard import allowed_now
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
+from sagagraph.saga.routes import allowed_now
 
 
 def refusal(

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+from sagagraph.checkpoints.urls import default_bus_url
 from sagagraph.choreography.bus import Consumer, EventBus, Handler
 from sagagraph.choreography.buses import open_bus
 from sagagraph.choreography.ledger import StepLedger
@@ -21,7 +22,6 @@ from sagagraph.choreography.messages import SagaMessage
 from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
-from sagagraph.config import Settings
 from sagagraph.errors import BusError, SagaGraphError
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.protocol import SagaDefinition
@@ -35,11 +35,6 @@ BusRef = str | EventBus | None
 """A bus URL, an open bus, or None for the default (``$SAGAGRAPH_BUS``, then
 ``$SAGAGRAPH_AMQP_URL``, then ``sqlite:///sagagraph-events.sqlite``)."""
 CommitHook = Callable[[SagaMessage, list[SagaMessage]], None]
-
-
-def default_bus_url() -> str:
-    """``SAGAGRAPH_BUS``, else ``SAGAGRAPH_AMQP_URL``, else the SQLite log in this folder."""
-    return Settings.resolve().bus
 
 
 @contextmanager

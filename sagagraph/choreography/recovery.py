@@ -36,7 +36,7 @@ from sagagraph.choreography.step_service import StepService
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import SagaNotFoundError
 from sagagraph.saga.hooks import SagaHooks
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
 
 UNFINISHED = ("running", "compensating")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from sagagraph.checkpoints.urls import default_bus_url
 from sagagraph.choreography.admission import with_refusals
 from sagagraph.choreography.bus import EventBus
 from sagagraph.choreography.hosting import (
@@ -29,7 +30,6 @@ from sagagraph.choreography.hosting import (
     CommitHook,
     ServiceFailures,
     bus_for,
-    default_bus_url,
     run_step_service,
     service_consumer,
     services_in_threads,
@@ -40,7 +40,7 @@ from sagagraph.choreography.step_reactions import DefinitionFor
 from sagagraph.choreography.topology import Choreography, EventNames, derive_choreography
 from sagagraph.errors import BusError, ConfigurationError, InputError, SagaNotFoundError
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.tracing import OPEN_TELEMETRY, saga_span
 

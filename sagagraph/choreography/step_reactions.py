@@ -21,13 +21,13 @@ from sagagraph.choreography.ledger import LocalState
 from sagagraph.choreography.messages import SagaMessage, new_message
 from sagagraph.choreography.saga_facts import SagaFacts
 from sagagraph.choreography.topology import Choreography, StepRole
-from sagagraph.saga.escalation import escalation_event
 from sagagraph.saga.execution import compensate_step, execute_step
 from sagagraph.saga.hooks import NO_HOOKS, SagaHooks
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepRecord, StepResult
 from sagagraph.saga.records import (
     Phase,
     compensation_failed,
+    escalation_event,
     failure_record,
     halt_record,
     rollback_finished,

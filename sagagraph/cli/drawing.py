@@ -24,11 +24,11 @@ COMBINATIONS = tuple(
 def langgraph_drawing(router: str, parallel: bool, pipeline: str = "default") -> str:
     """The paper saga's graph, compiled and drawn by LangGraph (ConfigurationError when the
     builder refuses the combination)."""
+    from sagagraph.agents.paper_app import PaperSettings
     from sagagraph.agents.paper_saga import paper_saga_definition
-    from sagagraph.config import Settings
     from sagagraph.graph.builder import build_saga_graph
 
-    settings = Settings.resolve(llm="offline")
+    settings = PaperSettings.resolve(llm="offline")
     definition = paper_saga_definition(
         outputs_dir=settings.outputs, parallel=parallel, pipeline=pipeline
     )

@@ -91,7 +91,7 @@ def leave_abandoned_calls(code: int) -> None:
     for the HTTP client's timeout (2 min) or for as long as a server holds the socket. The
     saga is decided and its checkpoints are committed: nothing is left to wait for.
     """
-    from sagagraph.saga.calls import abandoned_calls
+    from sagagraph.saga.execution import abandoned_calls
 
     if abandoned_calls():
         sys.stdout.flush()

@@ -12,12 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sagagraph.cli.apps import paper_definition, settings_from
+from sagagraph.agents.paper_app import PaperSettings
 from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view, trail_lines
-from sagagraph.config import Settings, load_alert_hook
-from sagagraph.errors import ConfigurationError, SagaGraphError
-from sagagraph.saga.escalation import alert_hooks
+from sagagraph.cli.wiring import paper_definition, service_from, settings_from, store_from
+from sagagraph.errors import ConfigurationError
+from sagagraph.saga.records import alerts_from_env
 
 if TYPE_CHECKING:
     from sagagraph.choreography.bus import EventBus
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 @contextmanager
 def cli_bus(
-    args: argparse.Namespace, settings: Settings, *, runs_agents: bool, create: bool = True
+    args: argparse.Namespace, *, runs_agents: bool, create: bool = True
 ) -> Iterator[EventBus]:
     """The bus of ``--bus``, signing and checking with ``--bus-key-file`` or the environment's
     key. Agents are not run on an unauthenticated RabbitMQ bus unless ``--insecure-bus``:
@@ -34,7 +34,7 @@ def cli_bus(
     from sagagraph.choreography.signing import load_bus_key
 
     key = load_bus_key(getattr(args, "bus_key_file", None))
-    bus = open_bus(settings.bus, create=create, key=key)
+    bus = open_bus(store_from(args).bus, create=create, key=key)
     try:
         if runs_agents and key is None and not getattr(args, "insecure_bus", False):
             refuse_insecure(bus)
@@ -60,27 +60,25 @@ def recorded_outputs(saga_input: Mapping[str, Any]) -> str | None:
 
 
 def definitions_for(
-    settings: Settings, loader: Any = None, *, compensating: bool = False
+    settings: PaperSettings, loader: Any = None
 ) -> Callable[[Mapping[str, Any]], Any]:
     """The paper saga's definition for each saga's input: its files go where its ``run``
-    said (the recorded outputs folder), wherever this agent process was started.
-    ``compensating``: as :func:`~sagagraph.cli.apps.paper_definition`'s (no model key)."""
+    said (the recorded outputs folder), wherever this agent process was started. Its model
+    is built on the first forward step (compensating needs no key)."""
     cache: dict[str, Any] = {}
 
     def definition_for(saga_input: Mapping[str, Any]) -> Any:
         outputs = recorded_outputs(saga_input) or str(Path(settings.outputs).resolve())
         if outputs not in cache:
             cache[outputs] = paper_definition(
-                dataclasses.replace(settings, outputs=outputs),
-                loader=loader,
-                compensating=compensating,
+                dataclasses.replace(settings, outputs=outputs), loader
             )
         return cache[outputs]
 
     return definition_for
 
 
-def choreographed_input(paper: str, settings: Settings) -> dict[str, Any]:
+def choreographed_input(paper: str, settings: PaperSettings) -> dict[str, Any]:
     """A choreographed saga's input: the paper and the settings, outputs as an absolute path."""
     outputs = str(Path(settings.outputs).resolve())
     return {"paper": paper, "settings": settings.recorded() | {"outputs": outputs}}
@@ -92,13 +90,13 @@ def cmd_agent(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if args.name not in PAPER_STEPS:
         raise ConfigurationError(f"agent: unknown agent {args.name!r} ({', '.join(PAPER_STEPS)})")
-    with cli_bus(args, settings, runs_agents=True) as bus:
+    with cli_bus(args, runs_agents=True) as bus:
         run_step_service(
-            paper_definition(settings),
+            paper_definition(settings, forward=True),
             args.name,
             bus,
             definition_for=definitions_for(settings),
-            hooks=alert_hooks(load_alert_hook()),
+            hooks=alerts_from_env(),
             announce=lambda line: print(f"sagagraph: {line}", file=sys.stderr, flush=True),
         )
     return EXIT_COMPLETED
@@ -110,10 +108,10 @@ def cmd_events(args: argparse.Namespace) -> int:
     from sagagraph.choreography.runner import saga_events
 
     settings = settings_from(args)
-    with cli_bus(args, settings, runs_agents=False, create=False) as bus:
-        events = saga_events(bus, args.saga_id, paper_definition_or_none(settings))
+    with cli_bus(args, runs_agents=False, create=False) as bus:
+        events = saga_events(bus, args.saga_id, paper_definition(settings))
     if not events:
-        return orchestrated_events(args, settings)
+        return orchestrated_events(args)
     if args.json:
         json.dump(events, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
@@ -130,22 +128,10 @@ def cmd_events(args: argparse.Namespace) -> int:
     return EXIT_COMPLETED
 
 
-def orchestrated_events(args: argparse.Namespace, settings: Settings) -> int:
+def orchestrated_events(args: argparse.Namespace) -> int:
     """``events ID`` of an orchestrated saga: the events its checkpoints record, one a line
     (``--json``: a JSON array), or a line that says it has recorded none yet."""
-    from sagagraph.cli.apps import checkpoints_may_exist, inspection_app, not_found
-    from sagagraph.errors import SagaNotFoundError
-    from sagagraph.graph.runner import saga_status
-
-    view = None
-    if checkpoints_may_exist(settings.db):
-        with inspection_app(settings) as app:
-            try:
-                view = saga_status(app, args.saga_id)
-            except SagaNotFoundError:
-                view = None
-    if view is None:
-        raise SagaNotFoundError(not_found(args.saga_id, settings))
+    view = service_from(args).require(args.saga_id)
     events = list(view.get("events") or [])
     if args.json:
         json.dump(events, sys.stdout, indent=2, default=str)
@@ -155,15 +141,6 @@ def orchestrated_events(args: argparse.Namespace, settings: Settings) -> int:
     for event in [] if args.json else events:
         print(f"{event['ts']}  {format_event(event).strip()}")
     return EXIT_COMPLETED
-
-
-def paper_definition_or_none(settings: Settings) -> Any:
-    """The paper saga's definition, to judge events by its history (None: not buildable here,
-    say without the model's key; the events are then judged by their signatures only)."""
-    try:
-        return paper_definition(settings)
-    except SagaGraphError:
-        return None
 
 
 def show_trail(view: dict[str, Any]) -> None:
@@ -178,14 +155,14 @@ def resume_choreography(args: argparse.Namespace) -> int:
     from sagagraph.choreography.recovery import resume_choreographed
 
     settings = settings_from(args)
-    with cli_bus(args, settings, runs_agents=True, create=False) as bus:
+    with cli_bus(args, runs_agents=True, create=False) as bus:
         view = resume_choreographed(
-            paper_definition(settings),
+            paper_definition(settings, forward=True),
             args.saga_id,
             bus,
             agents=getattr(args, "agents", None),
             definition_for=definitions_for(settings),
-            hooks=alert_hooks(load_alert_hook()),
+            hooks=alerts_from_env(),
         )
     show_trail(view)
     return emit(view, args.json)
@@ -196,7 +173,7 @@ def recover_choreography(args: argparse.Namespace) -> list[dict[str, Any]]:
     from sagagraph.choreography.recovery import recover_choreographed, unfinished_choreographed
 
     settings = settings_from(args)
-    with cli_bus(args, settings, runs_agents=False, create=False) as bus:
+    with cli_bus(args, runs_agents=False, create=False) as bus:
         # Agents run only when a saga is unfinished: then not on an open broker.
         insecure = not bus.authenticator.signs and not getattr(args, "insecure_bus", False)
         unfinished = unfinished_choreographed(bus)
@@ -205,12 +182,12 @@ def recover_choreography(args: argparse.Namespace) -> list[dict[str, Any]]:
         # Nothing to run forward (nothing unfinished, or all rolled back): no model key needed.
         back = args.compensate or not unfinished
         views = recover_choreographed(
-            paper_definition(settings, compensating=back),
+            paper_definition(settings, forward=not back),
             bus,
             compensate=args.compensate,
             agents=getattr(args, "agents", None),
-            definition_for=definitions_for(settings, compensating=back),
-            hooks=alert_hooks(load_alert_hook()),
+            definition_for=definitions_for(settings),
+            hooks=alerts_from_env(),
         )
     for view in views:
         print(f"recovered {view['saga_id']} (choreography)", file=sys.stderr)

@@ -1,4 +1,7 @@
-"""The flags several ``sagagraph`` commands share, each declared once with its help text.
+"""The flags several ``sagagraph`` commands share, each declared once with its help text, and
+the coordination styles as the CLI names them (the ``--mode`` choices, the label ``run``
+announces, the short name ``list`` shows: one table, so no command calls a style by another's
+name).
 
 Imports nothing but argparse: the parser is built, and ``--help`` answered, before any
 command module (and LangGraph behind it) is loaded.
@@ -7,6 +10,7 @@ command module (and LangGraph behind it) is loaded.
 from __future__ import annotations
 
 import argparse
+from typing import NamedTuple
 
 PAPER_STEPS = ("validator", "reviewer", "summarizer")
 """The paper saga's steps, what ``agent NAME`` accepts."""
@@ -150,3 +154,40 @@ def password_flag(p: argparse.ArgumentParser, what: str = "an encrypted PDF") ->
     p.add_argument(
         "--password-file", metavar="FILE", help="file whose first line is the PDF password"
     )
+
+
+class Mode(NamedTuple):
+    """How the CLI names one coordination style."""
+
+    name: str
+    """The ``--mode`` value and the view's ``mode`` field."""
+    short: str
+    """The ``MODE`` column of ``list``."""
+    decides: str
+    """What picks the next step, as ``run`` announces it (``{router}`` is filled in)."""
+
+
+ORCHESTRATION = "orchestration"
+CHOREOGRAPHY = "choreography"
+BLACKBOARD = "blackboard"
+
+_MODES = {
+    ORCHESTRATION: Mode(ORCHESTRATION, "orch", "{router} routing"),
+    CHOREOGRAPHY: Mode(CHOREOGRAPHY, "choreo", "choreography"),
+    BLACKBOARD: Mode(BLACKBOARD, "board", "blackboard, {router} controller"),
+}
+
+MODES = tuple(_MODES)
+"""The ``--mode`` choices, the default first."""
+
+
+def run_label(mode: str, router: str) -> str:
+    """What ``run`` says coordinates the saga: ``deterministic routing``, ``choreography``,
+    ``blackboard, llm controller``."""
+    return _MODES[mode].decides.format(router=router)
+
+
+def short_name(mode: str | None) -> str:
+    """The ``list`` column: ``orch``, ``choreo``, ``board`` (an unknown mode as it is)."""
+    known = _MODES.get(mode or ORCHESTRATION)
+    return known.short if known else str(mode)

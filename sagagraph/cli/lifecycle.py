@@ -1,30 +1,22 @@
-"""A saga's life after ``run``: ``status``, ``list``, ``resume``, ``recover``, ``resolve``."""
+"""A saga's life after ``run``: ``status``, ``resume``, ``recover``, ``resolve``, ``rollback``.
+
+Each verb parses its flags, calls one operation of the application core
+(:class:`~sagagraph.service.SagaService`) and prints what it returns.
+"""
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
+import signal
 import sys
+import threading
 from functools import partial
 from typing import Any
 
-from sagagraph.cli.apps import (
-    checkpoints_may_exist,
-    inspection_app,
-    load_view,
-    not_found,
-    only_compensates,
-    paper_app,
-    pdf_password,
-    recorded_settings,
-    saga_status_or_none,
-    settings_from,
-)
-from sagagraph.cli.blackboard import blackboard_status, blackboard_unfinished
 from sagagraph.cli.events import recover_choreography, resume_choreography
-from sagagraph.cli.foreign import foreign_reason, refuse_foreign
 from sagagraph.cli.interrupt import interruptible
-from sagagraph.cli.listing import cmd_list
 from sagagraph.cli.output import (
     EXIT_COMPLETED,
     emit,
@@ -32,125 +24,88 @@ from sagagraph.cli.output import (
     progress_printer,
     recover_exit_code,
 )
-from sagagraph.config import Settings
-from sagagraph.errors import InputError, SagaGraphError, SagaNotFoundError
+from sagagraph.cli.wiring import service_from
+from sagagraph.errors import InputError, SagaGraphError
 from sagagraph.redaction import redact
 
-__all__ = ["cmd_list", "cmd_recover", "cmd_resolve", "cmd_resume", "cmd_status"]
+__all__ = ["cmd_recover", "cmd_resolve", "cmd_resume", "cmd_rollback", "cmd_status"]
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    settings = settings_from(args)
-    view = None
-    # A choreographed saga has no checkpoints: do not create an empty database to find out.
-    if checkpoints_may_exist(settings.db):
-        view = blackboard_status(settings, args.saga_id, graph_view_or_none(settings, args))
-    if view is None:
-        view = choreography_view_or_none(args)
-        if view is None:
-            raise SagaNotFoundError(not_found(args.saga_id, settings))
-    name_stuck_saga(view, settings)
-    # The saga's own exit code, the one `run` gave (a batch script need not parse JSON).
-    return emit(view, args.json)
-
-
-def name_stuck_saga(view: dict[str, Any], settings: Settings) -> None:
-    """Add the view's ``dead_lettered`` and ``orphaned`` (booleans): the work queue gave up on
-    the saga, or it is ``running`` or ``compensating`` with no live process behind it (its
-    lease is free: ``recover`` or ``rollback`` finishes it)."""
-    from sagagraph.cli.listing import UNFINISHED, lease_is_free
-
-    view["dead_lettered"] = bool(view.get("dead_letter"))
-    view["orphaned"] = False
-    if (
-        view.get("mode") != "choreography"
-        and view.get("status") in UNFINISHED
-        and not view.get("waiting_for_operator")
-        and not view["dead_lettered"]
-    ):
-        with inspection_app(settings) as app:
-            view["orphaned"] = lease_is_free(app, view["saga_id"])
-
-
-def graph_view_or_none(settings: Settings, args: argparse.Namespace) -> dict[str, Any] | None:
-    """The view read through the paper saga's graph (snapshot: next steps, operator waits)."""
-    from sagagraph.errors import SagaNotFoundError
-    from sagagraph.graph.runner import saga_status
-
-    with inspection_app(settings) as app:
-        try:
-            view = saga_status(app, args.saga_id)
-        except SagaNotFoundError:
-            return None
-    if view.get("router", "deterministic") == "deterministic":
-        return view
-    with inspection_app(settings, str(view["router"])) as app:
-        return saga_status(app, args.saga_id)
-
-
-def in_checkpoints(args: argparse.Namespace) -> bool:
-    """True when the checkpointer holds saga ``args.saga_id`` (creating no database)."""
-    settings = settings_from(args)
-    if not checkpoints_may_exist(settings.db):
-        return False
-    with inspection_app(settings) as app:  # reads only: no model, no key
-        return saga_status_or_none(app, args.saga_id) is not None
-
-
-def choreography_view_or_none(args: argparse.Namespace) -> dict[str, Any] | None:
-    try:
-        from sagagraph.choreography.runner import choreography_status
-    except ImportError:
-        return None
-    try:
-        view: dict[str, Any] | None = choreography_status(settings_from(args).bus, args.saga_id)
-    except SagaGraphError:
-        return None
-    return view
+    """The saga's view; its exit code is the one ``run`` gave (a script need not parse JSON)."""
+    service = service_from(args)
+    view = service.require(args.saga_id)
+    foreign = None
+    if view.get("mode") != "choreography" and view.get("waiting_for_operator"):
+        foreign = service.definitions.cannot_act(view, "resolve")
+    return emit(view, args.json, foreign=foreign)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from sagagraph.graph.runner import resume_saga
-
-    if not in_checkpoints(args) and choreography_view_or_none(args) is not None:
+    service = service_from(args)
+    view = service.require(args.saga_id)
+    if view.get("mode") == "choreography":
         return resume_choreography(args)
-    view = load_view(args, args.saga_id)
-    refuse_foreign(view, "resume")
-    settings, router = recorded_settings(view, args)
-    back = only_compensates(view)  # a finished or compensating saga needs no model key
-    with paper_app(
-        settings, router, password=pdf_password(args), announce=True, compensating=back
-    ) as app:
-        view = interruptible(
-            lambda: resume_saga(app, args.saga_id, hooks=progress_printer()), args.saga_id
-        )
-        return emit(view, args.json)
+    resume = partial(service.resume, args.saga_id, hooks=progress_printer())
+    return emit(interruptible(resume, args.saga_id), args.json)
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    service = service_from(args)
+    view = service.resolve(
+        args.saga_id,
+        "retry" if args.retry else "skip",
+        note=args.note or "",
+        hooks=progress_printer(),
+    )
+    return emit(view, args.json)
+
+
+def operator_name() -> str:
+    """Who runs the command, for ``--by`` left out: the login name, else ``operator``."""
+    try:
+        return getpass.getuser() or "operator"
+    except (KeyError, OSError):  # no user name in the environment or the password database
+        return "operator"
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    """Exit 0 once the saga is rolled back, 4 when a compensation needs an operator, 75 when
+    it stopped unfinished; 2 when the saga cannot be rolled back (unknown, finished...)."""
+    from sagagraph.graph.recover import DEFAULT_ROLLBACK_REASON
+
+    service = service_from(args)
+    roll_back = partial(
+        service.rollback,
+        args.saga_id,
+        reason=args.reason or DEFAULT_ROLLBACK_REASON,
+        by=args.by or operator_name(),
+        hooks=progress_printer(),
+    )
+    final = interruptible(roll_back, args.saga_id)
+    emit(final, args.json)
+    return recover_exit_code([final])
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def watch_orphans(args: argparse.Namespace) -> int:
     """``recover --watch``: take over orphaned sagas every ``--every`` seconds until SIGTERM."""
-    import signal
-    import threading
-
-    from sagagraph.workers.references import PAPER_APP
     from sagagraph.workers.watch import take_over_orphans
 
     if args.every <= 0:
         raise InputError(f"--every: expected a number of seconds > 0, got {args.every}")
-    db = settings_from(args).db
-    accepted = frozenset(args.app or [PAPER_APP])
+    service = service_from(args)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
     say(f"recover: watching for orphaned sagas every {args.every:g} s")
     taken = 0
     while not stop.is_set():
         try:
-            taken += len(take_over_orphans(db, accepted, say=say))
+            taken += len(take_over_orphans(service.store.db, service.definitions, say=say))
         except SagaGraphError as error:  # the database is down: try again next round
             say(f"recover: {redact(str(error))}")
         stop.wait(args.every)
@@ -161,87 +116,28 @@ def watch_orphans(args: argparse.Namespace) -> int:
 def cmd_recover(args: argparse.Namespace) -> int:
     if args.watch:
         return watch_orphans(args)
-    from sagagraph.errors import SagaBusyError
-    from sagagraph.graph.recover import is_unfinished, open_sagas, recover_saga
-
-    base = settings_from(args)
     views: list[dict[str, Any]] = recover_choreography(args)
-    pending: list[str] = []
-    waiting: list[dict[str, Any]] = []
-    if checkpoints_may_exist(base.db):  # no empty database created to find nothing
-        with inspection_app(base) as app:
-            # Only sagas not finished at their latest checkpoint are read in full.
-            opened = open_sagas(app)
-            pending = [v["saga_id"] for v in opened if is_unfinished(v)]
-            waiting = [v for v in opened if v["waiting_for_operator"]]
-    pending = sorted(set(pending) | set(blackboard_unfinished(base)))
-    for saga_id in pending:
-        try:
-            view = load_view(args, saga_id)
-            foreign = foreign_reason(view, "recover")
-            if foreign is not None:
-                # Its steps are not the paper saga's: recovering it here would corrupt it.
-                print(f"skipped {saga_id}: {foreign}", file=sys.stderr)
-                views.append({"saga_id": saga_id, "recover_skipped": foreign})
-                continue
-            settings, router = recorded_settings(view, args)
-            # Rolling back needs no model key: only compensations run.
-            back = only_compensates(view, compensate=args.compensate)
-            with paper_app(
-                settings, router, password=pdf_password(args), announce=True, compensating=back
-            ) as app:
-                print(f"recovering {saga_id} ({view['status']})", file=sys.stderr, flush=True)
-                recover_one = partial(
-                    recover_saga,
-                    app,
-                    saga_id,
-                    compensate=args.compensate,
-                    hooks=progress_printer(),
-                )
-                final = interruptible(recover_one, saga_id)
-        except SagaBusyError as busy:
-            # A live process is running it (it holds the saga's lease): not ours to touch.
-            print(f"skipped {saga_id}: {busy}", file=sys.stderr)
-            views.append({"saga_id": saga_id, "recover_skipped": str(busy)})
-            continue
-        except SagaGraphError as error:
-            # One saga that cannot be recovered never stops the others: one line each.
-            problem = redact(str(error))
-            print(f"sagagraph: error: saga {saga_id}: {problem}", file=sys.stderr)
-            views.append({"saga_id": saga_id, "recover_error": problem})
-            continue
-        show_recovered(final, args.json)
-        views.append(final)
-    for view in waiting:
-        how = foreign_reason(view, "resolve") or (
+
+    def taking(view: dict[str, Any]) -> None:
+        say(f"recovering {view['saga_id']} ({view['status']})")
+
+    service = service_from(args)
+    done = service.recover(compensate=args.compensate, hooks=progress_printer(), on_saga=taking)
+    for view in done.views:
+        if view.get("recover_skipped"):
+            say(f"skipped {view['saga_id']}: {view['recover_skipped']}")
+        elif view.get("recover_error"):
+            say(f"sagagraph: error: saga {view['saga_id']}: {redact(view['recover_error'])}")
+        elif args.json:
+            print(json.dumps(view, default=str), flush=True)
+        else:
+            print_view(view, sys.stdout)
+    views += done.views
+    for view in done.waiting:
+        how = service.definitions.cannot_act(view, "resolve") or (
             f"sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         )
-        print(f"waiting for an operator: {view['saga_id']} ({how})", file=sys.stderr)
-    if not pending and not waiting and not views:
-        print("nothing to recover", file=sys.stderr)
-    return recover_exit_code(views + waiting)
-
-
-def show_recovered(view: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(view, default=str), flush=True)
-    else:
-        print_view(view, sys.stdout)
-
-
-def cmd_resolve(args: argparse.Namespace) -> int:
-    from sagagraph.graph.runner import resolve_saga
-
-    view = load_view(args, args.saga_id)
-    refuse_foreign(view, "resolve")  # before anything is recorded: the saga stays as it is
-    settings, router = recorded_settings(view, args)
-    # Retrying or skipping a compensation runs no step forward: no model key needed.
-    with paper_app(settings, router, compensating=only_compensates(view)) as app:
-        view = resolve_saga(
-            app,
-            args.saga_id,
-            "retry" if args.retry else "skip",
-            note=args.note or "",
-            hooks=progress_printer(),
-        )
-        return emit(view, args.json)
+        say(f"waiting for an operator: {view['saga_id']} ({how})")
+    if not views and not done.waiting:
+        say("nothing to recover")
+    return recover_exit_code(views + done.waiting)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from sagagraph.cli.apps import paper_definition, settings_from
 from sagagraph.cli.output import EXIT_COMPLETED
+from sagagraph.cli.wiring import paper_definition, settings_from, store_from
 from sagagraph.errors import ConfigurationError
 
 
@@ -22,16 +22,16 @@ def cmd_delete_namespace(args: argparse.Namespace) -> int:
     from sagagraph.choreography.rabbitmq_bus import RabbitBus
     from sagagraph.choreography.topology import derive_choreography
 
-    settings = settings_from(args)
-    shown = redact_url(settings.bus)
-    if settings.bus.split(":", 1)[0].lower() not in ("amqp", "amqps"):
+    bus_url = store_from(args).bus
+    shown = redact_url(bus_url)
+    if bus_url.split(":", 1)[0].lower() not in ("amqp", "amqps"):
         raise ConfigurationError(
             f"delete-namespace: bus {shown!r} is not RabbitMQ (amqp://...): a SQLite event log "
             "is a file to delete, and a memory bus ends with its process"
         )
     # A choreography's names only: rolling back needs no model, so neither does this.
-    choreography = derive_choreography(paper_definition(settings, compensating=True))
-    bus = open_bus(settings.bus, create=False, key=None)
+    choreography = derive_choreography(paper_definition(settings_from(args)))
+    bus = open_bus(bus_url, create=False, key=None)
     try:
         if not isinstance(bus, RabbitBus):  # pragma: no cover - amqp:// always opens one
             raise ConfigurationError(f"delete-namespace: bus {shown!r} is not RabbitMQ")

@@ -1,4 +1,7 @@
-"""What the CLI prints: exit codes, progress lines on stderr, a saga's view on stdout."""
+"""What the CLI prints: exit codes, progress lines on stderr (loading a PDF page by page, each
+step as it starts and ends, a choreographed run's trail read back from its events), a saga's
+view on stdout. Everything but the view goes to stderr, so stdout stays JSON under
+``--json``."""
 
 from __future__ import annotations
 
@@ -7,10 +10,45 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from sagagraph.cli.progress import STARTED, say, started_line
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import Event
+
+STARTED = ("execute", "compensate")
+"""The actions whose start has a progress line of its own."""
+
+
+def say(text: str) -> None:
+    """One line on stderr, written whole: a step announces its start from the thread it runs
+    on while the run reports ends from another, and ``print`` writes the text and its newline
+    apart, which can splice two lines into one."""
+    sys.stderr.write(f"{text}\n")
+    sys.stderr.flush()
+
+
+def started_line(step: str, action: str, attempt: int) -> str:
+    """``  > reviewer     execute started`` (``<`` for a compensation): the line that comes
+    before the step's outcome, live or read back from its events."""
+    if action == "compensate":
+        return f"  < {step:<12} compensate started"
+    again = f" (attempt {attempt})" if attempt > 1 else ""
+    return f"  > {step:<12} {action} started{again}"
+
+
+def page_printer(label: str) -> Callable[[int, int], None]:
+    """``loading LABEL: page N/M`` on stderr: every page on a terminal (one line, rewritten),
+    about every tenth of the paper otherwise, and always the last."""
+    live = sys.stderr.isatty()
+
+    def on_page(number: int, total: int) -> None:
+        if live:
+            end = "\n" if number == total else ""
+            print(f"\rloading {label}: page {number}/{total}", end=end, file=sys.stderr, flush=True)
+        elif number == total or number * 10 // total != (number - 1) * 10 // total:
+            say(f"loading {label}: page {number}/{total}")
+
+    return on_page
+
 
 EXIT_COMPLETED = 0
 EXIT_UNEXPECTED = 1
@@ -97,8 +135,8 @@ def shown_status(view: dict[str, Any]) -> str:
     return str(view["status"])
 
 
-def print_view(view: dict[str, Any], out: TextIO) -> None:
-    """A human summary of a saga's view."""
+def print_view(view: dict[str, Any], out: TextIO, *, foreign: str | None = None) -> None:
+    """A human summary of a saga's view; ``foreign``: why this process cannot act on it."""
     print(f"saga {view['saga_id']}: {shown_status(view)}", file=out)
     if view.get("reason"):
         print(f"  reason: {view['reason']}", file=out)
@@ -136,14 +174,8 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
             file=out,
         )
     if view.get("waiting_for_operator") and not view.get("approvals"):
-        from sagagraph.cli.foreign import foreign_definition, python_call
-
         failure = view.get("compensation_failure") or {}
-        how = (
-            f"from Python (definition {foreign_definition(view)!r}): {python_call(view, 'resolve')}"
-            if foreign_definition(view)
-            else f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
-        )
+        how = foreign or f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         print(
             f"  needs an operator: compensation of {failure.get('step')} failed "
             f"({failure.get('error')}); {how}",
@@ -151,12 +183,12 @@ def print_view(view: dict[str, Any], out: TextIO) -> None:
         )
 
 
-def emit(view: dict[str, Any], as_json: bool) -> int:
+def emit(view: dict[str, Any], as_json: bool, *, foreign: str | None = None) -> int:
     if as_json:
         json.dump(view, sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
-        print_view(view, sys.stdout)
+        print_view(view, sys.stdout, foreign=foreign)
     return exit_code_for(view)
 
 
@@ -180,10 +212,15 @@ def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:
 
 
 class _Progress(SagaHooks):
+    def on_step_start(self, saga_id: str, step: str, action: str, attempt: int) -> None:
+        if action in STARTED:
+            say(started_line(step, action, attempt))
+
     def on_event(self, saga_id: str, event: Event) -> None:
         say(format_event(event))
 
 
 def progress_printer() -> SagaHooks:
-    """Each event as a progress line on stderr (also under ``--json``: stdout stays JSON)."""
+    """Each step's start and each event as a progress line on stderr (also under
+    ``--json``: stdout stays JSON)."""
     return _Progress()

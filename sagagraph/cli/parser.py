@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, get_args
 
 from sagagraph.cli.flags import (
+    MODES,
+    ORCHESTRATION,
     PAPER_STEPS,
     agents_flag,
     bus_flag,
@@ -31,7 +33,6 @@ from sagagraph.cli.flags import (
     saga_id_arg,
     step_timeout_flag,
 )
-from sagagraph.cli.modes import MODES, ORCHESTRATION
 from sagagraph.saga.view import Status
 
 STATUSES = (*get_args(Status), "orphaned", "dead_letter", "dead_lettered")
@@ -168,6 +169,7 @@ def add_lifecycle(sub: Subparsers) -> None:
     flags(resume, saga_id_arg, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
     flags(resume, bus_key_flags, insecure_bus_flag)
     flags(resume, engine_flags, json_flag)
+    app_flag(resume, ACTING_APP)
 
     recover = verb(
         sub, "recover", "finish every saga left running or compensating", "lifecycle:cmd_recover"
@@ -185,7 +187,8 @@ def add_lifecycle(sub: Subparsers) -> None:
         "--app",
         action="append",
         metavar="MODULE:FACTORY",
-        help="with --watch: a saga factory to take over (repeat; default: the paper saga)",
+        help="a saga factory besides the paper saga's, whose sagas it recovers (repeat; "
+        "default: $SAGAGRAPH_APP)",
     )
     flags(recover, password_flag, step_timeout_flag, agents_flag, db_flag, bus_flag)
     flags(recover, bus_key_flags, insecure_bus_flag)
@@ -199,6 +202,7 @@ def add_lifecycle(sub: Subparsers) -> None:
     how.add_argument("--skip", action="store_true", help="take responsibility and go on")
     resolve.add_argument("--note", metavar="TEXT", help="who decided, and why (needed by --skip)")
     db_flag(resolve)
+    app_flag(resolve, ACTING_APP)
     resolve.add_argument(
         "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
     )
@@ -208,7 +212,7 @@ def add_lifecycle(sub: Subparsers) -> None:
         sub,
         "rollback",
         "compensate one unfinished saga instead of finishing it",
-        "rollback:cmd_rollback",
+        "lifecycle:cmd_rollback",
     )
     saga_id_arg(rollback)
     rollback.add_argument(
@@ -218,6 +222,7 @@ def add_lifecycle(sub: Subparsers) -> None:
         "--by", metavar="NAME", help="who asks (recorded in its events; default: your login)"
     )
     db_flag(rollback)
+    app_flag(rollback, ACTING_APP)
     rollback.add_argument(
         "--outputs", metavar="DIR", help="outputs folder (default: the one the saga recorded)"
     )
@@ -386,6 +391,12 @@ def add_workers(sub: Subparsers) -> None:
     flags(requeue, queue_flag, db_flag, json_flag)
 
 
+ACTING_APP = (
+    "the factory (MODULE:FACTORY) of the saga's definition, for a saga other than the "
+    "paper's (default: $SAGAGRAPH_APP)"
+)
+
+
 def app_flag(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--app", metavar="MODULE:FACTORY", help=what)
 
@@ -396,7 +407,7 @@ def add_console(sub: Subparsers) -> None:
         sub,
         "console",
         "serve the web console: sagas, timelines, the operator's queue, actions",
-        "sagagraph.console.serve:cmd_console",
+        "console:cmd_console",
     )
     flags(console, db_flag, bus_flag, queue_flag)
     console.add_argument(

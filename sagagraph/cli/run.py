@@ -12,22 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sagagraph.agents.outputs_root import usable_outputs_root
-from sagagraph.cli.apps import (
-    paper_app,
-    paper_definition,
-    pdf_password,
-    saga_status_or_none,
-    settings_from,
-)
-from sagagraph.cli.events import choreographed_input, cli_bus, definitions_for, show_trail
+from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
+from sagagraph.agents.store import usable_outputs_root
+from sagagraph.cli.flags import CHOREOGRAPHY, ORCHESTRATION, run_label
 from sagagraph.cli.interrupt import during, interruptible
-from sagagraph.cli.modes import CHOREOGRAPHY, ORCHESTRATION, run_label
-from sagagraph.cli.output import emit, progress_printer
-from sagagraph.cli.progress import page_printer, say
-from sagagraph.config import Settings, load_alert_hook
+from sagagraph.cli.output import emit, page_printer, progress_printer, say
+from sagagraph.cli.wiring import paper_definition, pdf_password, service_from, settings_from
 from sagagraph.errors import ConfigurationError, InputError
-from sagagraph.saga.escalation import alert_hooks
+from sagagraph.saga.records import alerts_from_env
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -48,7 +40,7 @@ def check_flags(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from sagagraph.agents.pdf.loader import PaperLoader
-    from sagagraph.saga.ids import new_saga_id, validate_saga_id
+    from sagagraph.saga.names import new_saga_id, validate_saga_id
 
     check_flags(args)
     settings = settings_from(args)
@@ -71,25 +63,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.paper = str(Path(args.paper).resolve())
     if args.mode == CHOREOGRAPHY:
         return run_choreography(args, settings, saga_id, loader)
-    with paper_app(settings, args.router, loader=loader, args=args, announce=True) as app:
-        if saga_status_or_none(app, saga_id) is not None:
-            raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
-        announce_saga(args, saga_id)
-        saga_input = {
-            "paper": str(args.paper),
-            "settings": settings.recorded() | {"router": args.router},
-        }
+    service = service_from(args, loader)
+    if service.exists(saga_id, mode="orchestration"):
+        raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
+    saga_input = {"paper": str(args.paper), "settings": settings.recorded()}
+    # A model (or router) that cannot be set up is refused before the saga is announced.
+    service.definitions.check_forward({"input": saga_input}, "run", PAPER_APP)
+    announce_saga(args, saga_id)
 
-        def run() -> dict[str, Any]:
-            from sagagraph.graph.runner import run_saga
+    def run() -> dict[str, Any]:
+        # The run holds the saga's lease while it runs: `recover` elsewhere leaves it alone.
+        return service.run(
+            PAPER_APP, saga_input, saga_id=saga_id, fail_at=args.fail_at, hooks=progress_printer()
+        )
 
-            # run_saga holds the saga's lease while it runs: `recover` elsewhere leaves it alone.
-            return run_saga(
-                app, saga_input, saga_id=saga_id, fail_at=args.fail_at, hooks=progress_printer()
-            )
-
-        view = interruptible(run, saga_id)
-        return emit(view, args.json)
+    view = interruptible(run, saga_id)
+    return emit(view, args.json)
 
 
 def announce_saga(args: argparse.Namespace, saga_id: str) -> None:
@@ -100,12 +89,13 @@ def announce_saga(args: argparse.Namespace, saga_id: str) -> None:
 
 
 def run_choreography(
-    args: argparse.Namespace, settings: Settings, saga_id: str, loader: Any
+    args: argparse.Namespace, settings: PaperSettings, saga_id: str, loader: Any
 ) -> int:
     from sagagraph.choreography.runner import run_choreographed_saga
+    from sagagraph.cli.events import choreographed_input, cli_bus, definitions_for, show_trail
 
-    definition = paper_definition(settings, loader=loader)
-    with cli_bus(args, settings, runs_agents=True) as bus:
+    definition = paper_definition(settings, loader, forward=True)
+    with cli_bus(args, runs_agents=True) as bus:
         announce_saga(args, saga_id)
 
         def run() -> dict[str, Any]:
@@ -117,7 +107,7 @@ def run_choreography(
                 fail_at=args.fail_at,
                 agents=getattr(args, "agents", None),
                 definition_for=definitions_for(settings, loader=loader),
-                hooks=alert_hooks(load_alert_hook()),
+                hooks=alerts_from_env(),
             )
             return view
 

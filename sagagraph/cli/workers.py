@@ -1,5 +1,5 @@
 """Sagas across machines on Celery: ``submit`` sagas, run a ``worker``, see ``workers``,
-``cancel`` or ``requeue`` one, and the paper saga's factory the workers run.
+``cancel`` or ``requeue`` one.
 
 Their flags are declared in :mod:`sagagraph.cli.parser`, with every other verb's.
 """
@@ -16,35 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sagagraph.cli.apps import inspection_app, paper_graph, recorded_settings, settings_from
+from sagagraph.agents.paper_app import PAPER_APP
 from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import EXIT_COMPLETED
+from sagagraph.cli.wiring import service_from, settings_from, store_from
 from sagagraph.errors import ConfigurationError, InputError
-
-_paper_graphs: dict[tuple[Any, ...], Any] = {}
-_paper_lock = threading.Lock()
-
-
-def paper_saga(saga_input: Mapping[str, Any]) -> Any:
-    """The paper saga a queued saga was submitted with (the reference
-    :data:`~sagagraph.workers.references.PAPER_APP`), built once per set of recorded settings.
-
-    The engine is built on the first forward step (a worker that only compensates needs no
-    model key), except under the LLM router, whose supervisor needs its model at once.
-    """
-    settings, router = recorded_settings({"input": saga_input}, argparse.Namespace())
-    key = (
-        settings.outputs,
-        settings.llm,
-        settings.model,
-        settings.parallel,
-        settings.pipeline,
-        router,
-    )
-    with _paper_lock:
-        if key not in _paper_graphs:
-            _paper_graphs[key] = paper_graph(settings, router, compensating=router != "llm")
-        return _paper_graphs[key]
 
 
 def _say(line: str) -> None:
@@ -92,8 +68,7 @@ def _inputs(args: argparse.Namespace) -> list[tuple[dict[str, Any], str | None]]
         raise ConfigurationError(
             f"--fail-at: unknown step {args.fail_at!r} (steps: {', '.join(PAPER_STEPS)})"
         )
-    settings = settings_from(args)
-    recorded = settings.recorded() | {"router": args.router}
+    recorded = settings_from(args).recorded()
     loader = PaperLoader()
     papers: list[tuple[dict[str, Any], str | None]] = []
     for paper in args.papers:
@@ -105,20 +80,15 @@ def _inputs(args: argparse.Namespace) -> list[tuple[dict[str, Any], str | None]]
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from sagagraph.workers.control import SagaRequest, Schedule, submit_sagas
-    from sagagraph.workers.references import PAPER_APP
+    from sagagraph.workers.control import SagaRequest, Schedule
 
     inputs = _inputs(args)
     if args.saga_id and len(inputs) != 1:
         raise InputError("--saga-id: names one saga; submit one paper (or one --input)")
     requests = [SagaRequest(i, args.saga_id, args.fail_at) for i, _ in inputs]
     schedule = Schedule(args.priority, args.countdown, _eta(args.eta))
-    done = submit_sagas(
-        requests,
-        app=args.app or PAPER_APP,
-        queue=args.queue,
-        db=settings_from(args).db,
-        schedule=schedule,
+    done = service_from(args).submit(
+        args.app or PAPER_APP, requests, queue=args.queue, schedule=schedule
     )
     if args.json:
         rows = [
@@ -144,14 +114,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from celery.signals import worker_ready
 
     from sagagraph.workers.celery_app import make_celery_app
-    from sagagraph.workers.references import PAPER_APP, load_factory
 
     if args.concurrency < 1:
         raise InputError(f"--concurrency: expected 1 or more, got {args.concurrency}")
     apps = args.app or [PAPER_APP]
-    for reference in apps:
-        load_factory(reference)  # a reference that cannot be imported fails now, in one line
-    db = settings_from(args).db
+    db = store_from(args).db
+    # A reference that cannot be imported fails here, in one line.
     celery = make_celery_app(
         args.queue, db, apps=apps, time_limit=args.time_limit, rate_limit=args.rate_limit, say=_say
     )
@@ -175,7 +143,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def queue_summary(views: list[dict[str, Any]], queue_name: str) -> dict[str, Any]:
     """Counts of the sagas submitted to ``queue_name``, from their views."""
-    from sagagraph.workers.references import WORKER_KEY
+    from sagagraph.graph.definitions import WORKER_KEY
 
     def queue_of(view: Mapping[str, Any]) -> Any:
         return ((view.get("input") or {}).get(WORKER_KEY) or {}).get("queue")
@@ -207,16 +175,12 @@ def queue_summary(views: list[dict[str, Any]], queue_name: str) -> dict[str, Any
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
-    from sagagraph.graph.runner import list_sagas, saga_input
     from sagagraph.workers.address import queue_address
     from sagagraph.workers.broker import queue_counts
 
     address = queue_address(args.queue)
     counts = queue_counts(address)
-    with inspection_app(settings_from(args)) as app:  # reads only: no model key
-        views = list_sagas(app)
-        for view in views:
-            view["input"] = saga_input(app, view["saga_id"])
+    views = service_from(args).views()
     summary = queue_summary(views, address.name) | {
         "queue": address.name,
         "url": address.shown,
@@ -246,24 +210,16 @@ def _show(view: Mapping[str, Any], line: str, as_json: bool) -> None:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from sagagraph.workers.control import cancel_saga
-
-    view = cancel_saga(
-        args.saga_id, by=args.by, why=args.reason, queue=args.queue, db=settings_from(args).db
-    )
+    view = service_from(args).cancel(args.saga_id, by=args.by, why=args.reason, queue=args.queue)
     _show(view, f"saga {args.saga_id}: {view['status']}; cancel {view['cancel']}", args.json)
     return EXIT_COMPLETED
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:
-    from sagagraph.workers.control import Schedule, requeue_saga
+    from sagagraph.workers.control import Schedule
 
-    view = requeue_saga(
-        args.saga_id,
-        queue=args.queue,
-        db=settings_from(args).db,
-        schedule=Schedule(args.priority),
-        note=args.note or "",
+    view = service_from(args).requeue(
+        args.saga_id, queue=args.queue, schedule=Schedule(args.priority), note=args.note or ""
     )
     _show(view, f"saga {args.saga_id}: back on the queue ({view['status']})", args.json)
     return EXIT_COMPLETED

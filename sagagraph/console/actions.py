@@ -1,12 +1,9 @@
 """What an operator can do to one saga from the console: a table of actions.
 
 Each :class:`Action` has a name (its URL: ``POST /sagas/{id}/actions/{name}``), a predicate
-saying when the saga's view allows it, and a handler that drives the saga through the engine's
-own API (``resolve_saga``, ``rollback_saga``, ``approve_tool_call``, ``reject_tool_call``) on
-the paper saga built from the saga's recorded settings, as the CLI's ``resolve`` does (or, for
-tool calls waiting for approval, the graph ``$SAGAGRAPH_APP`` names, as ``approve --app``); a
-saga on the work queue is cancelled or requeued by the queue's own operations
-(``cancel_saga``, ``requeue_saga``), as ``cancel`` and ``requeue`` do. Every action asks who
+saying when the saga's view allows it, and a handler that calls one operation of the
+application core (:class:`~sagagraph.service.SagaService`: resolve, rollback, approve, reject,
+cancel, requeue), as the CLI's verbs do. Every action asks who
 acts and why; the engine records both in the saga's events (the operator's note of a resolve,
 the reason of a rollback or of a rejection), so the audit trail says it. Adding an action is
 one :func:`register_action` call.
@@ -14,13 +11,13 @@ one :func:`register_action` call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sagagraph.console.source import SagaSource
 from sagagraph.errors import InputError
+from sagagraph.graph.definitions import WORKER_KEY
 
 MAX_TEXT = 500
 """Longest ``who`` or ``why`` kept (characters)."""
@@ -66,8 +63,8 @@ class Action:
     """The button's text."""
     help: str
     """One line: what happens."""
-    allowed: Callable[[Mapping[str, Any]], bool]
-    """True when the saga's view allows the action now."""
+    allowed: Callable[[Mapping[str, Any], SagaSource], bool]
+    """True when the saga's view allows the action now, on this console's source."""
     run: Callable[[ActionRequest], Mapping[str, Any]]
     """Does it; returns the saga's view afterwards. Raises SagaGraphError (one line) when
     the saga refuses."""
@@ -83,9 +80,10 @@ def register_action(action: Action) -> Action:
     return action
 
 
-def allowed_actions(view: Mapping[str, Any]) -> list[Action]:
+def allowed_actions(view: Mapping[str, Any], source: SagaSource | None = None) -> list[Action]:
     """The actions ``view``'s saga allows now."""
-    return [a for a in ACTIONS.values() if a.allowed(view)]
+    known = source if source is not None else SagaSource.from_urls()
+    return [a for a in ACTIONS.values() if a.allowed(view, known)]
 
 
 def check_request(who: str, why: str) -> tuple[str, str]:
@@ -99,100 +97,47 @@ def check_request(who: str, why: str) -> tuple[str, str]:
     return cleaned[0], cleaned[1]
 
 
-def orchestrated_here(view: Mapping[str, Any]) -> bool:
-    """True when the console can drive ``view``'s saga: it is the paper saga (the one the
-    sagagraph command builds), run by a graph, not by agents on a bus."""
-    from sagagraph.cli.foreign import foreign_definition
-
-    return view.get("mode") != "choreography" and foreign_definition(dict(view)) is None
-
-
-@contextmanager
-def paper_app_of(request: ActionRequest) -> Iterator[Any]:
-    """The paper saga compiled as ``request``'s saga was started (router, mode, outputs), to
-    run compensations only: no model key is needed."""
-    from sagagraph.cli.apps import paper_app, recorded_settings
-
-    settings, router = recorded_settings(dict(request.view), request.source.args("console"))
-    with paper_app(settings, router, compensating=True) as app:
-        yield app
+def orchestrated_here(view: Mapping[str, Any], source: SagaSource) -> bool:
+    """True when the console can drive ``view``'s saga: a graph runs it (not agents on a
+    bus), and the console knows its definition (the paper's, or ``$SAGAGRAPH_APP``'s)."""
+    if view.get("mode") == "choreography":
+        return False
+    return source.service.definitions.cannot_act(view, "console") is None
 
 
-def waiting_for_operator(view: Mapping[str, Any]) -> bool:
+def waiting_for_operator(view: Mapping[str, Any], source: SagaSource) -> bool:
     """A compensation gave up (tool calls waiting for approval are answered otherwise)."""
     return (
-        orchestrated_here(view)
-        and bool(view.get("waiting_for_operator"))
+        bool(view.get("waiting_for_operator"))
         and not view.get("approvals")
+        and orchestrated_here(view, source)
     )
 
 
-def app_spec() -> str:
-    """``$SAGAGRAPH_APP`` (``package.module:function``): the graph of sagas other than the
-    paper's, as ``sagagraph approve --app`` takes it; empty when not set."""
-    import os
-
-    return os.environ.get("SAGAGRAPH_APP", "").strip()
-
-
-def approvals_waiting(view: Mapping[str, Any]) -> bool:
-    """Tool calls wait for approval, and the console can build the saga's graph: the paper
-    saga's, or the one ``$SAGAGRAPH_APP`` names."""
-    from sagagraph.cli.foreign import foreign_definition
-
-    if view.get("mode") == "choreography" or not view.get("approvals"):
-        return False
-    return foreign_definition(dict(view)) is None or bool(app_spec())
-
-
-@contextmanager
-def saga_app_of(request: ActionRequest) -> Iterator[Any]:
-    """The graph that carries ``request``'s saga on after an approval (its steps run
-    forward): ``$SAGAGRAPH_APP``'s, else the paper saga as it was started."""
-    spec = app_spec()
-    if spec:
-        from sagagraph.checkpoints.factory import open_checkpointer
-        from sagagraph.cli.approvals import load_app_graph
-        from sagagraph.cli.apps import settings_from
-
-        graph = load_app_graph(spec)
-        with open_checkpointer(settings_from(request.source.args("console")).db) as saver:
-            yield graph.compile(checkpointer=saver)
-        return
-    from sagagraph.cli.apps import paper_app, recorded_settings
-
-    settings, router = recorded_settings(dict(request.view), request.source.args("console"))
-    with paper_app(settings, router) as app:
-        yield app
+def approvals_waiting(view: Mapping[str, Any], source: SagaSource) -> bool:
+    """Tool calls wait for approval, and the console can build the saga's graph."""
+    return bool(view.get("approvals")) and orchestrated_here(view, source)
 
 
 def approve(request: ActionRequest) -> Mapping[str, Any]:
-    from sagagraph.graph.approvals import approve_tool_call
-
-    with saga_app_of(request) as app:
-        return approve_tool_call(app, request.saga_id)
+    return request.source.service.approve(request.saga_id)
 
 
 def reject(request: ActionRequest) -> Mapping[str, Any]:
-    from sagagraph.graph.approvals import reject_tool_call
-
-    with saga_app_of(request) as app:
-        return reject_tool_call(app, request.saga_id, request.note)
+    return request.source.service.reject(request.saga_id, request.note)
 
 
-def unfinished(view: Mapping[str, Any]) -> bool:
+def unfinished(view: Mapping[str, Any], source: SagaSource) -> bool:
     """Running, compensating or queued (dead-lettered included), not waiting for an operator."""
     return (
-        orchestrated_here(view)
-        and not view.get("waiting_for_operator")
+        not view.get("waiting_for_operator")
         and view.get("status") in ("running", "compensating", "queued")
+        and orchestrated_here(view, source)
     )
 
 
 def on_the_work_queue(view: Mapping[str, Any]) -> bool:
     """True when ``view``'s saga was submitted to the work queue (its input records where)."""
-    from sagagraph.workers.references import WORKER_KEY
-
     saga_input = view.get("input")
     return isinstance(saga_input, Mapping) and isinstance(saga_input.get(WORKER_KEY), Mapping)
 
@@ -201,7 +146,7 @@ def dead_lettered(view: Mapping[str, Any]) -> bool:
     return bool(view.get("dead_letter") or view.get("dead_lettered"))
 
 
-def cancellable(view: Mapping[str, Any]) -> bool:
+def cancellable(view: Mapping[str, Any], source: SagaSource | None = None) -> bool:
     """Queued or running on the work queue, not finished, not waiting for an operator."""
     return (
         on_the_work_queue(view)
@@ -210,7 +155,7 @@ def cancellable(view: Mapping[str, Any]) -> bool:
     )
 
 
-def requeueable(view: Mapping[str, Any]) -> bool:
+def requeueable(view: Mapping[str, Any], source: SagaSource | None = None) -> bool:
     """Dead-lettered by the work queue."""
     return on_the_work_queue(view) and dead_lettered(view)
 
@@ -221,54 +166,41 @@ def queue_of(request: ActionRequest) -> str | None:
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     from sagagraph.workers.address import queue_address
-    from sagagraph.workers.references import WORKER_KEY
 
     name = request.view["input"][WORKER_KEY].get("queue")
-    address = queue_address(request.source.queue_url)
+    address = queue_address(request.source.store.queue)
     if not name or name == address.name:
-        return request.source.queue_url
+        return request.source.store.queue
     parts = urlsplit(address.url)
     kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "queue"]
     return urlunsplit(parts._replace(query=urlencode([*kept, ("queue", str(name))])))
 
 
 def cancel(request: ActionRequest) -> Mapping[str, Any]:
-    from sagagraph.workers.control import cancel_saga
-
-    return cancel_saga(
+    return request.source.service.cancel(
         request.saga_id,
         by=request.who,
         why=f"{request.why} ({request.where})",
         queue=queue_of(request),
-        db=request.source.settings.db,
     )
 
 
 def requeue(request: ActionRequest) -> Mapping[str, Any]:
-    from sagagraph.workers.control import requeue_saga
-
-    return requeue_saga(
-        request.saga_id, queue=queue_of(request), db=request.source.settings.db, note=request.note
+    return request.source.service.requeue(
+        request.saga_id, queue=queue_of(request), note=request.note
     )
 
 
 def resolve(how: str) -> Callable[[ActionRequest], Mapping[str, Any]]:
     def run(request: ActionRequest) -> Mapping[str, Any]:
-        from sagagraph.graph.runner import resolve_saga
-
-        with paper_app_of(request) as app:
-            return resolve_saga(
-                app, request.saga_id, "retry" if how == "retry" else "skip", note=request.note
-            )
+        action = "retry" if how == "retry" else "skip"
+        return request.source.service.resolve(request.saga_id, action, note=request.note)
 
     return run
 
 
 def rollback(request: ActionRequest) -> Mapping[str, Any]:
-    from sagagraph.graph.recover import rollback_saga
-
-    with paper_app_of(request) as app:
-        return rollback_saga(app, request.saga_id, reason=f"rollback: {request.note}")
+    return request.source.service.rollback(request.saga_id, reason=f"rollback: {request.note}")
 
 
 register_action(

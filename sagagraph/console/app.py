@@ -215,7 +215,7 @@ class Console:
             view=view,
             timeline=Markup(timeline_svg(view)),
             outputs=output_texts(view),
-            actions=allowed_actions(view),
+            actions=allowed_actions(view, self.source),
             done=ACTIONS.get(done or ""),
             error=error,
             who=who or default_operator(),
@@ -260,7 +260,7 @@ class Console:
             return self.render("missing.html", status_code=404, saga_id=saga_id, page="saga")
         action = ACTIONS.get(name)
         who, why = form.get("who", ""), form.get("why", "")
-        if action is None or not action.allowed(view):
+        if action is None or not action.allowed(view, self.source):
             problem = f"{name}: not allowed for this saga now (status {view['status']})"
             return self.saga_page(view, error=problem, status_code=409, who=who, why=why)
         try:

@@ -1,9 +1,9 @@
-"""``sagagraph console``: serve the web console with uvicorn until interrupted; or, for a
-notebook, a test or a script, in a thread of this process (:func:`console_in_thread`)."""
+"""Serving the web console with uvicorn until interrupted (:func:`serve`, what ``sagagraph
+console`` runs); or, for a notebook, a test or a script, in a thread of this process
+(:func:`console_in_thread`)."""
 
 from __future__ import annotations
 
-import argparse
 import socket
 import sys
 import time
@@ -14,50 +14,35 @@ from typing import TYPE_CHECKING
 from sagagraph.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from sagagraph.console.security import Guard
     from sagagraph.console.source import SagaSource
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
 
-def cmd_console(args: argparse.Namespace) -> int:
-    """Serve the console on ``--host``/``--port`` over ``--db`` and ``--bus``, acting on the
-    work queue at ``--queue``."""
-    try:
-        import uvicorn
+def serve(source: SagaSource, guard: Guard, host: str, port: int, *, debug: bool = False) -> None:
+    """Serve the console for ``source`` on ``host``:``port`` with uvicorn until interrupted."""
+    import uvicorn
 
-        from sagagraph.console.app import create_app
-    except ImportError as missing:
-        raise ConfigurationError(
-            f"the console needs its extra ({missing.name} is missing): "
-            "pip install 'sagagraph[console]'"
-        ) from None
     from sagagraph.checkpoints.urls import redact_url
-    from sagagraph.console.security import Guard
-    from sagagraph.console.source import SagaSource
+    from sagagraph.console.app import create_app
 
-    guard = Guard.for_binding(args.host, args.port, args.token_file)
-    if args.queue:
-        from sagagraph.workers.address import queue_address
-
-        queue_address(args.queue)  # a malformed URL is one line now, not at the first cancel
-    source = SagaSource.from_urls(args.db, args.bus, args.queue)
-    listener = listening_socket(args.host, args.port)
-    shown = f"[{args.host}]" if ":" in args.host else args.host
+    listener = listening_socket(host, port)
+    shown = f"[{host}]" if ":" in host else host
     print(
-        f"sagagraph console on http://{shown}:{args.port}/ "
-        f"(sagas of {redact_url(source.settings.db)}; Ctrl-C stops it)",
+        f"sagagraph console on http://{shown}:{port}/ "
+        f"(sagas of {redact_url(source.store.db)}; Ctrl-C stops it)",
         file=sys.stderr,
         flush=True,
     )
     config = uvicorn.Config(
         create_app(source, guard),
-        log_level="debug" if args.debug else "warning",
+        log_level="debug" if debug else "warning",
         server_header=False,
     )
     with listener:
         uvicorn.Server(config).run(sockets=[listener])
-    return 0
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

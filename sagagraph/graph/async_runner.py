@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability
 
-from sagagraph.graph.input_check import check_new_input
+from sagagraph.graph.hooks import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
@@ -34,10 +34,10 @@ from sagagraph.graph.runner import (
     running,
     status_flow,
 )
-from sagagraph.saga.calls import run_in_step_thread
 from sagagraph.saga.drivers import adrive
+from sagagraph.saga.execution import run_in_step_thread
 from sagagraph.saga.hooks import SagaHooks
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 
 
 async def asaga_status(app: SagaApp, saga_id: str) -> dict[str, Any]:

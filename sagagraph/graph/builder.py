@@ -4,12 +4,13 @@ One node per step; after a step the node itself decides where the saga goes
 (:func:`~sagagraph.graph.routing.after_step`): to ``compensate`` on a failure or an intended
 halt; else to the next step the declared rules choose (a chain), to the steps that follow it
 (parallel steps, ``Step.after``, joined by LangGraph where a step needs several), or to the
-``supervisor`` node that asks the LLM router (:mod:`sagagraph.graph.llm_router`). Deciding in
+``supervisor`` node that asks the LLM router (:mod:`sagagraph.graph.llm_router`, imported only
+when a graph is built with it). Deciding in
 the node keeps a decision and its writes in one checkpoint (LangGraph re-runs a failed
 conditional edge's node on resume). The graph is returned uncompiled, so the caller (or
 LangGraph Server) picks the checkpointer.
 
-Each node is written once, as a flow (:class:`~sagagraph.graph.dual_node.DualNode`), and runs
+Each node is written once, as a flow (:class:`~sagagraph.graph.nodes.DualNode`), and runs
 under ``invoke`` and ``ainvoke`` alike.
 """
 
@@ -24,14 +25,16 @@ from langgraph.types import Command
 
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import add_compensation_nodes
-from sagagraph.graph.context import context_for, saga_identity
-from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.input_check import remember_graph
-from sagagraph.graph.llm_router import make_supervisor
-from sagagraph.graph.node_hooks import graph_hooks, node_hooks
-from sagagraph.graph.nodes import COMPLETE, ROUTES_ITSELF, SUPERVISOR
-from sagagraph.graph.router_options import RouterOptions
-from sagagraph.graph.routing import after_step, needs_compensation, telling
+from sagagraph.graph.hooks import graph_hooks, node_hooks, remember_graph
+from sagagraph.graph.nodes import (
+    COMPLETE,
+    ROUTES_ITSELF,
+    SUPERVISOR,
+    DualNode,
+    context_for,
+    saga_identity,
+)
+from sagagraph.graph.routing import RouterOptions, after_step, needs_compensation, telling
 from sagagraph.graph.state import SagaOutput, SagaState, committed, failed
 from sagagraph.saga.drivers import Flow
 from sagagraph.saga.execution import StepAttempts, execute_attempts
@@ -178,6 +181,9 @@ def build_saga_graph(
         )
     add_compensation_nodes(graph, definition, hooks=hooks)
     if router == "llm":
+        # Only an LLM-routed graph loads the LLM router (its model calls and prompts).
+        from sagagraph.graph.llm_router import make_supervisor
+
         options = router_options if router_options is not None else RouterOptions()
         supervisor = make_supervisor(definition, router_model, options, hooks)
         graph.add_node(SUPERVISOR, cast(Any, supervisor), destinations=(*names, COMPENSATE, END))

@@ -5,7 +5,7 @@ the failed step's cleanup of its partial work first, then each committed step in
 commit order. Each compensation is checkpointed by LangGraph on its own, so a crash
 mid-rollback resumes at the next step still to undo. The last compensation also records the
 saga's final status, in the same superstep. Under ``ainvoke`` the node awaits a participant's
-``acompensate`` (see :class:`~sagagraph.graph.dual_node.DualNode`).
+``acompensate`` (see :class:`~sagagraph.graph.nodes.DualNode`).
 
 When a compensation still fails after its retries, ``escalate`` alerts once (log, the hooks'
 ``on_escalation``, an ``escalate`` event), then pauses the saga with an interrupt until an
@@ -23,17 +23,21 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
-from sagagraph.graph.context import context_for
-from sagagraph.graph.dual_node import DualNode
-from sagagraph.graph.node_hooks import graph_hooks, node_hooks
+from sagagraph.graph.hooks import graph_hooks, node_hooks
+from sagagraph.graph.nodes import DualNode, context_for
 from sagagraph.graph.state import SagaState, undone
 from sagagraph.saga.drivers import Flow, Tell
-from sagagraph.saga.escalation import ESCALATION, escalation_event, escalation_payload
 from sagagraph.saga.execution import StepAttempts, compensate_attempts
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE, ESCALATE
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult
-from sagagraph.saga.records import compensation_failed, rollback_finished
+from sagagraph.saga.records import (
+    ESCALATION,
+    compensation_failed,
+    escalation_event,
+    escalation_payload,
+    rollback_finished,
+)
 from sagagraph.saga.view import FailureRecord, make_event
 
 
@@ -145,7 +149,7 @@ def make_compensate_node(
     back to itself until nothing is pending, so a crash mid-rollback resumes after the last
     checkpointed compensation and runs again only the one that was running (compensations
     are idempotent). Under ``ainvoke`` it awaits the participant's ``acompensate`` when it
-    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.calls`).
+    has one, else runs ``compensate`` on the step pool (:mod:`sagagraph.saga.execution`).
     """
     built = graph_hooks(hooks)
 
@@ -233,7 +237,7 @@ def add_compensation_nodes(
 
     ``compensate`` stands in for the kernel's node (the blackboard's wraps it); by default
     :func:`make_compensate_node` for ``definition``. ``hooks``: the graph's own
-    (:mod:`sagagraph.graph.node_hooks`).
+    (:mod:`sagagraph.graph.hooks`).
     """
     node = compensate if compensate is not None else make_compensate_node(definition, hooks)
     # cast: LangGraph's node protocols do not match a total=False TypedDict state under mypy.

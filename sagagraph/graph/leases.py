@@ -35,10 +35,10 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.checkpoints.lent import lending
+from sagagraph.checkpoints.savers import lending
 from sagagraph.checkpoints.urls import lease_file
 from sagagraph.errors import SagaBusyError
-from sagagraph.saga.ids import validate_saga_id
+from sagagraph.saga.names import validate_saga_id
 
 try:
     import fcntl
@@ -58,7 +58,7 @@ def saga_lease(checkpointer: Any, saga_id: str) -> Iterator[None]:
     """Hold ``saga_id``'s lease for the block; SagaBusyError at once when someone else has it.
 
     ``checkpointer`` is the saver the saga lives in (``app.checkpointer``); the block's steps
-    may read the saga's history from it (:mod:`sagagraph.checkpoints.lent`). Never blocks:
+    may read the saga's history from it (:mod:`sagagraph.checkpoints.savers`). Never blocks:
     a saga that is busy is reported, not waited for.
     """
     saga_id = validate_saga_id(saga_id)

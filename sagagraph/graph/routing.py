@@ -1,4 +1,5 @@
-"""Where a saga goes after each node: one way after a step, one way after a router's choice.
+"""Where a saga goes after each node: one way after a step, one way after a router's choice;
+and the options of the LLM router, whose ``supervisor`` node makes that choice.
 
 A step node routes itself, deciding in the node so that the decision and the step's writes
 share one checkpoint (LangGraph runs a failed conditional edge's node again on resume,
@@ -9,28 +10,86 @@ or where the declared rules choose (:data:`~sagagraph.saga.routes.RULES`). A rou
 ``supervisor``, the blackboard's ``controller``) turns its router's
 :class:`~sagagraph.saga.routes.Choice` into a Command with :func:`chosen`. Either way the
 decision is told to the hooks (:meth:`~sagagraph.saga.hooks.SagaHooks.on_route`).
+
+:class:`RouterOptions` say how the LLM router (:mod:`sagagraph.graph.llm_router`) asks its chat
+model and what it does after bad proposals. They live here, beside the routing every graph
+loads, because a caller builds them before it knows whether a saga is routed by a model (the
+command line builds them for every run); the router itself is loaded only by a graph that
+uses it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
 from langgraph.graph import END
 from langgraph.types import Command
 
+from sagagraph.errors import ConfigurationError
 from sagagraph.graph.nodes import SUPERVISOR
 from sagagraph.saga.drivers import Flow, Tell
-from sagagraph.saga.guard import FINISH
 from sagagraph.saga.hooks import NO_HOOKS, RouteDecision, SagaHooks
 from sagagraph.saga.names import COMPENSATE
 from sagagraph.saga.protocol import SagaDefinition, StepRecord
 from sagagraph.saga.records import router_aborted
-from sagagraph.saga.routes import RULES, Choice, RouteQuestion
+from sagagraph.saga.routes import FINISH, RULES, Choice, RouteQuestion
 from sagagraph.saga.view import Event, make_event
 
 log = logging.getLogger("sagagraph")
+
+RouterMethod = Literal["json_schema", "function_calling", "json_mode", "text"]
+Fallback = Literal["deterministic", "abort"]
+
+
+@dataclass(frozen=True)
+class RouterOptions:
+    """How the LLM router asks, and what it does when the model keeps proposing badly."""
+
+    max_attempts: int = 2
+    """Proposals asked for at each routing decision, including the first (>= 1)."""
+    fallback: Fallback = "deterministic"
+    """After ``max_attempts`` rejected proposals: ``deterministic`` takes the next step in
+    definition order; ``abort`` compensates and ends the saga ``rolled_back``."""
+    method: RouterMethod = "json_schema"
+    """``json_schema``, ``function_calling`` or ``json_mode`` (``with_structured_output``), or
+    ``text`` (plain chat, JSON parsed from the reply, for models without structured output)."""
+    strict: bool = True
+    """Ask the provider for strict schema adherence (structured methods only)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ConfigurationError(
+                f"router max_attempts: must be an integer >= 1, got {self.max_attempts!r}"
+            )
+        if self.fallback not in ("deterministic", "abort"):
+            raise ConfigurationError(
+                f"router fallback: expected 'deterministic' or 'abort', got {self.fallback!r}"
+            )
+        if self.method not in get_args(RouterMethod):
+            raise ConfigurationError(
+                f"router method: expected one of {', '.join(get_args(RouterMethod))}, "
+                f"got {self.method!r}"
+            )
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> RouterOptions:
+        """Options whose method comes from ``SAGAGRAPH_STRUCTURED_OUTPUT`` unless overridden.
+
+        The variable is shared with the paper engine: one server, one supported form.
+        """
+        method = os.environ.get("SAGAGRAPH_STRUCTURED_OUTPUT", "").strip().lower()
+        if method and "method" not in overrides:
+            if method not in get_args(RouterMethod):
+                raise ConfigurationError(
+                    f"SAGAGRAPH_STRUCTURED_OUTPUT={method!r}: expected one of "
+                    f"{', '.join(get_args(RouterMethod))}"
+                )
+            overrides["method"] = method
+        return cls(**overrides)
 
 
 def needs_compensation(state: Mapping[str, Any]) -> bool:

@@ -16,8 +16,8 @@ refused with SagaBusyError, and ``recover`` skips it instead of running it twice
 optional ``hooks`` (:class:`~sagagraph.saga.hooks.SagaHooks`) that observe the run: its start
 and end, each event as its superstep is recorded, each step's attempts, each route decision.
 
-Recovering and rolling back the sagas a stopped process left unfinished:
-:mod:`sagagraph.graph.recover`.
+Recovering and rolling back the sagas a stopped process left unfinished, and answering tool
+calls that wait for approval: :mod:`sagagraph.graph.recover`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
+from sagagraph.checkpoints.saga_index import saga_ids
 from sagagraph.errors import (
     CheckpointerLostError,
     ConfigurationError,
@@ -41,21 +42,19 @@ from sagagraph.errors import (
     is_connection_lost,
     is_disk_full,
 )
-from sagagraph.graph import saga_threads
-from sagagraph.graph.input_check import check_new_input, hooks_of
+from sagagraph.graph.hooks import HOOKS_KEY, check_new_input, hooks_of
 from sagagraph.graph.leases import saga_lease
-from sagagraph.graph.node_hooks import HOOKS_KEY
-from sagagraph.graph.pending import START, pending_nodes
-from sagagraph.graph.state_view import (
+from sagagraph.graph.state import (
+    START,
     approvals_in_writes,
     finished_view,
     pending_approvals,
+    pending_nodes,
     state_view,
 )
 from sagagraph.saga.drivers import Flow, Tell, drive
 from sagagraph.saga.hooks import NO_HOOKS, SagaHooks, combine_hooks
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
-from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES
+from sagagraph.saga.names import RESERVED_NAMES, TERMINAL_STATUSES, new_saga_id, validate_saga_id
 from sagagraph.saga.tracing import OPEN_TELEMETRY, tracer
 from sagagraph.saga.view import Event, describe_error
 from sagagraph.storable_text import has_surrogate
@@ -112,7 +111,7 @@ def run_config(
     LangChain ``config`` (callbacks, tags, metadata, run name), plus the saga id in the
     metadata (``saga_id``) and the tags (``saga_id:<id>``), so that a tracer (LangSmith,
     Langfuse, a callback handler) can find every run of a saga, and the run's ``hooks``,
-    which the graph's nodes tell (:mod:`sagagraph.graph.node_hooks`).
+    which the graph's nodes tell (:mod:`sagagraph.graph.hooks`).
 
     The thread is the saga's own: a ``configurable.thread_id`` naming another saga is refused
     (ConfigurationError), since it would run one saga's graph on another's checkpoints.
@@ -396,7 +395,7 @@ def snapshot_view(
     approval when the snapshot has no tasks (:func:`foreign_writes`)."""
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    if not _is_saga_state(snap.values, saga_id):
+    if not is_saga_state(snap.values, saga_id):
         raise SagaNotFoundError(
             f"saga {saga_id!r}: this checkpointer's thread {saga_id!r} holds another graph's "
             "state, not a saga's"
@@ -410,7 +409,7 @@ def snapshot_view(
     )
 
 
-def _is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
+def is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
     """A saga's state carries its own id from its first step on. Before it (under LangGraph
     Server, which starts a saga from its input alone) it holds its input; killed while its
     input was being saved, only its channels' defaults. Another graph's thread shows the
@@ -659,11 +658,6 @@ def resolve_saga(
         return drive(
             answering(app, saga_id, answer, durability, hooks, config, operation="resolve")
         )
-
-
-def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> Iterator[str]:
-    """Every saga id (thread id) the checkpointer holds, each once, sorted."""
-    yield from saga_threads.saga_ids(checkpointer)
 
 
 def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any]]:

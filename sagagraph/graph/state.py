@@ -1,30 +1,47 @@
-"""The saga's LangGraph state: plain data only, so every checkpointer can store it.
+"""The saga's LangGraph state, its JSON view, and what its last checkpoint leaves to do.
 
-Each field is its own LangGraph channel with its reducer, so ``get_state(cfg).values`` is the
-saga state as nodes see it, and LangGraph Studio and the Server show it field by field.
-Reducers make the state append-only where the audit trail needs it (``events``,
-``compensated``) and let a compensation remove its step's result (``results``, ``completed``,
-``outputs``: a ``None`` value removes a step). A step's commit and its compensation write these
-three together (:func:`committed`, :func:`undone`). The undo plan is state too: ``cleanup``
-(the steps that failed, whose partial work is still to clean up) then ``completed`` newest
-first; a compensation removes its step from both, and nothing reads the plan from the events.
+The state is plain data only, so every checkpointer can store it. Each field is its own LangGraph
+channel with its reducer, so ``get_state(cfg).values`` is the saga state as nodes see it, and
+LangGraph Studio and the Server show it field by field. Reducers make the state append-only where
+the audit trail needs it (``events``, ``compensated``) and let a compensation remove its step's
+result (``results``, ``completed``, ``outputs``: a ``None`` value removes a step). A step's commit
+and its compensation write these three together (:func:`committed`, :func:`undone`). The undo plan
+is state too: ``cleanup`` (the steps that failed, whose partial work is still to clean up) then
+``completed`` newest first; a compensation removes its step from both, and nothing reads the plan
+from the events.
 
 Parallel steps (``Step.after``) may write ``status``, ``failure``, ``halted`` and ``reason`` in
 the same superstep; a plain LangGraph field refuses two writes at once, so these use
 :class:`OneOf`: a later superstep still replaces the value as usual, and writes that arrive
 together are settled by a fixed rule.
+
+The JSON view of a saga's state values (:func:`state_view`) is what ``status`` prints and the
+runners return; the runners build it from a snapshot or from the values a run streamed, the
+readers of a stored checkpoint from its channel values.
+
+What a saga's last checkpoint leaves to do includes the work LangGraph hides from ``next``
+(:func:`pending_nodes`). A process can die after a step's writes were stored
+(``put_writes``) and before the checkpoint that follows them (``put``). LangGraph then leaves
+that step out of ``snapshot.next`` (its writes are pending, it will not run again) although
+the saga has not moved on: ``next`` is empty, and a runner that reads "empty next" as
+"finished" stops there. A saga killed right after its input checkpoint has
+``next == ("__start__",)`` and no state values at all. Resuming (``invoke(None)``) handles
+both: it applies the pending writes and continues.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Self, TypedDict, TypeVar
 
 from langgraph.channels import LastValue
+from langgraph.types import StateSnapshot
 
+from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.protocol import StepRecord, Usage
-from sagagraph.saga.view import Event, FailureRecord, Status
+from sagagraph.saga.view import WAITING_FOR_OPERATOR, Event, FailureRecord, Status, saga_view
 
 V = TypeVar("V")
 
@@ -213,3 +230,113 @@ class SagaOutput(TypedDict, total=False):
     compensated: Annotated[list[str], operator.add]
     outputs: Annotated[dict[str, str], merge_by_step]
     events: Annotated[list[Event], operator.add]
+
+
+INTERRUPT = "__interrupt__"
+"""LangGraph's channel of the interrupts a run paused on."""
+TOOL_APPROVAL = "tool_approval"
+"""The ``type`` of the interrupt value of a tool call waiting for approval (LangChain's
+``ToolApprovalRequest``; see :mod:`sagagraph.tools.approval`)."""
+
+
+_KEY = re.compile(r"\(call ([^\s:()]+):([^\s:()]+):call-\d+\)$")
+"""The call's key at the end of a gated call's description (``... (call saga:step:call-3)``)."""
+
+
+def approval(interrupt: Any, step: str | None = None) -> dict[str, Any] | None:
+    """One entry of the view's ``approvals`` from a LangGraph ``Interrupt``; None when the
+    interrupt is not a tool call waiting for approval.
+
+    ``id`` is the interrupt's (``Command(resume={id: decision})`` answers it), ``call`` the
+    model's tool-call id, ``key`` the call's idempotency key when the description names it,
+    and ``step`` the node that paused (from the key when the snapshot's tasks are unknown:
+    a graph other than the saga's reads it).
+    """
+    value = getattr(interrupt, "value", None)
+    if not isinstance(value, Mapping) or value.get("type") != TOOL_APPROVAL:
+        return None
+    description = str(value.get("description", ""))
+    found = _KEY.search(description)
+    key = found.group(0)[6:-1] if found else None
+    return {
+        "id": interrupt.id,
+        "step": step or (found.group(2) if found else None),
+        "call": value.get("tool_call_id"),
+        "key": key,
+        "tool": value.get("name"),
+        "args": dict(value.get("args") or {}),
+        "description": description,
+    }
+
+
+def pending_approvals(tasks: Iterable[Any]) -> list[dict[str, Any]]:
+    """The tool calls waiting for an operator, from a snapshot's tasks, in task order."""
+    found = (approval(i, task.name) for task in tasks for i in task.interrupts)
+    return [a for a in found if a is not None]
+
+
+def approvals_in_writes(writes: Iterable[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+    """The tool calls waiting for an operator, from a checkpoint's pending writes: for a
+    reader whose graph is not the saga's (``sagagraph status`` of another definition's saga),
+    whose snapshot has no tasks."""
+    found = (
+        approval(i)
+        for _, channel, value in writes
+        if channel == INTERRUPT and isinstance(value, (list, tuple))
+        for i in value
+    )
+    return [a for a in found if a is not None]
+
+
+def state_view(
+    values: Mapping[str, Any],
+    saga_id: str,
+    *,
+    next: list[str],
+    waiting: bool,
+    approvals: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The JSON view of a saga's state values; ``next``, ``waiting`` and ``approvals`` come
+    from its tasks. A saga whose tool calls wait for approval shows ``waiting_for_operator``
+    as its status (its stored status stays ``running``)."""
+    view = saga_view(values)
+    # A saga killed right after its input checkpoint has no state yet: the id is the thread's.
+    view["saga_id"] = view["saga_id"] or saga_id
+    # The compensation that gave up (step, error, attempts) and what operators skipped;
+    # setdefault, so a saga_view that learns these fields stays the authority.
+    view.setdefault("compensation_failure", values.get("compensation_failure"))
+    view.setdefault("skipped", list(values.get("skipped") or []))
+    view["next"] = [] if view["status"] in TERMINAL_STATUSES else next
+    view["waiting_for_operator"] = waiting
+    view["approvals"] = list(approvals or [])
+    if view["approvals"] and view["status"] == "running":
+        view["status"] = WAITING_FOR_OPERATOR
+    return view
+
+
+def finished_view(values: Mapping[str, Any], saga_id: str) -> dict[str, Any]:
+    """The view of a saga that ended (terminal status): nothing next, no operator awaited."""
+    return state_view(values, saga_id, next=[], waiting=False)
+
+
+START = "__start__"
+"""LangGraph's input node: next when a saga was killed before its first step began."""
+
+
+def pending_nodes(snapshot: StateSnapshot) -> list[str]:
+    """Nodes whose work is not behind a checkpoint yet, in order: the nodes to run next, then
+    those that finished and stored their writes before the process stopped."""
+    names = list(snapshot.next)
+    for task in snapshot.tasks:
+        if task.name not in names and not task.interrupts:
+            names.append(task.name)
+    return names
+
+
+def needs_settling(snapshot: StateSnapshot) -> bool:
+    """True when nothing is left to run in the current superstep but its checkpoint was never
+    written: only pending writes, or only the input not yet read. One resume step that stops
+    before the next node settles it without running any step again."""
+    if not snapshot.tasks or any(task.interrupts for task in snapshot.tasks):
+        return False
+    return not snapshot.next or tuple(snapshot.next) == (START,)

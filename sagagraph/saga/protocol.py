@@ -27,7 +27,6 @@ from sagagraph.errors import (
     InputError,
     ToolUndoError,
 )
-from sagagraph.saga.guard import Point
 from sagagraph.saga.names import CHOREOGRAPHY, MODES, ORCHESTRATION
 from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
 
@@ -61,6 +60,16 @@ class StepRecord(TypedDict):
 
     data: dict[str, Any]
     output: str | None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a saga with optional or alternative steps (:attr:`SagaDefinition.points`)."""
+
+    steps: tuple[str, ...]
+    """The step that runs here, or the alternatives of which exactly one runs."""
+    optional: bool = False
+    """True when the point may be passed by (an optional step)."""
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,7 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
     view = {
         "saga_id": values.get("saga_id"),
         "saga": values.get("saga"),
+        "input": dict(values.get("input") or {}),
         "status": values.get("status") or "running",
         "reason": values.get("reason"),
         "mode": values.get("mode") or "orchestration",
@@ -195,7 +196,7 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "usage": total_usage(usage_by_step),
         "usage_by_step": {s: dict(u) for s, u in usage_by_step.items()},
         # Tool calls waiting for an operator's approval: read from the paused tasks, which
-        # the orchestration's view fills in (sagagraph.graph.state_view).
+        # the orchestration's view fills in (sagagraph.graph.state).
         "approvals": [],
         "dead_letter": dead_letter(events),
         "tools": tools_by_step(events),

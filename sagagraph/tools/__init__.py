@@ -12,7 +12,7 @@ the saga's view (:mod:`sagagraph.tools.calls`) loads without LangChain.
 
 from typing import TYPE_CHECKING
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.tools.agent_step import AgentParticipant, agent_step

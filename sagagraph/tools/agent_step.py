@@ -12,7 +12,7 @@ killed mid-run is recovered from there: resuming re-runs the step, whose agent c
 its last checkpoint (finished calls are not made again); a rollback reads the log from there
 and also undoes, by its idempotency key, a call whose result was lost in the crash. The
 rollback finds that checkpointer through the saga's lease, which lends it
-(:mod:`sagagraph.checkpoints.lent`): LangGraph gives a node no public handle on its saver.
+(:mod:`sagagraph.checkpoints.savers`): LangGraph gives a node no public handle on its saver.
 
 Under an async saga (``arun_saga``) the agent runs with ``ainvoke``
 (:meth:`AgentParticipant.aexecute`); its compensation, whose undos are plain functions, runs
@@ -37,7 +37,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph.state import CompiledStateGraph
 
-from sagagraph.checkpoints.lent import lent_checkpointer
+from sagagraph.checkpoints.savers import lent_checkpointer
 from sagagraph.errors import ConfigurationError
 from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import Deps, Retry, Step, StepContext, StepResult, Usage

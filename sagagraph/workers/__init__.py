@@ -10,7 +10,7 @@ loaded only by the names that need it.
 
 from typing import TYPE_CHECKING
 
-from sagagraph.saga.lazy import lazy_exports
+from sagagraph.saga import lazy_exports
 
 if TYPE_CHECKING:
     from sagagraph.workers.address import QueueAddress, queue_address
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         requeue_saga,
         submit_sagas,
     )
-    from sagagraph.workers.references import PAPER_APP, load_factory
     from sagagraph.workers.watch import take_over_orphans
 
 _EXPORTS = {
@@ -32,20 +31,17 @@ _EXPORTS = {
     "sagagraph.workers.control": (
         "SagaRequest Schedule Submitted cancel_saga requeue_saga submit_sagas"
     ),
-    "sagagraph.workers.references": "PAPER_APP load_factory",
     "sagagraph.workers.watch": "take_over_orphans",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
-    "PAPER_APP",
     "QueueAddress",
     "SagaRequest",
     "Schedule",
     "Submitted",
     "cancel_saga",
-    "load_factory",
     "make_celery_app",
     "queue_address",
     "requeue_saga",

@@ -28,8 +28,8 @@ from typing import Any
 
 from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import SagaBusyError
+from sagagraph.graph.definitions import Definitions, check_reference
 from sagagraph.workers.address import QueueAddress, queue_address
-from sagagraph.workers.references import PAPER_APP, check_reference
 
 try:
     from celery import Celery
@@ -67,16 +67,17 @@ def make_celery_app(
     queue: str | None = None,
     db: str | None = None,
     *,
-    apps: Iterable[str] = (PAPER_APP,),
+    apps: Iterable[str] = (),
     time_limit: float | None = None,
     rate_limit: str | None = None,
     say: Callable[[str], None] | None = None,
 ) -> Celery:
     """A Celery app for the work queue at ``queue`` (default ``SAGAGRAPH_QUEUE``) and the
-    checkpointer ``db`` (default ``SAGAGRAPH_DB``); its workers run the sagas of ``apps``."""
+    checkpointer ``db`` (default ``SAGAGRAPH_DB``); its workers run the sagas of ``apps``
+    (references ``module:factory``; none: it only submits and controls)."""
     address = queue_address(queue)
     db = db or default_db_url()
-    accepted = frozenset(check_reference(a) for a in apps)
+    accepted = [check_reference(a) for a in apps]
     app = Celery("sagagraph", broker=address.connect_url, set_as_current=False)
     app.conf.update(
         task_queues=[work_queue(address)],
@@ -124,13 +125,14 @@ def _register_tasks(
     app: Celery,
     address: QueueAddress,
     db: str,
-    accepted: frozenset[str],
+    accepted: list[str],
     rate_limit: str | None,
     say: Callable[[str], None],
 ) -> None:
     from sagagraph.workers.drive import NOT_MINE, Driver
 
-    driver = Driver(db, address.max_deliveries, accepted, address.name, say)
+    definitions = Definitions.load(accepted) if accepted else Definitions()
+    driver = Driver(db, address.max_deliveries, definitions, address.name, say)
 
     # ``shared=False``: each app keeps its own tasks. Celery otherwise adds every app's tasks
     # to every app finalized later in the process, and a worker app made after a submitter's
@@ -168,4 +170,4 @@ def _register_tasks(
     def recover() -> int:
         from sagagraph.workers.watch import take_over_orphans
 
-        return len(take_over_orphans(db, accepted, say=say))
+        return len(take_over_orphans(db, definitions, say=say))

@@ -21,7 +21,14 @@ from langgraph.constants import START
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import BusError, InputError, SagaNotFoundError
-from sagagraph.graph.input_check import check_new_input
+from sagagraph.graph.definitions import (
+    WORKER_KEY,
+    CompiledSagas,
+    Definitions,
+    check_reference,
+    recorded_reference,
+)
+from sagagraph.graph.hooks import check_new_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.queue_tracing import submit_span, trace_headers
 from sagagraph.graph.recover import rollback_leased
@@ -32,14 +39,14 @@ from sagagraph.graph.runner import (
     saga_config,
     saga_status,
 )
-from sagagraph.saga.ids import new_saga_id, validate_saga_id
+from sagagraph.graph.stored import read_view
+from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app
 from sagagraph.workers.dead_letters import WORKER_STEP
-from sagagraph.workers.drive import final_state, recorded_input
+from sagagraph.workers.drive import final_state
 from sagagraph.workers.ledger import open_ledger
-from sagagraph.workers.references import PAPER_APP, WORKER_KEY, CompiledSagas, check_reference
 
 log = logging.getLogger("sagagraph.workers")
 
@@ -79,19 +86,23 @@ class Schedule(NamedTuple):
 def submit_sagas(
     requests: Sequence[SagaRequest],
     *,
-    app: str = PAPER_APP,
+    app: str,
     queue: str | None = None,
     db: str | None = None,
     schedule: Schedule | None = None,
+    definitions: Definitions | None = None,
 ) -> list[Submitted]:
     """Submit sagas of the saga factory ``app`` (``module:factory``) to the work queue at
     ``queue`` (default ``SAGAGRAPH_QUEUE``), recorded in checkpointer ``db`` (default
     ``SAGAGRAPH_DB``, shared with the workers). Every request is checked before anything is
-    written; BusError (one line, password hidden) when the broker cannot be reached."""
+    written; BusError (one line, password hidden) when the broker cannot be reached.
+    ``definitions``: where ``app``'s factory is found (default: imported by its reference)."""
     address = queue_address(queue)
     db = db or default_db_url()
     schedule = schedule or Schedule()
     check_reference(app)
+    if definitions is None or app not in definitions.factories:
+        definitions = Definitions.load([app])
     if not 0 <= schedule.priority <= MAX_PRIORITY:
         raise InputError(f"--priority: expected 0 to {MAX_PRIORITY}, got {schedule.priority}")
     ids = [validate_saga_id(r.saga_id or new_saga_id()) for r in requests]
@@ -99,14 +110,14 @@ def submit_sagas(
         raise InputError("submit: the same saga id was given twice")
     with ExitStack() as stack:
         checkpointer = stack.enter_context(open_checkpointer(db))
-        sagas = CompiledSagas(checkpointer)
+        sagas = CompiledSagas(checkpointer, definitions)
         recorded = {WORKER_KEY: {"app": app, "queue": address.name}}
         inputs = [dict(r.input) | recorded for r in requests]
         for saga_input in inputs:
             check_storable_input(saga_input)
         prepared = []
         for saga_id, request, saga_input in zip(ids, requests, inputs, strict=True):
-            graph = sagas.app_for(saga_input)
+            graph = sagas.app_for({"saga_id": saga_id, "input": saga_input}, "submit")
             check_fail_at(graph, request.fail_at)
             check_new_input(graph, saga_input)
             prepared.append((saga_id, saga_input, request.fail_at, graph))
@@ -114,7 +125,7 @@ def submit_sagas(
         written: list[tuple[str, Any]] = []
         for saga_id, saga_input, fail_at, graph in prepared:
             with saga_lease(checkpointer, saga_id):
-                existing = recorded_input(checkpointer, saga_id)
+                existing = read_view(checkpointer, saga_id)
                 if existing is not None:
                     status = saga_status(graph, saga_id)["status"]
                     results.append(Submitted(saga_id, False, str(status)))
@@ -167,10 +178,14 @@ def publish_tasks(
 
 
 def _saga_app(checkpointer: Any, saga_id: str) -> Any:
-    saga_input = recorded_input(checkpointer, saga_id)
-    if saga_input is None:
+    """The graph of a saga submitted to the work queue, from the reference it recorded."""
+    view = read_view(checkpointer, saga_id)
+    if view is None:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
-    return CompiledSagas(checkpointer).app_for(saga_input)
+    reference = recorded_reference(view["input"])
+    if reference is None:
+        raise InputError(f"saga {saga_id!r}: not submitted to a work queue")
+    return CompiledSagas(checkpointer, Definitions.load([reference])).app_for(view)
 
 
 def cancel_saga(

@@ -1,11 +1,12 @@
 """What a worker does with one delivery of "run or resume saga ID", Celery aside.
 
 The saga's state is in the shared checkpointer, not in the message: the message is only a
-claim ticket. The worker reads the saga's recorded reference (:mod:`.references`), builds its
-graph, takes the saga's lease (so no two processes drive it at once, on any machine), counts
-the delivery in the ledger (:mod:`.ledger`), and continues the saga from its last checkpoint
-exactly as ``resume`` would, until it is final or waits for an operator. Then Celery
-acknowledges the task; a saga parked for an operator holds no task.
+claim ticket. The worker reads the saga's recorded reference (``module:factory``,
+:mod:`sagagraph.graph.definitions`), builds its graph, takes the saga's lease (so no two
+processes drive it at once, on any machine), counts the delivery in the ledger
+(:mod:`.ledger`), and continues the saga from its last checkpoint exactly as ``resume``
+would, until it is final or waits for an operator. Then Celery acknowledges the task; a saga
+parked for an operator holds no task.
 
 - Poison: a saga delivered more than ``max_deliveries`` times (each worker it took down left
   one delivery behind) is not run again: an ``escalate``/``dead_letter`` event of step
@@ -24,15 +25,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.errors import InputError
+from sagagraph.graph.definitions import CompiledSagas, Definitions, recorded_reference
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.recover import rollback_leased
 from sagagraph.graph.runner import DEFAULT_DURABILITY, RunOutput, saga_config, saga_status
-from sagagraph.graph.state_view import finished_view
+from sagagraph.graph.state import finished_view
+from sagagraph.graph.stored import read_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import make_event
 from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
 from sagagraph.workers.ledger import WorkerLedger, open_ledger
-from sagagraph.workers.references import CompiledSagas, recorded_reference
 
 NEEDS_OPERATOR = "needs_operator"
 DEAD_LETTERED = "dead_lettered"
@@ -50,18 +53,6 @@ def final_state(view: Mapping[str, Any]) -> str | None:
     return None
 
 
-def recorded_input(checkpointer: Any, saga_id: str) -> Mapping[str, Any] | None:
-    """The saga's input from its last checkpoint (None: no such saga), read without a graph."""
-    found = checkpointer.get_tuple(saga_config(saga_id))
-    if found is None or not found.checkpoint["channel_values"]:
-        return None
-    values = found.checkpoint["channel_values"]
-    saga_input = values.get("input")
-    if saga_input is None and isinstance(values.get("__start__"), Mapping):
-        saga_input = values["__start__"].get("input")
-    return saga_input if isinstance(saga_input, Mapping) else {}
-
-
 @dataclass
 class Driver:
     """One worker process's means to drive sagas: a ledger it shares between its threads, and
@@ -69,8 +60,8 @@ class Driver:
 
     db: str
     max_deliveries: int
-    accepted: frozenset[str]
-    """The saga references this worker runs (``--app``); others are handed back."""
+    definitions: Definitions
+    """The sagas this worker runs (``--app``), by reference; others are handed back."""
     queue_name: str
     say: Callable[[str], None]
     _stack: ExitStack = field(default_factory=ExitStack)
@@ -89,7 +80,7 @@ class Driver:
         if sagas is None:
             with self._lock:
                 checkpointer = self._stack.enter_context(open_checkpointer(self.db))
-            sagas = self._local.sagas = CompiledSagas(checkpointer)
+            sagas = self._local.sagas = CompiledSagas(checkpointer, self.definitions)
         return sagas
 
     def close(self) -> None:
@@ -101,15 +92,16 @@ class Driver:
         SagaBusyError when another process holds the saga's lease (try again later).
         """
         sagas = self.sagas()
-        saga_input = recorded_input(sagas.checkpointer, saga_id)
-        if saga_input is None:
+        stored = read_view(sagas.checkpointer, saga_id)
+        if stored is None:
             self.say(f"worker: saga {saga_id} is not in this checkpointer; dropped")
             return NOT_FOUND
-        reference = recorded_reference(saga_input)
-        if reference not in self.accepted:
+        try:
+            app = sagas.app_for(stored)
+        except InputError:
+            reference = recorded_reference(stored["input"]) or stored.get("saga")
             self.say(f"worker: saga {saga_id} runs {reference}, which this worker does not run")
             return NOT_MINE
-        app = sagas.app_for(saga_input)
         started = time.perf_counter()
         with saga_lease(sagas.checkpointer, saga_id):
             view = saga_status(app, saga_id)

@@ -18,48 +18,52 @@ poison saga is dead-lettered here too instead of taking the watcher down again a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.saga_index import latest_checkpoints
-from sagagraph.errors import SagaBusyError, SagaGraphError
+from sagagraph.errors import InputError, SagaBusyError, SagaGraphError
+from sagagraph.graph.definitions import WORKER_KEY, CompiledSagas, Definitions
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.recover import is_unfinished, recover_saga
 from sagagraph.graph.runner import saga_status
+from sagagraph.graph.stored import read_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import describe_error
 from sagagraph.workers.address import DEFAULT_MAX_DELIVERIES
-from sagagraph.workers.drive import Driver, recorded_input
-from sagagraph.workers.references import WORKER_KEY, CompiledSagas, recorded_reference
+from sagagraph.workers.drive import Driver
 
 log = logging.getLogger("sagagraph.workers")
 
 
 def take_over_orphans(
     db: str,
-    accepted: Collection[str] | None = None,
+    definitions: Definitions,
     *,
     max_deliveries: int = DEFAULT_MAX_DELIVERIES,
     say: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Resume every orphaned saga of checkpointer ``db`` (of the references in ``accepted``,
-    or all); the views of those taken over. A saga another process holds is left to it."""
+    """Resume every orphaned saga of checkpointer ``db`` whose definition is among
+    ``definitions``; the views of those taken over. A saga another process holds is left
+    to it."""
     say = say or log.info
     taken = []
     drivers: dict[str, Driver] = {}
     with ExitStack() as stack:
         checkpointer = stack.enter_context(open_checkpointer(db))
-        sagas = CompiledSagas(checkpointer)
+        sagas = CompiledSagas(checkpointer, definitions)
         for summary in latest_checkpoints(checkpointer, skip=TERMINAL_STATUSES):
-            saga_input = recorded_input(checkpointer, summary.saga_id)
-            if saga_input is None:
-                continue
-            if accepted is not None and recorded_reference(saga_input) not in accepted:
+            stored = read_view(checkpointer, summary.saga_id)
+            if stored is None:
                 continue
             try:
-                app = sagas.app_for(saga_input)
+                app = sagas.app_for(stored, "recover")
+            except InputError:
+                continue  # a definition this process does not run
+            saga_input = stored["input"]
+            try:
                 view = saga_status(app, summary.saga_id)
                 if not is_unfinished(view) or view.get("dead_letter"):
                     continue
@@ -69,10 +73,8 @@ def take_over_orphans(
                 queue = (saga_input.get(WORKER_KEY) or {}).get("queue")
                 if queue:
                     if queue not in drivers:
-                        references = frozenset([recorded_reference(saga_input)])
-                        drivers[queue] = Driver(db, max_deliveries, references, queue, say)
+                        drivers[queue] = Driver(db, max_deliveries, definitions, queue, say)
                         stack.callback(drivers[queue].close)
-                    drivers[queue].accepted |= {recorded_reference(saga_input)}
                     drivers[queue].drive(summary.saga_id)
                     view = saga_status(app, summary.saga_id)
                 else:

@@ -26,8 +26,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Literal
 
-from sagagraph.agents.quote_check import QUOTED, text_key
-from sagagraph.agents.schemas import Review
+from sagagraph.agents.engine import Review
+from sagagraph.agents.reply_checks import QUOTED, text_key
 from sagagraph.agents.words import split_sentences
 
 LABELS = Path(__file__).parent / "review_labels"

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from sagagraph.agents import paper_saga_definition
-from sagagraph.agents.paper_profile import profile_paper
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.paper_agents import profile_paper
+from sagagraph.agents.pdf.loader import load_paper
 from sagagraph.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,9 +10,8 @@ import pytest
 
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES
-from sagagraph.agents.quote_check import QUOTED
+from sagagraph.agents.pdf.loader import UNHEADED_REFERENCES, PaperLoader
+from sagagraph.agents.reply_checks import QUOTED
 from sagagraph.agents.validation_rules import (
     REQUIRED_PARTS,
     UNHEADED_ABSTRACT,

@@ -14,8 +14,7 @@ import pytest
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import render_review
-from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES
+from sagagraph.agents.pdf.loader import UNHEADED_REFERENCES, PaperLoader
 from sagagraph.agents.validation_rules import REQUIRED_PARTS, UNHEADED_ABSTRACT
 from tests.agents.test_corpus import VALID
 from tests.support.output_checks import (

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from sagagraph.agents.pdf.files import read_bytes
-from sagagraph.agents.pdf.input_limits import (
+from sagagraph.agents.pdf.files import (
     DEFAULT_MAX_PAGES,
     DEFAULT_MAX_PAPER_MB,
     DEFAULT_MAX_TEXT_MB,
     InputLimits,
+    read_bytes,
 )
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.errors import ConfigurationError, PaperLoadError

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from sagagraph import build_saga_graph, open_checkpointer, run_saga
-from sagagraph.agents.context_window import (
+from sagagraph.agents.models import make_chat_model
+from sagagraph.agents.openai_calls import (
     ENV,
     LOCAL_DEFAULT,
     context_tokens,
@@ -27,9 +28,7 @@ from sagagraph.agents.context_window import (
     paper_chars,
     window_of,
 )
-from sagagraph.agents.models import make_chat_model
-from sagagraph.agents.openai_engine import OpenAIEngine
-from sagagraph.agents.openai_sections import page_parts
+from sagagraph.agents.openai_engine import OpenAIEngine, page_parts
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader

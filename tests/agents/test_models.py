@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
+from sagagraph.agents.engine import resolve_method
 from sagagraph.agents.models import (
     DEFAULT_MODEL,
     make_chat_model,
     make_engine,
     resolve_llm,
-    resolve_method,
 )
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.errors import ConfigurationError

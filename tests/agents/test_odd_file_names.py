@@ -60,7 +60,7 @@ def test_the_python_api_refuses_it_before_writing(tmp_path: Path) -> None:
             from sagagraph.workers import SagaRequest, submit_sagas
 
             requests = [SagaRequest({"paper": "ok.md"}), SagaRequest({"paper": ODD})]
-            submit_sagas(requests, db=url)
+            submit_sagas(requests, app="sagagraph.agents.paper_app:paper_saga", db=url)
     with open_checkpointer(url) as checkpointer:
         assert list(checkpointer.list(None)) == []
 

@@ -9,7 +9,7 @@ import pytest
 from sagagraph.agents.engine import PaperEngine
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper, PaperTooShortError, fold_lines
-from sagagraph.agents.pdf.parsing import load_paper, parse_paper
+from sagagraph.agents.pdf.loader import load_paper, parse_paper
 from sagagraph.agents.validation_rules import REQUIRED_PARTS
 from sagagraph.agents.words import count_words, split_sentences
 from sagagraph.errors import StepError

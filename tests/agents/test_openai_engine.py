@@ -16,12 +16,12 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from sagagraph import build_saga_graph, open_checkpointer, run_saga
+from sagagraph.agents.engine import Review, Summary, ValidationReport
 from sagagraph.agents.models import make_chat_model
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper, PaperTooShortError, Section
 from sagagraph.agents.paper_saga import paper_saga_definition
-from sagagraph.agents.pdf.parsing import load_paper
-from sagagraph.agents.schemas import Review, Summary, ValidationReport
+from sagagraph.agents.pdf.loader import load_paper
 from sagagraph.agents.words import count_words
 from sagagraph.errors import (
     ConfigurationError,

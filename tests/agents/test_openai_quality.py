@@ -21,10 +21,12 @@ from sagagraph.agents.models import make_chat_model
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.pdf.parsing import load_paper
-from sagagraph.agents.validation_rules import confirm_reported_results
-from sagagraph.agents.validator_evidence import CHARS_PER_TOKEN, DEFAULT_EVIDENCE_TOKENS
+from sagagraph.agents.pdf.loader import PaperLoader, load_paper
+from sagagraph.agents.validation_rules import (
+    CHARS_PER_TOKEN,
+    DEFAULT_EVIDENCE_TOKENS,
+    confirm_reported_results,
+)
 from sagagraph.agents.words import split_sentences
 from tests.agents.test_corpus import PDFS
 from tests.support.corpus import CorpusPdf

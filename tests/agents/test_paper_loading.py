@@ -11,8 +11,7 @@ import pytest
 
 from sagagraph.agents.headings import HeadingScanner, normalize_line, roman_value
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.pdf.loader import PaperLoader, check_paper
-from sagagraph.agents.pdf.parsing import load_paper, parse_paper
+from sagagraph.agents.pdf.loader import PaperLoader, check_paper, load_paper, parse_paper
 from sagagraph.errors import InputError, PaperLoadError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "papers"

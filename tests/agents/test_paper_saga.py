@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
-from sagagraph.agents.engine import PaperEngine
+from sagagraph.agents.engine import PaperEngine, Review, Summary, ValidationReport
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import PaperDeps
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import CompensatedKeyError, ConfigurationError, PaperLoadError

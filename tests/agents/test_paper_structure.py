@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from sagagraph.agents.offline_engine import OfflineEngine
-from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.pdf.parsing import load_paper, parse_paper
+from sagagraph.agents.pdf.loader import PaperLoader, load_paper, parse_paper
 from sagagraph.agents.validation_rules import REQUIRED_PARTS
 from tests.support.synthetic_papers import INVALID_CASES, VALID_CASES
 

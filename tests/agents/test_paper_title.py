@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pypdf import PdfReader, PdfWriter
 
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 from tests.support.synthetic_papers import BODY, Builder, write_paper
 
 
@@ -74,7 +74,7 @@ def test_without_a_larger_line_the_first_title_like_line_is_used(tmp_path: Path)
 
 
 def test_an_accent_set_apart_over_a_dotless_i_is_put_back() -> None:
-    from sagagraph.agents.pdf.title import tidy_title
+    from sagagraph.agents.pdf.pages import tidy_title
 
     assert tidy_title("Diagnóstico de Patolog \u0301ıas en Pacientes") == (
         "Diagnóstico de Patologías en Pacientes"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sagagraph.agents.quote_check import PageKeys, check_point, quote_point, verify_review
-from sagagraph.agents.schemas import Review
+from sagagraph.agents.engine import Review
+from sagagraph.agents.reply_checks import PageKeys, check_point, quote_point, verify_review
 
 PAGES = (
     "Checkpointed Sagas\nWe propose a compen-\nsation protocol that is signi\ufb01cant for\n"

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from sagagraph.agents.offline_review import offline_review
+from sagagraph.agents.engine import Review
+from sagagraph.agents.offline_engine import offline_review
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.pdf.parsing import parse_paper
-from sagagraph.agents.schemas import Review
+from sagagraph.agents.pdf.loader import parse_paper
 from tests.agents.review_judge import Claim, claim_of, quotes_of, same_passage
 from tests.support.output_checks import assert_review_is_grounded
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from sagagraph.agents.offline_review import offline_review
+from sagagraph.agents.engine import Review
+from sagagraph.agents.offline_engine import offline_review
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.pdf.parsing import parse_paper
-from sagagraph.agents.schemas import Review
+from sagagraph.agents.pdf.loader import parse_paper
 from tests.agents.review_judge import claim_of
 from tests.support.output_checks import assert_review_is_grounded
 

@@ -20,9 +20,9 @@ from functools import cache
 
 import pytest
 
+from sagagraph.agents.engine import Review
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.schemas import Review
 from sagagraph.errors import PaperLoadError
 from tests.agents.review_judge import (
     Judged,

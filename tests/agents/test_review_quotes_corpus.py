@@ -18,7 +18,7 @@ from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.openai_engine import OpenAIEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.quote_check import as_quoted
+from sagagraph.agents.reply_checks import as_quoted
 from tests.agents.test_corpus import VALID
 from tests.support.openai_server import ScriptedOpenAIServer, quoted, structured
 from tests.support.output_checks import assert_review_is_grounded

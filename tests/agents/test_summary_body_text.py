@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 
 from sagagraph.agents.offline_summary import debris_kind, offline_summary, usable
-from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.pdf.parsing import parse_paper
-from sagagraph.agents.text_repair import lost_ligatures, repair_words, split_run_together
-from sagagraph.agents.words import split_sentences
+from sagagraph.agents.pdf.loader import PaperLoader, parse_paper
+from sagagraph.agents.words import lost_ligatures, repair_words, split_run_together, split_sentences
 from tests.agents.test_corpus import VALID
 from tests.support.services import CORPUS
 

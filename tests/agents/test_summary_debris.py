@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 
 from sagagraph.agents.offline_summary import offline_summary
-from sagagraph.agents.pdf.parsing import parse_paper
+from sagagraph.agents.pdf.loader import parse_paper
 from tests.agents.review_judge import holds_number, summary_debris
 from tests.support.output_checks import assert_summary_is_prose
 from tests.support.synthetic_papers import _sentences

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sagagraph.agents.offline_summary import offline_summary
-from sagagraph.agents.pdf.parsing import parse_paper
+from sagagraph.agents.pdf.loader import parse_paper
 from sagagraph.agents.words import exact_subset, fit_whole_sentences, split_sentences
 from tests.support.output_checks import assert_summary_covers_the_paper, assert_summary_is_prose
 from tests.support.synthetic_papers import _sentences

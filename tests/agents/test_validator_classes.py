@@ -12,17 +12,17 @@ import itertools
 
 import pytest
 
+from sagagraph.agents.engine import PartFound, ValidationReport
 from sagagraph.agents.headings import HeadingScanner, is_debris, known_heading
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import PaperDeps, ValidatorAgent
-from sagagraph.agents.pdf.layout import PageLayout
-from sagagraph.agents.pdf.page_cleaning import clean_pages, repair_slashed_marks
-from sagagraph.agents.pdf.parsing import UNHEADED_REFERENCES, parse_paper
-from sagagraph.agents.plan_signals import SELF_NAMED, plan_signals
-from sagagraph.agents.schemas import PartFound, ValidationReport
+from sagagraph.agents.pdf.loader import UNHEADED_REFERENCES, parse_paper
+from sagagraph.agents.pdf.pages import PageLayout, clean_pages, repair_slashed_marks
 from sagagraph.agents.validation_rules import (
     REQUIRED_PARTS,
+    SELF_NAMED,
     UNHEADED_INTRODUCTION,
+    plan_signals,
     validation_report,
 )
 from sagagraph.saga.protocol import StepContext

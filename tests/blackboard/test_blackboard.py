@@ -24,7 +24,7 @@ from sagagraph.agents.paper_blackboard import (
     strip_refinement,
 )
 from sagagraph.agents.paper_saga import PAPER_STEPS, paper_saga_definition
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 from sagagraph.blackboard.board import BoardEntry, add_entries, entry, is_live, withdrawals
 from sagagraph.blackboard.builder import build_blackboard_graph
 from sagagraph.checkpoints.factory import open_checkpointer

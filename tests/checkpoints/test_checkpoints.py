@@ -20,9 +20,9 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
+from sagagraph.checkpoints.saga_index import saga_ids
 from sagagraph.checkpoints.savers import SagaSqliteSaver
 from sagagraph.checkpoints.urls import redact_url
-from sagagraph.graph.saga_threads import saga_ids
 from tests.support.toy_saga import Crash, Journal, Plan, SimulatedCrash, saga_app, toy_saga
 
 

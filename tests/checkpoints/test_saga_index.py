@@ -28,11 +28,11 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
-from sagagraph.checkpoints import saga_metadata
+from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import latest_checkpoints
-from sagagraph.cli.listing import row, stamped_row
 from sagagraph.graph.recover import open_sagas, waiting_sagas
 from sagagraph.graph.runner import initial_state, saga_config
+from sagagraph.graph.stored import orchestrated_rows, read_view, row_of_summary, row_of_view
 
 STEPS = ("first", "second", "third")
 
@@ -108,9 +108,11 @@ def test_a_finished_sagas_row_from_its_summary_is_the_row_from_its_state(
         finished = [s for s in ours(prefix, checkpointer) if expected[s.saga_id] != "running"]
         assert len(finished) == 3
         for summary in finished:
-            view = saga_status(app, summary.saga_id)
-            label = app.get_state(saga_config(summary.saga_id)).values.get("label")
-            assert stamped_row(summary) == row(view, label, orphaned=False)
+            view = read_view(checkpointer, summary.saga_id)
+            assert view is not None
+            row = row_of_view(view)
+            row["text"] = view["label"] or ""  # a summary keeps the label, not the input
+            assert row_of_summary(summary) == row
 
 
 class Counter:
@@ -135,9 +137,6 @@ def blob_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter]:
 def test_list_and_recover_over_finished_sagas_read_no_blob(
     tmp_path: Path, blob_reads: Counter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sagagraph.cli.listing import orchestrated_rows
-    from sagagraph.config import Settings
-
     url = f"sqlite:///{tmp_path / 'index.sqlite'}"
     with open_checkpointer(url) as checkpointer:
         app = compiled(checkpointer)
@@ -148,8 +147,7 @@ def test_list_and_recover_over_finished_sagas_read_no_blob(
         assert unfinished_sagas(app) == []
         assert open_sagas(app) == [] and waiting_sagas(app) == []
         assert blob_reads.loads == 0
-        settings = Settings(db=url, outputs=str(tmp_path), llm="offline", model=None, bus="")
-        rows = orchestrated_rows(settings)
+        rows = list(orchestrated_rows(checkpointer))
         assert len(rows) == 20 and blob_reads.loads == 0
 
         fill(app, "mixed")
@@ -193,7 +191,7 @@ def test_the_async_saver_stamps_its_checkpoints(tmp_path: Path) -> None:
         "async-ok": (True, "completed"),
         "async-failed": (True, "rolled_back"),
     }
-    assert summaries["async-failed"].summary[saga_metadata.COMPENSATED] == list(reversed(STEPS))
+    assert summaries["async-failed"].summary[saga_index.COMPENSATED] == list(reversed(STEPS))
 
 
 def test_another_graphs_threads_in_the_same_checkpointer_are_not_sagas(tmp_path: Path) -> None:
@@ -203,7 +201,7 @@ def test_another_graphs_threads_in_the_same_checkpointer_are_not_sagas(tmp_path:
 
     from langgraph.graph import END, START, StateGraph
 
-    from sagagraph import SagaNotFoundError, saga_status
+    from sagagraph import SagaNotFoundError
 
     class Other(TypedDict, total=False):
         results: dict[str, int]

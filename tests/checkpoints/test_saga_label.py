@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sagagraph import build_saga_graph, open_checkpointer, run_saga, saga_config
-from sagagraph.checkpoints import saga_metadata as m
+from sagagraph.checkpoints import saga_index as m
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from tests.support.toy_saga import Journal, toy_saga
 

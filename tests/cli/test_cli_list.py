@@ -116,7 +116,8 @@ def test_resume_of_an_unknown_saga_says_why_and_of_a_choreographed_one_finds_it(
 ) -> None:
     assert main(["resume", "nope"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "sagagraph: error: saga 'nope': not found in sqlite:///sagagraph.sqlite"
+        "sagagraph: error: saga 'nope': not found in sqlite:///sagagraph.sqlite (checkpointer) "
+        "nor on sqlite:///sagagraph-events.sqlite (event log)"
     )
     assert list(tmp_path.iterdir()) == []
     assert main(["run", str(COMPLETE), "--mode", "choreography", "--saga-id", "ch"]) == 0

@@ -78,13 +78,14 @@ def test_status_and_list_name_a_dead_lettered_saga(
 ) -> None:
     from langgraph.graph import START
 
+    from sagagraph.agents.paper_app import PAPER_APP
     from sagagraph.agents.paper_saga import paper_saga_definition
     from sagagraph.checkpoints.factory import open_checkpointer
     from sagagraph.graph.builder import build_saga_graph
+    from sagagraph.graph.definitions import WORKER_KEY
     from sagagraph.graph.runner import initial_state, saga_config
     from sagagraph.saga.view import QUEUED, make_event
     from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
-    from sagagraph.workers.references import PAPER_APP, WORKER_KEY
 
     def queued_state(saga_id: str) -> dict[str, object]:
         """What ``submit`` records for a saga it puts on the queue."""
@@ -132,8 +133,9 @@ def test_status_and_list_name_a_dead_lettered_saga(
 
 def queued_state(saga_id: str, saga_input: dict[str, Any], queue: str) -> dict[str, Any]:
     """The values ``submit`` writes for a queued saga (its input names the queue)."""
+    from sagagraph.agents.paper_app import PAPER_APP
+    from sagagraph.graph.definitions import WORKER_KEY
     from sagagraph.graph.runner import initial_state
-    from sagagraph.workers.references import PAPER_APP, WORKER_KEY
 
     recorded = saga_input | {WORKER_KEY: {"app": PAPER_APP, "queue": queue}}
     return initial_state(saga_id, recorded) | {"status": "queued"}

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
+from sagagraph.agents.paper_app import PaperSettings as Settings
 from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.agents.pdf.loader import PaperLoader
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.compare import compare_routers, disagreements, output_digest, render_comparison
-from sagagraph.config import Settings
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.builder import build_saga_graph
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import saga_status
 from sagagraph.saga.protocol import SagaDefinition
 from tests.graph.test_llm_router import (
@@ -285,9 +285,9 @@ def test_compare_from_settings_uses_the_paper_saga_and_the_configured_models(
     monkeypatch.delenv("SAGAGRAPH_STRUCTURED_OUTPUT", raising=False)
     monkeypatch.delenv("SAGAGRAPH_MODEL", raising=False)
     db = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
-    settings = Settings.resolve(db=db, outputs=str(tmp_path / "out"), llm="offline")
+    settings = Settings.resolve(outputs=str(tmp_path / "out"), llm="offline")
     papers = [EXAMPLES / "complete_paper.md", EXAMPLES / "incomplete_paper.md"]
-    rows = compare_routers(papers, settings=settings)
+    rows = compare_routers(papers, settings=settings, db=db)
     assert [r["status"] for r in rows] == ["completed", "completed", "rolled_back", "rolled_back"]
     assert disagreements(rows) == []
     assert len(server.requests) == 5
@@ -305,9 +305,9 @@ def test_compare_without_a_router_model_says_what_to_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    settings = Settings.resolve(db="memory://", outputs=str(tmp_path / "out"), llm="offline")
+    settings = Settings.resolve(outputs=str(tmp_path / "out"), llm="offline")
     with pytest.raises(ConfigurationError, match=r"LLM router needs a chat model.*OPENAI_API_KEY"):
-        compare_routers([EXAMPLES / "complete_paper.md"], settings=settings)
+        compare_routers([EXAMPLES / "complete_paper.md"], settings=settings, db="memory://")
 
 
 def test_compare_shows_the_route_an_llm_router_chose_differently(
@@ -328,10 +328,8 @@ def test_compare_shows_the_route_an_llm_router_chose_differently(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-compare")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.delenv("SAGAGRAPH_STRUCTURED_OUTPUT", raising=False)
-    settings = Settings.resolve(
-        db="memory://", outputs=str(tmp_path / "out"), llm="offline", pipeline="adaptive"
-    )
-    rows = compare_routers([EXAMPLES / "complete_paper.md"], settings=settings)
+    settings = Settings.resolve(outputs=str(tmp_path / "out"), llm="offline", pipeline="adaptive")
+    rows = compare_routers([EXAMPLES / "complete_paper.md"], settings=settings, db="memory://")
     routes = {r["router"]: r["route"] for r in rows}
     assert routes == {
         "deterministic": ["validator", "reviewer", "reproducibility", "summarizer", "finish"],

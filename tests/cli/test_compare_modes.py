@@ -4,29 +4,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from sagagraph.agents.paper_app import PaperSettings as Settings
 from sagagraph.compare_modes import MODES, compare_modes, parse_modes, render_mode_comparison
-from sagagraph.config import Settings
 from sagagraph.errors import ConfigurationError
 from tests.cli.test_recovery_cli import PAPER, sagagraph
 
 TWO_PAPERS = ("papers/attention_1706.03762v7.pdf", "papers/dpr_2004.04906.pdf")
 
 
-def settings_in(tmp_path: Path) -> Settings:
-    return Settings.resolve(
-        db=f"sqlite:///{tmp_path / 'sagas.sqlite'}",
-        outputs=str(tmp_path / "outputs"),
-        llm="offline",
-        bus="memory://",
-    )
+def settings_in(tmp_path: Path) -> dict[str, Any]:
+    """compare_modes' settings and stores, kept under ``tmp_path``."""
+    settings = Settings.resolve(outputs=str(tmp_path / "outputs"), llm="offline")
+    return {
+        "settings": settings,
+        "db": f"sqlite:///{tmp_path / 'sagas.sqlite'}",
+        "bus": "memory://",
+    }
 
 
 def test_two_corpus_papers_end_alike_under_the_three_styles(corpus: Path, tmp_path: Path) -> None:
     papers = [corpus / name for name in TWO_PAPERS]
-    rows = compare_modes(papers, settings=settings_in(tmp_path))
+    rows = compare_modes(papers, **settings_in(tmp_path))
 
     assert [(Path(r["paper"]).name, r["mode"]) for r in rows] == [
         (Path(p).name, mode) for p in TWO_PAPERS for mode in MODES
@@ -65,7 +67,7 @@ def test_two_corpus_papers_end_alike_under_the_three_styles(corpus: Path, tmp_pa
 
 
 def test_a_failure_injected_into_every_mode_rolls_each_back(tmp_path: Path) -> None:
-    rows = compare_modes([PAPER], settings=settings_in(tmp_path), fail_at="summarizer")
+    rows = compare_modes([PAPER], **settings_in(tmp_path), fail_at="summarizer")
     assert [(r["mode"], r["status"], r["outputs"]) for r in rows] == [
         (mode, "rolled_back", {}) for mode in MODES
     ]

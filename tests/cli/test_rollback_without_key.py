@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from sagagraph.agents.pdf.parsing import load_paper
+from sagagraph.agents.pdf.loader import load_paper
 from tests.agents.test_openai_engine import sample_responder
 from tests.agents.test_paper_saga import visible_files
 from tests.support.kill_saver import KILL_EXIT_CODE

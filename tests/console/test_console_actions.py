@@ -82,7 +82,11 @@ def test_the_table_takes_a_new_action_in_one_call() -> None:
         return request.view
 
     extra = Action(
-        "note-only", "Note", "does nothing", lambda view: view.get("status") == "completed", nothing
+        "note-only",
+        "Note",
+        "does nothing",
+        lambda view, _: view.get("status") == "completed",
+        nothing,
     )
     try:
         register_action(extra)

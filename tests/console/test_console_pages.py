@@ -36,7 +36,7 @@ def test_the_list_shows_every_saga_newest_first_with_its_status(shown: Stores) -
     [
         ("?status=rolled_back", ["undone"]),
         ("?status=operator", ["stuck"]),
-        ("?status=orphaned", ["lettered", "orphan"]),
+        ("?status=orphaned", ["orphan"]),  # a dead-lettered saga is not orphaned
         ("?status=dead_letter", ["lettered"]),
         ("?q=STUCK", ["stuck"]),
         ("?q=complete_paper", ["lettered", "orphan", "stuck", "undone", "done"]),

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from sagagraph.config import Settings
+from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
 from sagagraph.console.actions import ACTIONS, ActionRequest, cancellable, queue_of, requeueable
 from sagagraph.console.source import SagaSource
+from sagagraph.graph.definitions import WORKER_KEY, Definitions
 from sagagraph.workers.address import queue_address
 from sagagraph.workers.broker import queue_counts
 from sagagraph.workers.control import SagaRequest, submit_sagas
 from sagagraph.workers.drive import DEAD_LETTERED, Driver
 from sagagraph.workers.ledger import open_ledger
-from sagagraph.workers.references import PAPER_APP, WORKER_KEY
 from tests.console.conftest import console, post, view
 from tests.support.console_sagas import PAPER, Stores
 from tests.support.queue_support import delete_queue, unique_queue
@@ -46,10 +46,10 @@ def stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Stores:
 
 def submit(stores: Stores, queue: str, saga_id: str) -> None:
     """The paper saga submitted to ``queue`` as ``sagagraph submit`` does; no worker runs it."""
-    settings = Settings.resolve(db=stores.db, outputs=str(stores.outputs), llm="offline")
-    recorded = settings.recorded() | {"router": "deterministic"}
-    saga_input = {"paper": str(PAPER), "settings": recorded}
-    (done,) = submit_sagas([SagaRequest(saga_input, saga_id)], queue=queue, db=stores.db)
+    settings = PaperSettings.resolve(outputs=str(stores.outputs), llm="offline")
+    saga_input = {"paper": str(PAPER), "settings": settings.recorded()}
+    request = SagaRequest(saga_input, saga_id)
+    (done,) = submit_sagas([request], app=PAPER_APP, queue=queue, db=stores.db)
     assert done.created and done.status == "queued"
 
 
@@ -58,7 +58,7 @@ def dead_letter(stores: Stores, queue: str, saga_id: str) -> None:
     with open_ledger(stores.db) as ledger:
         for _ in range(3):
             ledger.deliver(saga_id)
-    driver = Driver(stores.db, 3, frozenset([PAPER_APP]), queue_address(queue).name, print)
+    driver = Driver(stores.db, 3, Definitions.load([PAPER_APP]), queue_address(queue).name, print)
     try:
         assert driver.drive(saga_id) == DEAD_LETTERED
     finally:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sagagraph import ConfigurationError
-from sagagraph.config import load_alert_hook
+from sagagraph.saga.records import load_alert_hook
 from tests.cli.test_recovery_cli import PAPER, clean_env
 
 REPO = Path(__file__).resolve().parents[2]

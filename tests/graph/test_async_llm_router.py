@@ -19,7 +19,7 @@ from langchain_openai import ChatOpenAI
 from sagagraph import build_saga_graph, open_checkpointer, run_saga
 from sagagraph.checkpoints.async_factory import open_async_checkpointer
 from sagagraph.graph.async_runner import arun_saga
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, structured
 from tests.support.toy_saga import Journal, comparable, toy_saga
 

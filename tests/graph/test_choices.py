@@ -15,7 +15,7 @@ from sagagraph.blackboard.builder import build_blackboard_graph
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import StepError
 from sagagraph.graph.builder import build_saga_graph, successors
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import run_saga
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult, participant
 from tests.support.openai_server import ScriptedOpenAIServer, request_text, structured

@@ -27,9 +27,9 @@ from sagagraph import (
 )
 from sagagraph.graph.compensation import undo_plan
 from sagagraph.graph.state import SagaState
-from sagagraph.saga.escalation import AlertHooks
 from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import StepRecord
+from sagagraph.saga.records import AlertHooks
 from sagagraph.saga.view import Event, make_event
 from tests.support.toy_saga import (
     Crash,

@@ -26,7 +26,7 @@ from sagagraph import (
     saga_status,
     unfinished_sagas,
 )
-from sagagraph.saga.escalation import AlertHooks
+from sagagraph.saga.records import AlertHooks
 from tests.support.services import fresh_postgres_database
 from tests.support.toy_saga import Journal, Plan, SimulatedCrash, saga_app, toy_saga
 

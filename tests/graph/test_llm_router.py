@@ -21,8 +21,8 @@ from langchain_openai import ChatOpenAI
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.errors import ConfigurationError, StepError
 from sagagraph.graph.builder import build_saga_graph
-from sagagraph.graph.router_model import compact_view, parse_proposal_text, read_reply
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.llm_router import compact_view, parse_proposal_text, read_reply
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.graph.runner import run_saga, saga_config
 from sagagraph.saga.protocol import SagaDefinition, Step, StepContext, StepResult, participant
 from tests.support.openai_server import (

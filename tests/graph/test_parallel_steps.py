@@ -18,7 +18,7 @@ from sagagraph.choreography.topology import derive_choreography
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.runner import saga_config
-from sagagraph.saga.ids import new_saga_id
+from sagagraph.saga.names import new_saga_id
 from tests.agents.test_paper_saga import COMPLETE, paper_app, visible_files
 from tests.support.toy_saga import (
     FAST_RETRY,

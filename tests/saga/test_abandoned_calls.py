@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from sagagraph.errors import StepTimeoutError
-from sagagraph.saga.calls import (
+from sagagraph.saga.execution import (
     abandoned_calls,
     await_with_timeout,
     call_with_timeout,

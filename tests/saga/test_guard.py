@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sagagraph.saga.guard import FINISH, Accepted, Rejected, allowed_now, guard, normalise
+from sagagraph.saga.routes import FINISH, Accepted, Rejected, allowed_now, guard, normalise
 
 STEPS = ("validator", "reviewer", "summarizer")
 

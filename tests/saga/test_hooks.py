@@ -24,7 +24,7 @@ from sagagraph import (
     run_saga,
 )
 from sagagraph.choreography.runner import run_choreographed_saga
-from sagagraph.graph.approvals import approve_tool_call, reject_tool_call
+from sagagraph.graph.recover import approve_tool_call, reject_tool_call
 from sagagraph.saga.hooks import RouteDecision, combine_hooks
 from sagagraph.saga.view import Event, FailureRecord
 from tests.support.choreo_buses import fresh_bus
@@ -148,6 +148,7 @@ def test_the_async_runner_awaits_the_async_forms(journal: Journal) -> None:
 def test_a_hook_that_raises_is_logged_and_changes_nothing(
     journal: Journal, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.ERROR, logger="sagagraph")  # a CLI test may have raised it
     plan = Plan(failing={"s2"})
     with saga_app(toy_saga(2, journal, plan)) as app:
         calm = run_saga(app, {}, saga_id="calm")

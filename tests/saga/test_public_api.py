@@ -101,12 +101,21 @@ def test_a_builder_refuses_a_step_named_as_a_node_reserved_after_its_definition(
         RESERVED_NAMES.discard("style_node")
 
 
-def test_parsing_a_paper_never_imports_its_loader() -> None:
-    """The loader caches what parsing builds: parsing imports nothing of it, not even for types."""
-    tree = ast.parse((REPO / "sagagraph" / "agents" / "pdf" / "parsing.py").read_text())
-    imported = {
-        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+def test_loading_a_paper_never_imports_the_agents_that_judge_it() -> None:
+    """``agents/pdf`` builds a Paper from its headings: nothing else of the app, not even for
+    types (the validator's rules, the reviewer and the summarizer import it, never the other
+    way round)."""
+    imported = set()
+    for path in (REPO / "sagagraph" / "agents" / "pdf").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported |= {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sagagraph.")
+        }
+    app = {m for m in imported if m.startswith("sagagraph.agents.")}
+    assert "sagagraph.agents.pdf.files" in app  # the walk sees the modules' imports
+    assert app - {m for m in app if m.startswith("sagagraph.agents.pdf.")} == {
+        "sagagraph.agents.headings",
+        "sagagraph.agents.paper",
     }
-    assert "sagagraph.agents.pdf.parsing" not in imported
-    assert "sagagraph.agents.pdf.loader" not in imported
-    assert "sagagraph.agents.pdf.files" in imported  # the walk sees the module's imports

@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from sagagraph.errors import ConfigurationError
-from sagagraph.saga.guard import Accepted, Rejected, guard
 from sagagraph.saga.protocol import SagaDefinition, Step, StepResult, participant
 from sagagraph.saga.routes import (
     RULES,
+    Accepted,
+    Rejected,
     RouteQuestion,
     facts_for,
+    guard,
     next_by_rules,
     route_points,
     routing_options,

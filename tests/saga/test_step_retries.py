@@ -6,15 +6,14 @@ requests it receives; and ``--step-timeout`` bounds a hung model call.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from sagagraph.agents.paper_app import settings_of
 from sagagraph.cli import main
-from sagagraph.cli.apps import recorded_settings
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
 PAPER = Path(__file__).resolve().parents[2] / "examples" / "papers" / "complete_paper.md"
@@ -81,7 +80,7 @@ def test_step_timeout_bounds_a_hung_model_and_is_recorded_for_resume(
 
     # resume and recover rebuild the saga from what it recorded: the same timeout.
     recorded = {"input": {"settings": {"step_timeout": 0.5}}}
-    settings, _ = recorded_settings(recorded, argparse.Namespace())
+    settings = settings_of(recorded["input"])
     assert settings.step_timeout == 0.5
     assert main(["status", "hung", "--json"]) == 3
     capsys.readouterr()

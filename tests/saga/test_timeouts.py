@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sagagraph import Participant, Retry, SagaDefinition, Step, run_saga
+from sagagraph.agents.engine import Review, Summary, ValidationReport
 from sagagraph.agents.offline_engine import OfflineEngine
 from sagagraph.agents.paper import Paper
 from sagagraph.agents.paper_agents import (
@@ -27,7 +28,6 @@ from sagagraph.agents.paper_agents import (
 )
 from sagagraph.agents.paper_saga import PAPER_SAGA
 from sagagraph.agents.pdf.loader import PaperLoader
-from sagagraph.agents.schemas import Review, Summary, ValidationReport
 from sagagraph.agents.store import LEDGER_DIR, OutputStore
 from sagagraph.saga.protocol import Usage
 from tests.support.toy_saga import saga_app

@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.sdk.trace import ReadableSpan
 
 from sagagraph import Retry, arun_saga, build_blackboard_graph, build_saga_graph, run_saga
-from sagagraph.graph.router_options import RouterOptions
+from sagagraph.graph.routing import RouterOptions
 from sagagraph.saga import tracing
 from sagagraph.saga.tracing import continued_from, trace_carrier
 from tests.support.openai_server import ScriptedOpenAIServer

@@ -8,7 +8,6 @@ undo is refused, as a broken store would refuse it, until the process that ran i
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -101,14 +100,13 @@ def make_orphan(stores: Stores, saga_id: str = "orphan") -> None:
 def make_dead_letter(stores: Stores, saga_id: str = "lettered") -> None:
     """An orphan the work queue then dead-lettered: the event a queue worker records when it
     gives up on a saga's message (:mod:`sagagraph.workers.drive`), appended to its events."""
-    from sagagraph.cli.apps import inspection_app, settings_from
     from sagagraph.graph.runner import saga_config
     from sagagraph.saga.view import make_event
     from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
+    from tests.support.paper_apps import paper_app
 
     make_orphan(stores, saga_id)
     detail = "dead-lettered by queue sagas after 3 deliveries: its worker stopped each time"
     event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
-    settings = settings_from(argparse.Namespace(db=stores.db, bus=stores.bus))
-    with inspection_app(settings) as app:
+    with paper_app(stores.db, llm="offline") as app:
         app.update_state(saga_config(saga_id), {"events": [event]})

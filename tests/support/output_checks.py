@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import re
 
+from sagagraph.agents.engine import Review
 from sagagraph.agents.offline_summary import clean_text
 from sagagraph.agents.paper import Paper
-from sagagraph.agents.quote_check import QUOTED, verify_review
-from sagagraph.agents.schemas import Review
-from sagagraph.agents.text_repair import lost_ligatures, repair_words
-from sagagraph.agents.words import split_sentences
+from sagagraph.agents.reply_checks import QUOTED, verify_review
+from sagagraph.agents.words import lost_ligatures, repair_words, split_sentences
 
 DEBRIS = {
     "dangling opener": re.compile(r"^(?:Also|This|These|However)\b"),

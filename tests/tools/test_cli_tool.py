@@ -75,7 +75,8 @@ def test_each_step_says_when_it_starts_and_ends_and_so_does_each_compensation(
         ["+", "validator", "execute"],
         [">", "reviewer", "execute"],
         ["+", "reviewer", "execute"],
-        # --fail-at raises in place of the summarizer's execute: it fails without starting.
+        # --fail-at raises in place of the summarizer's execute: its attempt starts and fails.
+        [">", "summarizer", "execute"],
         ["x", "summarizer", "execute"],
     ]
     assert marks[: len(forward)] == forward

@@ -245,7 +245,9 @@ def test_reject_from_the_cli_rolls_the_saga_back(
     nowhere = cli("approve", view["saga_id"], "--db", db, "--app", "tests.nope:graph", env=env)
     assert nowhere.returncode == 2
     assert nowhere.stderr.count("\n") == 1
-    assert "--app 'tests.nope:graph': No module named 'tests.nope'" in nowhere.stderr
+    assert "--app 'tests.nope:graph': ModuleNotFoundError: No module named 'tests.nope'" in (
+        nowhere.stderr
+    )
     done = cli("reject", view["saga_id"], "--db", db, "--why", "over budget", "--json", env=env)
     assert done.returncode == 3, done.stderr
     rolled = json.loads(done.stdout)

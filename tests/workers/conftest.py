@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from sagagraph.cli.apps import paper_app
-from sagagraph.config import Settings
+from tests.support.paper_apps import paper_app
 from tests.support.queue_support import delete_queue, unique_queue
 
 
@@ -35,5 +34,5 @@ def env(
 @pytest.fixture
 def readers(postgres_url: str) -> Iterator[Any]:
     """The paper saga on the shared checkpointer, to read views and history."""
-    with paper_app(Settings.resolve(db=postgres_url, llm="offline"), "deterministic") as app:
+    with paper_app(postgres_url, llm="offline") as app:
         yield app

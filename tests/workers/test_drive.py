@@ -14,12 +14,12 @@ import pytest
 from langgraph.constants import START
 
 from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.graph.definitions import WORKER_KEY, CompiledSagas, Definitions
 from sagagraph.graph.runner import initial_state, saga_config, saga_status
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.view import QUEUED
 from sagagraph.workers.drive import DEAD_LETTERED, NEEDS_OPERATOR, NOT_MINE, Driver
 from sagagraph.workers.ledger import open_ledger
-from sagagraph.workers.references import WORKER_KEY, CompiledSagas
 from tests.support.toy_saga import Journal, toy_saga
 
 TOY = "tests.workers.test_drive:toy_factory"
@@ -38,7 +38,7 @@ def db(tmp_path: Path) -> str:
 @pytest.fixture
 def driver(db: str) -> Iterator[Driver]:
     lines: list[str] = []
-    found = Driver(db, 3, frozenset([TOY]), "q", lines.append)
+    found = Driver(db, 3, Definitions.load([TOY]), "q", lines.append)
     yield found
     found.close()
 
@@ -47,14 +47,16 @@ def queued(db: str, saga_id: str, saga_input: dict[str, Any]) -> None:
     """Record a saga ``queued`` as ``submit`` does (the broker is not needed here)."""
     saga_input = saga_input | {WORKER_KEY: {"app": TOY, "queue": "q"}}
     with open_checkpointer(db) as checkpointer:
-        app = CompiledSagas(checkpointer).app_for(saga_input)
+        view = {"saga_id": saga_id, "input": saga_input}
+        app = CompiledSagas(checkpointer, Definitions.load([TOY])).app_for(view)
         values = initial_state(saga_id, saga_input) | {"status": QUEUED}
         app.update_state(saga_config(saga_id), values, as_node=START)
 
 
 def view_of(db: str, saga_id: str, journal: Path) -> dict[str, Any]:
     with open_checkpointer(db) as checkpointer:
-        app = CompiledSagas(checkpointer).app_for({"journal": str(journal)})
+        view = {"saga_id": saga_id, "input": {"journal": str(journal), WORKER_KEY: {"app": TOY}}}
+        app = CompiledSagas(checkpointer, Definitions.load([TOY])).app_for(view)
         return saga_status(app, saga_id)
 
 
@@ -104,7 +106,7 @@ def test_a_cancel_request_compensates_before_the_next_step(
 def test_a_factory_the_worker_was_not_given_is_not_run(db: str, tmp_path: Path) -> None:
     journal = tmp_path / "journal.sqlite"
     queued(db, "elsewhere", {"journal": str(journal)})
-    other = Driver(db, 3, frozenset(["sagagraph.cli.workers:paper_saga"]), "q", print)
+    other = Driver(db, 3, Definitions.load(["sagagraph.agents.paper_app:paper_saga"]), "q", print)
     try:
         assert other.drive("elsewhere") == NOT_MINE
     finally:

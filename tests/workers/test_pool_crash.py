@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from sagagraph.config import Settings
+from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
 from sagagraph.graph.runner import saga_status
 from sagagraph.workers import SagaRequest, submit_sagas
 from tests.support.queue_support import (
@@ -56,13 +56,13 @@ def test_killed_workers_lose_no_saga_and_repeat_no_committed_step(
         with counting_server(COUNT, delay=0.3) as (server, model):
             monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
             monkeypatch.setenv("OPENAI_API_KEY", "sk-test-submitter")
-            settings = Settings.resolve(db=postgres_url, outputs=str(outputs), llm="openai")
-            recorded = settings.recorded() | {"router": "deterministic"}
+            settings = PaperSettings.resolve(outputs=str(outputs), llm="openai")
+            recorded = settings.recorded()
             requests = [
                 SagaRequest({"paper": str(p), "settings": recorded}, saga_id, f)
                 for p, saga_id, f in zip(papers, ids, fail_at, strict=True)
             ]
-            submit_sagas(requests, queue=queue, db=postgres_url)
+            submit_sagas(requests, app=PAPER_APP, queue=queue, db=postgres_url)
             env = worker_env(server.base_url)
             flags = ["--db", postgres_url, "--queue", queue, "--concurrency", "3"]
 

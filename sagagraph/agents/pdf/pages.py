@@ -1,19 +1,217 @@
-"""Cleaning page lines before headings are looked for: what a page prints that is not body text.
+"""What a PDF's pages show besides their running text: how lines are set, the title, and what
+a page prints that is not body text.
 
-A PDF page carries a running header and footer (journal name, authors, page number), footnotes
-and author notes at its foot, sometimes a table of contents, and words hyphenated across line
-breaks. Each of these is removed here, or set apart (notes and the contents stay available as
-evidence), so the sections of a :class:`~sagagraph.agents.paper.Paper` hold only the body.
+Layout evidence of headings: pypdf's ``extract_text(visitor_text=...)`` reports every run of
+text with its font and size. :class:`PageStyles` groups the runs of one page into lines (same
+baseline) and remembers each line's size and weight. :func:`page_layouts` then compares every
+line with the body size of the whole document (the size that carries most characters) and
+keeps, page by page, the short lines that stand out (and the small ones: notes, captions): the
+headings a publisher's layout marks even when their words or numbering are unusual. Text
+patterns still decide what a heading is; layout only vouches.
+
+The title, read off the first page's layout: PDF metadata titles are often stale ("Art in
+Machine Learning" for a paper printed as "Creativity in Machine Learning") or empty, and the
+first text lines are often a journal's running head or the author line. The title is what the
+page sets largest in its upper half: :class:`TitleRuns` collects the first page's text runs
+with their size and position from pypdf's text visitor, and :func:`layout_title` takes the
+lines set at the largest size, in reading order, with the spacing of the page's extracted text.
+
+Cleaning page lines before headings are looked for: a PDF page carries a running header and
+footer (journal name, authors, page number), footnotes and author notes at its foot, sometimes
+a table of contents, and words hyphenated across line breaks. :func:`clean_pages` removes each
+of these, or sets it apart (notes and the contents stay available as evidence), so the
+sections of a :class:`~sagagraph.agents.paper.Paper` hold only the body.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from sagagraph.agents.headings import known_heading, normalize_title
+from sagagraph.agents.headings import known_heading, normalize_line, normalize_title
+
+LARGER = 1.12
+"""A line at least this many times the body size counts as larger."""
+SMALLER = 0.9
+"""A line at most this many times the body size counts as smaller (notes, captions)."""
+MAX_HEADING_WORDS = 16
+"""Lines longer than this are prose, however they are set."""
+_BOLD_MARKS = ("bold", "black", "heavy", "semibold", "demi", "cmbx", "cmb10", "-bd", ",bd")
+
+
+def _is_bold(font: Any) -> bool:
+    try:
+        name = str(font.get("/BaseFont", "")).lower() if font is not None else ""
+    except Exception:  # a damaged font dictionary only loses the weight
+        return False
+    return any(mark in name for mark in _BOLD_MARKS)
+
+
+@dataclass
+class PageStyles:
+    """Collects the styled lines of one page from pypdf's text visitor."""
+
+    lines: dict[float, list[tuple[str, float, bool]]] = field(default_factory=dict)
+    """Text runs by baseline: ``(text, size, bold)``."""
+    _bold: dict[int, tuple[Any, bool]] = field(default_factory=dict)
+    """Weight of each font dictionary seen on the page, by ``id`` (the font kept alive)."""
+
+    def visit(self, text: Any, cm: Any, tm: Any, font: Any, size: Any) -> None:
+        """pypdf's ``visitor_text`` callback; kept small because it runs for every text run."""
+        if not isinstance(text, str) or not text.strip():
+            return
+        scale = abs(float(tm[3]) * float(cm[3])) or 1.0
+        y = round(float(tm[5]) * float(cm[3]) + float(cm[5]), 1)
+        known = self._bold.get(id(font))
+        if known is None or known[0] is not font:
+            known = self._bold[id(font)] = (font, _is_bold(font))
+        self.lines.setdefault(y, []).append((text, float(size or 0) * scale, known[1]))
+
+    def styled(self) -> list[tuple[str, float, bool]]:
+        """One ``(text, largest size, all bold)`` per line, in no particular order."""
+        out = []
+        for runs in self.lines.values():
+            text = normalize_line("".join(t for t, _, _ in runs))
+            if text:
+                out.append((text, max(s for _, s, _ in runs), all(b for _, _, b in runs)))
+        return out
+
+
+def body_size(pages: Sequence[Sequence[tuple[str, float, bool]]]) -> float:
+    """The font size that carries most characters over the document (0 when unknown)."""
+    weight: Counter[float] = Counter()
+    for lines in pages:
+        for text, size, _ in lines:
+            weight[round(size, 1)] += len(text)
+    return weight.most_common(1)[0][0] if weight else 0.0
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """What the layout says about one page's lines (texts with whitespace folded)."""
+
+    emphasized: frozenset[str] = frozenset()
+    """Short lines set larger than the body, or bold at body size: heading candidates."""
+    small: frozenset[str] = frozenset()
+    """Lines set smaller than the body: footnotes, author notes, captions, tables."""
+
+
+def page_layouts(pages: Sequence[Sequence[tuple[str, float, bool]]]) -> list[PageLayout]:
+    """The :class:`PageLayout` of each page, against the document's body size."""
+    body = body_size(pages)
+    out: list[PageLayout] = []
+    for lines in pages:
+        emphasized: set[str] = set()
+        small: set[str] = set()
+        if body > 0:
+            for text, size, bold in lines:
+                if size <= SMALLER * body:
+                    small.add(text)
+                elif len(text.split()) <= MAX_HEADING_WORDS and (
+                    size >= LARGER * body or (bold and size >= 0.95 * body)
+                ):
+                    emphasized.add(text)
+        out.append(PageLayout(frozenset(emphasized), frozenset(small)))
+    return out
+
+
+MAX_TITLE_WORDS = 40
+"""More words than this at the largest size is not a title (a poster's body, a cover)."""
+_NOTICE = re.compile(
+    r"arxiv|©|copyright|doi\b|issn|https?:|www\.|proceedings|\bvol\.|preprint|to appear|"
+    r"journal of|transactions on|printed in",
+    re.IGNORECASE,
+)
+
+
+def _squeeze(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+@dataclass
+class TitleRuns:
+    """The upright text runs of one page, by baseline: ``y -> [(text, size)]``."""
+
+    lines: dict[float, list[tuple[str, float]]] = field(default_factory=dict)
+
+    def visit(self, text: Any, cm: Any, tm: Any, font: Any, size: Any) -> None:
+        """pypdf's ``visitor_text`` callback; rotated text (an arXiv side stamp) is skipped."""
+        if not isinstance(text, str) or not text.strip():
+            return
+        if abs(float(tm[1])) > 1e-6 or abs(float(tm[2])) > 1e-6:
+            return
+        scale = abs(float(tm[3]) * float(cm[3])) or 1.0
+        y = round(float(tm[5]) * float(cm[3]) + float(cm[5]), 0)
+        self.lines.setdefault(y, []).append((text, float(size or 0) * scale))
+
+
+def layout_title(runs: TitleRuns, page_text: str) -> str:
+    """The title: the largest lines in the page's upper half, as the page text spells them.
+
+    '' when the layout says nothing useful (no sizes, a single word, a notice, too long).
+    """
+    sized = [
+        (y, max(s for _, s in parts), "".join(t for t, _ in parts))
+        for y, parts in runs.lines.items()
+    ]
+    sized = [(y, s, t) for y, s, t in sized if sum(c.isalpha() for c in t) >= 2 and s > 0]
+    if not sized:
+        return ""
+    top, bottom = max(y for y, _, _ in sized), min(y for y, _, _ in sized)
+    upper = [(y, s, t) for y, s, t in sized if y >= bottom + 0.45 * (top - bottom)]
+    upper = [(y, s, t) for y, s, t in upper if not _NOTICE.search(t)]
+    if not upper:
+        return ""
+    largest = max(s for _, s, _ in upper)
+    body = sorted(s for _, s, _ in sized)[len(sized) // 2]
+    if largest < 1.1 * body:  # nothing stands out: no title by layout
+        return ""
+    ordered = sorted(upper, key=lambda line: -line[0])
+    first = next(i for i, (_, s, _) in enumerate(ordered) if s >= 0.97 * largest)
+    block = []
+    for _, s, t in ordered[first:]:
+        if s < 0.97 * largest:
+            break
+        block.append(t)
+    return _as_printed(block, page_text)
+
+
+def _as_printed(block: list[str], page_text: str) -> str:
+    """The title lines with the page text's spacing (runs may lack the spaces between them)."""
+    wanted = _squeeze("".join(block))
+    lines = [normalize_line(line) for line in page_text.splitlines()]
+    lines = [line for line in lines if line]
+    for i in range(len(lines)):
+        taken: list[str] = []
+        for line in lines[i : i + 6]:
+            taken.append(line)
+            got = _squeeze(" ".join(taken))
+            if got == wanted:
+                return tidy_title(" ".join(taken))
+            if not wanted.startswith(got):
+                break
+    return tidy_title(normalize_line(" ".join(block)))
+
+
+# TeX sets an accent over a dotless i apart from it: "Patolog ́ıas" is "Patologías".
+_LOOSE_MARK = re.compile(r"\s?([\u0300-\u036f])\s?([A-Za-zı])")
+
+
+def tidy_title(title: str) -> str:
+    """``title`` with loose accents put on their letters; '' when it has too few or too many
+    words to be a title."""
+    title = unicodedata.normalize(
+        "NFC", _LOOSE_MARK.sub(lambda m: m.group(2).replace("ı", "i") + m.group(1), title)
+    )
+    words = title.split()
+    if not 2 <= len(words) <= MAX_TITLE_WORDS:
+        return ""
+    return title
+
 
 Lines = list[tuple[int, str]]
 """``(page, line)`` pairs in reading order."""

@@ -1,24 +1,78 @@
-"""The hooks a graph's nodes tell, and how a run hands its own to them.
+"""The hooks of a saga graph, and what its builder remembers of it.
 
-A node tells, in this order: OpenTelemetry's hooks (while an SDK tracer provider is
-installed: nothing to tell otherwise), the graph's own (its builder's
-``hooks=``), the run's (``config["configurable"]["sagagraph_hooks"]``, which the runners set
-from their ``hooks=`` argument; LangGraph stores no object of ``configurable`` in a
-checkpoint), and, when the run's config carries LangChain callbacks (LangSmith, a handler of
-your own), LangChain custom events for them (:class:`LangChainEvents`).
+What each graph was built for. ``build_saga_graph`` (and the blackboard's builder) remember
+the definition and the hooks of each graph they build (:func:`remember_graph`); a graph
+compiled from it keeps that graph as its public ``builder``. ``run_saga`` and ``arun_saga``
+find the definition there and call its ``check_input`` before anything is written
+(:func:`check_new_input`); every runner tells the graph's hooks what it observes besides its
+nodes (:func:`hooks_of`). Nothing is put in the graph itself: a node's metadata would travel
+into every run's config and traces. A weak mapping: remembering a graph never keeps it alive.
+
+The hooks a node tells, in this order: OpenTelemetry's hooks (while an SDK tracer provider is
+installed: nothing to tell otherwise), the graph's own (its builder's ``hooks=``), the run's
+(``config["configurable"]["sagagraph_hooks"]``, which the runners set from their ``hooks=``
+argument; LangGraph stores no object of ``configurable`` in a checkpoint), and, when the
+run's config carries LangChain callbacks (LangSmith, a handler of your own), LangChain custom
+events for them (:class:`LangChainEvents`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+from weakref import WeakKeyDictionary
 
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.runnables import RunnableConfig
 
 from sagagraph.saga.hooks import RouteDecision, SagaHooks, combine_hooks
+from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.tracing import OPEN_TELEMETRY, tracer
 from sagagraph.saga.view import Event, FailureRecord
+
+
+class _Built(NamedTuple):
+    definition: SagaDefinition
+    hooks: SagaHooks | None
+
+
+_graphs: WeakKeyDictionary[Any, _Built] = WeakKeyDictionary()
+
+
+def remember_graph(graph: Any, definition: SagaDefinition, hooks: SagaHooks | None) -> None:
+    """Record that ``graph`` (an uncompiled StateGraph) runs ``definition``, with ``hooks``."""
+    _graphs[graph] = _Built(definition, hooks)
+
+
+def _built(app: Any) -> _Built | None:
+    builder = getattr(app, "builder", app)
+    try:
+        return _graphs.get(builder)
+    except TypeError:  # neither hashable nor weakly referable: not a graph we built
+        return None
+
+
+def definition_of(app: Any) -> SagaDefinition | None:
+    """The definition a compiled saga graph (or its uncompiled graph) runs; None when it was
+    not built by sagagraph's builders."""
+    built = _built(app)
+    return built.definition if built is not None else None
+
+
+def hooks_of(app: Any) -> SagaHooks | None:
+    """The hooks a compiled saga graph was built with (its builder's ``hooks=``)."""
+    built = _built(app)
+    return built.hooks if built is not None else None
+
+
+def check_new_input(app: Any, input: Mapping[str, Any]) -> None:
+    """Run the ``check_input`` of the definition behind ``app`` on a new saga's ``input``;
+    InputError (from the check) when the saga cannot use it."""
+    definition = definition_of(app)
+    if definition is not None and definition.check_input is not None:
+        definition.check_input(input)
+
 
 HOOKS_KEY: Final = "sagagraph_hooks"
 """The ``configurable`` key of a run's hooks."""

@@ -1,0 +1,60 @@
+"""Where sagas live: the checkpointer (orchestrated sagas), the event log (choreographed ones)
+and the work queue, by URL.
+
+Every surface opens the same three stores from the same flags and variables: ``--db`` or
+``SAGAGRAPH_DB``, ``--bus`` or ``SAGAGRAPH_BUS`` (``SAGAGRAPH_AMQP_URL``), ``--queue`` or
+``SAGAGRAPH_QUEUE``. Nothing is created to read: a SQLite file that does not exist holds no
+sagas yet.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from sagagraph.checkpoints.factory import open_checkpointer
+from sagagraph.checkpoints.urls import default_bus_url, default_db_url, redact_url, sqlite_path
+
+
+@dataclass(frozen=True)
+class SagaStore:
+    """The URLs of a deployment's checkpointer (``db``), event log (``bus``) and work queue
+    (``queue``; None: ``SAGAGRAPH_QUEUE``, else the local RabbitMQ)."""
+
+    db: str
+    bus: str
+    queue: str | None = None
+
+    @classmethod
+    def from_env(
+        cls, db: str | None = None, bus: str | None = None, queue: str | None = None
+    ) -> SagaStore:
+        """The URLs given, else the environment's, else the defaults."""
+        return cls(
+            db=db or default_db_url(),
+            bus=bus or default_bus_url(),
+            queue=queue or os.environ.get("SAGAGRAPH_QUEUE") or None,
+        )
+
+    def has_checkpoints(self) -> bool:
+        """False only for a SQLite checkpointer whose file does not exist yet."""
+        return not self.db.startswith("sqlite:///") or sqlite_path(self.db).exists()
+
+    @contextmanager
+    def checkpointer(self) -> Iterator[BaseCheckpointSaver[Any]]:
+        """The checkpointer, opened (and its tables set up) for the block."""
+        with open_checkpointer(self.db) as saver:
+            yield saver
+
+    def not_found(self, saga_id: str) -> str:
+        """``saga 'X': not found in DB (checkpointer) nor on BUS (event log)``, passwords
+        masked: a typo in ``--db`` shows at once."""
+        return (
+            f"saga {saga_id!r}: not found in {redact_url(self.db)} (checkpointer) "
+            f"nor on {redact_url(self.bus)} (event log)"
+        )
