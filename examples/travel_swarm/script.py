@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ROUTER_PREFIX = "You route a saga"
-"""How the LLM router's system prompt starts (sagagraph/prompts/router.txt)."""
+"""How the LLM router's system prompt starts (sagagraph/graph/prompts/router.txt)."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ from sagagraph.graph.hooks import graph_hooks, node_hooks
 from sagagraph.graph.llm_router import LLMRouter, router_prompt
 from sagagraph.graph.nodes import DualNode, saga_identity
 from sagagraph.graph.routing import RouterOptions, chosen, decision, telling
-from sagagraph.prompts import render_prompt
 from sagagraph.saga.drivers import Flow
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE
@@ -50,6 +49,7 @@ from sagagraph.saga.routes import (
     facts_from_records,
     next_by_rules,
 )
+from sagagraph.saga.templates import render_template
 from sagagraph.saga.view import make_event
 
 _FINAL = ("ok", "error", "timeout", "halted")
@@ -154,7 +154,7 @@ def make_controller(
     chooser: Router = BoardRules(definition, refinements)
     if router == "llm":
         options = router_options if router_options is not None else RouterOptions()
-        system = render_prompt(router_prompt(definition), finish=FINISH)
+        system = render_template("sagagraph.graph", router_prompt(definition), finish=FINISH)
         chooser = LLMRouter(router_model, options, system)
     built = graph_hooks(hooks)
 

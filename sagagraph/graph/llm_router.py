@@ -74,7 +74,6 @@ from sagagraph.graph.routing import (
     telling,
 )
 from sagagraph.graph.state import SagaState
-from sagagraph.prompts import render_prompt
 from sagagraph.redaction import redact
 from sagagraph.saga.drivers import Flow
 from sagagraph.saga.hooks import SagaHooks
@@ -93,6 +92,7 @@ from sagagraph.saga.routes import (
     next_by_rules,
     routing_options,
 )
+from sagagraph.saga.templates import render_template
 from sagagraph.saga.view import describe_error, make_event
 
 
@@ -427,7 +427,9 @@ def make_supervisor(
 ) -> DualNode[SagaState, Command[Any]]:
     """The ``supervisor`` node: asks the LLM router for the next step; returns a ``Command``."""
     router = LLMRouter(
-        router_model, options, render_prompt(router_prompt(definition), finish=FINISH)
+        router_model,
+        options,
+        render_template("sagagraph.graph", router_prompt(definition), finish=FINISH),
     )
     built = graph_hooks(hooks)
 
