@@ -134,6 +134,13 @@ def cmd_recover(args: argparse.Namespace) -> int:
             print_view(view, sys.stdout)
     views += done.views
     for view in done.waiting:
+        if view.get("dead_letter"):
+            saga_id = view["saga_id"]
+            say(
+                f"dead-lettered by the work queue: {saga_id} "
+                f"(sagagraph requeue {saga_id} | cancel {saga_id} | rollback {saga_id})"
+            )
+            continue
         how = service.definitions.cannot_act(view, "resolve") or (
             f"sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         )

@@ -308,8 +308,13 @@ class SagaService:
         with self.app(view, "reject", forward=False) as app:
             return reject_tool_call(app, saga_id, why, call=call, hooks=self.told(hooks))
 
-    def unfinished(self) -> tuple[Rows, Rows]:
-        """The orchestrated sagas ``recover`` takes up, and those waiting for an operator."""
+    def unfinished(self, *, compensate: bool = False) -> tuple[Rows, Rows]:
+        """The orchestrated sagas ``recover`` takes up, and those waiting for an operator.
+
+        A saga the work queue dead-lettered waits for an operator too (``requeue``,
+        ``cancel`` or ``rollback``): it took its workers down, so recovering it forward in
+        this process would only repeat that; rolling it back (``compensate``) runs no step.
+        """
         if not self.store.has_checkpoints():
             return [], []
         pending, waiting = [], []
@@ -318,7 +323,7 @@ class SagaService:
                 view = reading.read_view(saver, summary.saga_id)
                 if view is None:
                     continue
-                if view["waiting_for_operator"]:
+                if view["waiting_for_operator"] or (view.get("dead_letter") and not compensate):
                     waiting.append(view)
                 elif is_unfinished(view):
                     pending.append(view)
@@ -335,7 +340,7 @@ class SagaService:
         ``compensate``). A saga a live process holds, or one this process cannot build, is
         skipped (``recover_skipped``); one whose recovery fails does not stop the others
         (``recover_error``). ``on_saga`` hears each saga as it is taken up."""
-        pending, waiting = self.unfinished()
+        pending, waiting = self.unfinished(compensate=compensate)
         done = Recovered(waiting=waiting)
         for view in pending:
             saga_id = view["saga_id"]

@@ -44,7 +44,7 @@ from sagagraph.saga.ids import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app
-from sagagraph.workers.dead_letters import WORKER_STEP
+from sagagraph.workers.dead_letters import WORKER_STEP, keep_next_step
 from sagagraph.workers.drive import final_state
 from sagagraph.workers.ledger import open_ledger
 
@@ -273,6 +273,6 @@ def requeue_saga(
                 ledger.reset(saga_id)
             detail = "requeued" + (f": {note}" if note else "")
             event = make_event(WORKER_STEP, "resolve", "ok", detail=detail)
-            app.update_state(saga_config(saga_id), {"events": [event]})
+            keep_next_step(app, saga_id, {"events": [event]})
         publish_tasks(address, db, [saga_id], schedule)
         return saga_status(app, saga_id)

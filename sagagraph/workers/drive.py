@@ -34,7 +34,7 @@ from sagagraph.graph.state_view import finished_view
 from sagagraph.graph.stored import read_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import make_event
-from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
+from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP, keep_next_step
 from sagagraph.workers.ledger import WorkerLedger, open_ledger
 
 NEEDS_OPERATOR = "needs_operator"
@@ -151,5 +151,5 @@ class Driver:
             "its worker stopped each time"
         )
         event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
-        app.update_state(saga_config(saga_id), {"events": [event]})
+        keep_next_step(app, saga_id, {"events": [event]})
         self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")
