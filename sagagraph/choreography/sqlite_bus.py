@@ -67,6 +67,20 @@ CREATE TABLE IF NOT EXISTS bus_dead_letters (
 """
 
 
+
+NOT_A_BLOB = b"\x00"
+"""The first byte of a body that was not stored as a BLOB: no JSON text starts with it."""
+
+
+def stored_body(value: object) -> bytes:
+    """A row's ``body`` as bytes. A body stored as another type (TEXT, a number: any writer
+    of the log can add such a row) becomes bytes that :func:`decode` refuses, naming the
+    type, so the row is refused and recorded like any other malformed event instead of
+    stopping every agent and reader."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    return NOT_A_BLOB + f"bus_events.body stored as {type(value).__name__}, not BLOB".encode()
+
 class SqliteBus(LogBus):
     """The event log in a SQLite file; ``create=False`` reads without creating the file."""
 
@@ -126,7 +140,7 @@ class SqliteBus(LogBus):
                 )
                 .fetchall()
             )
-        return [(int(p), bytes(b)) for p, b in rows]
+        return [(int(p), stored_body(b)) for p, b in rows]
 
     def _entries(self, saga_ids: Collection[str] | None) -> list[bytes]:
         if self._conn is None:
@@ -134,14 +148,14 @@ class SqliteBus(LogBus):
         with self._lock:
             if saga_ids is None:
                 rows = self._conn.execute("SELECT body FROM bus_events ORDER BY position")
-                return [bytes(b) for (b,) in rows.fetchall()]
+                return [stored_body(b) for (b,) in rows.fetchall()]
             bodies: list[tuple[int, bytes]] = []
             for saga_id in set(saga_ids):
                 rows = self._conn.execute(
                     "SELECT position, body FROM bus_events WHERE saga_id = ? ORDER BY position",
                     (saga_id,),
                 )
-                bodies += [(int(p), bytes(b)) for p, b in rows.fetchall()]
+                bodies += [(int(p), stored_body(b)) for p, b in rows.fetchall()]
         return [b for _, b in sorted(bodies)]
 
     def cursor(self, consumer: str) -> int:
