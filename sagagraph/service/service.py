@@ -1,6 +1,10 @@
 """The application core: every surface (Python, the CLI, the console, the workers) acts on
 sagas through :class:`SagaService`'s typed operations, and reads them through its one query API.
 
+What an operator types (a resolve note, a rollback reason, a reject's or a cancel's why, who
+asked) goes into the saga's events; the operations redact it first, so a pasted key is never
+stored or printed, whichever surface it came through.
+
 A service holds a :class:`~sagagraph.service.store.SagaStore` (checkpointer, event log, work
 queue) and the :class:`~sagagraph.service.definitions.Definitions` it may act on. Reading
 needs no definition: ``get``, ``list`` and ``events`` show any saga of the stores. Acting on
@@ -30,6 +34,7 @@ from sagagraph.graph.recover import (
     rollback_saga,
 )
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
+from sagagraph.redaction import redact
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
 from sagagraph.saga.ids import validate_saga_id
 from sagagraph.saga.names import TERMINAL_STATUSES
@@ -261,7 +266,7 @@ class SagaService:
                 app,
                 saga_id,
                 cast(Literal["retry", "skip"], action),
-                note=note,
+                note=redact(note),
                 hooks=self.told(hooks),
             )
 
@@ -282,7 +287,13 @@ class SagaService:
                 f"take it off the queue with `sagagraph cancel {saga_id}`"
             )
         with self.app(view, "rollback", forward=False) as app:
-            return rollback_saga(app, saga_id, reason=reason, by=by, hooks=self.told(hooks))
+            return rollback_saga(
+                app,
+                saga_id,
+                reason=redact(reason),
+                by=None if by is None else redact(by),
+                hooks=self.told(hooks),
+            )
 
     def approve(
         self,
@@ -306,7 +317,7 @@ class SagaService:
         and the saga compensates."""
         view = self.orchestrated(saga_id, "reject")
         with self.app(view, "reject", forward=False) as app:
-            return reject_tool_call(app, saga_id, why, call=call, hooks=self.told(hooks))
+            return reject_tool_call(app, saga_id, redact(why), call=call, hooks=self.told(hooks))
 
     def unfinished(self, *, compensate: bool = False) -> tuple[Rows, Rows]:
         """The orchestrated sagas ``recover`` takes up, and those waiting for an operator.
@@ -400,7 +411,11 @@ class SagaService:
         from sagagraph.workers.control import cancel_saga
 
         return cancel_saga(
-            saga_id, by=by, why=why, queue=queue or self.store.queue, db=self.store.db
+            saga_id,
+            by=redact(by),
+            why=redact(why),
+            queue=queue or self.store.queue,
+            db=self.store.db,
         )
 
     def requeue(
@@ -415,5 +430,9 @@ class SagaService:
         from sagagraph.workers.control import requeue_saga
 
         return requeue_saga(
-            saga_id, queue=queue or self.store.queue, db=self.store.db, schedule=schedule, note=note
+            saga_id,
+            queue=queue or self.store.queue,
+            db=self.store.db,
+            schedule=schedule,
+            note=redact(note),
         )
