@@ -416,6 +416,7 @@ class SagaService:
             why=redact(why),
             queue=queue or self.store.queue,
             db=self.store.db,
+            definitions=self.definitions,
         )
 
     def requeue(
@@ -435,4 +436,5 @@ class SagaService:
             db=self.store.db,
             schedule=schedule,
             note=redact(note),
+            definitions=self.definitions,
         )
