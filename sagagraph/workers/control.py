@@ -111,7 +111,15 @@ def submit_sagas(
     with ExitStack() as stack:
         checkpointer = stack.enter_context(open_checkpointer(db))
         sagas = CompiledSagas(checkpointer, definitions)
-        recorded = {WORKER_KEY: {"app": app, "queue": address.name}}
+        # The delivery limit goes with the saga, so whoever takes it over (``recover
+        # --watch``) dead-letters it where the queue's own workers would.
+        recorded = {
+            WORKER_KEY: {
+                "app": app,
+                "queue": address.name,
+                "max_deliveries": address.max_deliveries,
+            }
+        }
         inputs = [dict(r.input) | recorded for r in requests]
         for saga_input in inputs:
             check_storable_input(saga_input)
