@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,6 +56,10 @@ CREATE TABLE IF NOT EXISTS bus_listeners (
     token TEXT PRIMARY KEY,
     consumer TEXT NOT NULL,
     beat_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bus_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS bus_dead_letters (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -107,6 +112,18 @@ class SqliteBus(LogBus):
             conn.close()
             raise BusError(f"bus url {url!r}: not a usable SQLite event log ({error})") from None
         self._conn = conn
+        # Signatures bind events to this log: a copy into another log is badly signed there.
+        self.authenticator = self.authenticator.bound_to(f"sqlite-log:{self._log_id(conn)}")
+
+    def _log_id(self, conn: sqlite3.Connection) -> str:
+        """This log's own id, made once by whoever creates the log (first writer wins)."""
+        with self._lock, write_transaction(conn) as db:
+            db.execute(
+                "INSERT OR IGNORE INTO bus_meta (name, value) VALUES ('log_id', ?)",
+                (uuid.uuid4().hex,),
+            )
+            row = db.execute("SELECT value FROM bus_meta WHERE name = 'log_id'").fetchone()
+        return str(row[0])
 
     @property
     def exists(self) -> bool:
