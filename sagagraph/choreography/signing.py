@@ -4,8 +4,10 @@ A bus is a pipe anyone with publish rights can write to. With a deployment key
 (``SAGAGRAPH_BUS_KEY``, or a file named by ``SAGAGRAPH_BUS_KEY_FILE`` or ``--bus-key-file``),
 every event a participant or a runner publishes carries ``sig``: the hex HMAC-SHA256 of the
 event's canonical body (its JSON without ``sig``, keys sorted, no spaces, ASCII), prefixed by a
-domain tag and the log's scope (a SQLite log's own id, a RabbitMQ namespace), under that key. Every reader checks it: step services refuse (and record) an unsigned or
-badly signed event, and the log a saga is judged and shown by holds signed events only.
+domain tag and the log's scope (a SQLite log's own id, a RabbitMQ namespace), under that key.
+Every reader checks it: step services refuse (and record) an unsigned or badly signed event,
+and the log a saga is judged and shown by holds signed events only. The scope makes an event
+genuine in its own log only: copied into another log that shares the key, it is refused.
 
 One key is shared by the deployment: it proves that the sender holds the key, not which
 participant it is. Which participant may say what is decided by the saga's own history

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import uuid
 import time
+import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,7 +72,6 @@ CREATE TABLE IF NOT EXISTS bus_dead_letters (
 """
 
 
-
 NOT_A_BLOB = b"\x00"
 """The first byte of a body that was not stored as a BLOB: no JSON text starts with it."""
 
@@ -85,6 +84,7 @@ def stored_body(value: object) -> bytes:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
     return NOT_A_BLOB + f"bus_events.body stored as {type(value).__name__}, not BLOB".encode()
+
 
 class SqliteBus(LogBus):
     """The event log in a SQLite file; ``create=False`` reads without creating the file."""

@@ -42,7 +42,9 @@ def recorded_limit(worker: Any, default: int) -> int:
     """The delivery limit a saga's queue recorded at submit (its URL's ``max_deliveries``),
     else ``default``: the watcher's queue URL, else the default limit."""
     limit = worker.get("max_deliveries") if isinstance(worker, dict) else None
-    return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1 else default
+    return (
+        limit if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1 else default
+    )
 
 
 def take_over_orphans(
