@@ -196,7 +196,8 @@ def with_refusals(
     logged: Iterable[SagaMessage],
     check: Callable[[SagaMessage], str | None],
 ) -> list[dict[str, Any]]:
-    """The logged events of a saga, each refused one marked with ``refused``: why.
+    """The logged events of a saga, each refused one marked with ``refused``: why. A copy
+    of an event logged earlier (the same event id) is marked ``duplicate`` and refused.
 
     ``check`` says why an event is not authentic (:mod:`.signing`); with ``choreography``,
     authentic events the saga's history does not admit are marked too.
@@ -208,9 +209,16 @@ def with_refusals(
         authentic = [m for m in events if m["id"] not in forged]
         refused = fold_history(choreography, saga_id, authentic)[1]
     marked: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for message in events:
         entry: dict[str, Any] = {k: v for k, v in message.items() if k != "refused"}
         why = forged.get(message["id"]) or refused.get(message["id"])
+        if message["id"] in seen:
+            # A copy of an event already logged (under another row id): the step services
+            # deduplicate it by its id, so it re-runs nothing, and it is no second witness.
+            entry["duplicate"] = True
+            why = f"duplicate of event {message['id']} logged earlier: nothing re-runs"
+        seen.add(message["id"])
         if why is not None:
             entry["refused"] = why
         marked.append(entry)

@@ -162,6 +162,8 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
 
 def decode(body: bytes) -> SagaMessage:
     """Parse and check a message; BusError naming the field when it is malformed."""
+    if body[:1] == b"\x00":  # a log row whose body was not a BLOB (sqlite_bus.stored_body)
+        raise BusError(f"event body: {body[1:].decode(errors='replace')}")
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, ValueError) as error:

@@ -94,8 +94,10 @@ class RabbitBus:
         authenticator: Authenticator | None = None,
     ) -> None:
         check_amqp_url(url)
-        self.authenticator = authenticator or Authenticator(None)
         self.namespace, self._connect_url = split_namespace(url)
+        # Signatures bind events to this namespace: a copy into another is badly signed there.
+        unbound = authenticator or Authenticator(None)
+        self.authenticator = unbound.bound_to(f"rabbitmq-namespace:{self.namespace}")
         self.topology = RabbitTopology(self.namespace)
         self._password = urlsplit(url).password
         self.url = redact_url(url)

@@ -4,8 +4,10 @@ A bus is a pipe anyone with publish rights can write to. With a deployment key
 (``SAGAGRAPH_BUS_KEY``, or a file named by ``SAGAGRAPH_BUS_KEY_FILE`` or ``--bus-key-file``),
 every event a participant or a runner publishes carries ``sig``: the hex HMAC-SHA256 of the
 event's canonical body (its JSON without ``sig``, keys sorted, no spaces, ASCII), prefixed by a
-domain tag, under that key. Every reader checks it: step services refuse (and record) an unsigned or
-badly signed event, and the log a saga is judged and shown by holds signed events only.
+domain tag and the log's scope (a SQLite log's own id, a RabbitMQ namespace), under that key.
+Every reader checks it: step services refuse (and record) an unsigned or badly signed event,
+and the log a saga is judged and shown by holds signed events only. The scope makes an event
+genuine in its own log only: copied into another log that shares the key, it is refused.
 
 One key is shared by the deployment: it proves that the sender holds the key, not which
 participant it is. Which participant may say what is decided by the saga's own history
@@ -76,21 +78,39 @@ def canonical_body(message: Mapping[str, Any]) -> bytes:
 
 
 class Authenticator:
-    """Signs and checks events with the deployment key; without one, does neither."""
+    """Signs and checks events with the deployment key; without one, does neither.
 
-    def __init__(self, key: BusKey | None) -> None:
+    ``scope`` names the log the events belong to (a SQLite log's id, a RabbitMQ namespace):
+    it is signed with every event, so an event copied verbatim into another log (another
+    namespace or deployment that shares the key) is refused there as badly signed, instead
+    of starting the same saga a second time with the first deployment's settings.
+    """
+
+    def __init__(self, key: BusKey | None, scope: str = "") -> None:
         self.key = key
+        self.scope = scope
 
     @property
     def signs(self) -> bool:
         return self.key is not None
+
+    def bound_to(self, scope: str) -> Authenticator:
+        """This key, signing and checking events of the log ``scope`` names."""
+        return Authenticator(self.key, scope)
+
+    def _mac(self, message: Mapping[str, Any]) -> str:
+        assert self.key is not None
+        body = canonical_body(message)
+        if self.scope:
+            body = b"log:" + self.scope.encode() + b"\n" + body
+        return self.key.mac(body)
 
     def seal(self, message: SagaMessage) -> SagaMessage:
         """``message`` with its signature (unchanged without a key). Deterministic: sealing a
         re-emitted event again gives the same ``sig``."""
         if self.key is None:
             return message
-        sealed: SagaMessage = {**message, "sig": self.key.mac(canonical_body(message))}
+        sealed: SagaMessage = {**message, "sig": self._mac(message)}
         return sealed
 
     def check(self, message: Mapping[str, Any]) -> str | None:
@@ -100,12 +120,12 @@ class Authenticator:
         signature = message.get(SIGNATURE_FIELD)
         if not isinstance(signature, str) or not signature:
             return UNSIGNED
-        if not hmac.compare_digest(signature, self.key.mac(canonical_body(message))):
+        if not hmac.compare_digest(signature, self._mac(message)):
             return BAD_SIGNATURE
         return None
 
     def __repr__(self) -> str:
-        return f"Authenticator({self.key!r})"
+        return f"Authenticator({self.key!r}, scope={self.scope!r})"
 
 
 def read_key_file(path: str | Path, source: str) -> BusKey:

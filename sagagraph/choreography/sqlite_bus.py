@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +57,10 @@ CREATE TABLE IF NOT EXISTS bus_listeners (
     consumer TEXT NOT NULL,
     beat_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS bus_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS bus_dead_letters (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
     consumer TEXT NOT NULL,
@@ -65,6 +70,20 @@ CREATE TABLE IF NOT EXISTS bus_dead_letters (
     dead_at TEXT NOT NULL
 );
 """
+
+
+NOT_A_BLOB = b"\x00"
+"""The first byte of a body that was not stored as a BLOB: no JSON text starts with it."""
+
+
+def stored_body(value: object) -> bytes:
+    """A row's ``body`` as bytes. A body stored as another type (TEXT, a number: any writer
+    of the log can add such a row) becomes bytes that :func:`decode` refuses, naming the
+    type, so the row is refused and recorded like any other malformed event instead of
+    stopping every agent and reader."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    return NOT_A_BLOB + f"bus_events.body stored as {type(value).__name__}, not BLOB".encode()
 
 
 class SqliteBus(LogBus):
@@ -93,6 +112,18 @@ class SqliteBus(LogBus):
             conn.close()
             raise BusError(f"bus url {url!r}: not a usable SQLite event log ({error})") from None
         self._conn = conn
+        # Signatures bind events to this log: a copy into another log is badly signed there.
+        self.authenticator = self.authenticator.bound_to(f"sqlite-log:{self._log_id(conn)}")
+
+    def _log_id(self, conn: sqlite3.Connection) -> str:
+        """This log's own id, made once by whoever creates the log (first writer wins)."""
+        with self._lock, write_transaction(conn) as db:
+            db.execute(
+                "INSERT OR IGNORE INTO bus_meta (name, value) VALUES ('log_id', ?)",
+                (uuid.uuid4().hex,),
+            )
+            row = db.execute("SELECT value FROM bus_meta WHERE name = 'log_id'").fetchone()
+        return str(row[0])
 
     @property
     def exists(self) -> bool:
@@ -126,7 +157,7 @@ class SqliteBus(LogBus):
                 )
                 .fetchall()
             )
-        return [(int(p), bytes(b)) for p, b in rows]
+        return [(int(p), stored_body(b)) for p, b in rows]
 
     def _entries(self, saga_ids: Collection[str] | None) -> list[bytes]:
         if self._conn is None:
@@ -134,14 +165,14 @@ class SqliteBus(LogBus):
         with self._lock:
             if saga_ids is None:
                 rows = self._conn.execute("SELECT body FROM bus_events ORDER BY position")
-                return [bytes(b) for (b,) in rows.fetchall()]
+                return [stored_body(b) for (b,) in rows.fetchall()]
             bodies: list[tuple[int, bytes]] = []
             for saga_id in set(saga_ids):
                 rows = self._conn.execute(
                     "SELECT position, body FROM bus_events WHERE saga_id = ? ORDER BY position",
                     (saga_id,),
                 )
-                bodies += [(int(p), bytes(b)) for p, b in rows.fetchall()]
+                bodies += [(int(p), stored_body(b)) for p, b in rows.fetchall()]
         return [b for _, b in sorted(bodies)]
 
     def cursor(self, consumer: str) -> int:

@@ -97,7 +97,15 @@ def watch_orphans(args: argparse.Namespace) -> int:
 
     if args.every <= 0:
         raise InputError(f"--every: expected a number of seconds > 0, got {args.every}")
+    from sagagraph.workers.address import DEFAULT_MAX_DELIVERIES, queue_address
+
     service = service_from(args)
+    # The queue URL's delivery limit (``?max_deliveries=N``) for sagas that recorded none.
+    limit = (
+        queue_address(service.store.queue).max_deliveries
+        if service.store.queue
+        else DEFAULT_MAX_DELIVERIES
+    )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -105,7 +113,11 @@ def watch_orphans(args: argparse.Namespace) -> int:
     taken = 0
     while not stop.is_set():
         try:
-            taken += len(take_over_orphans(service.store.db, service.definitions, say=say))
+            taken += len(
+                take_over_orphans(
+                    service.store.db, service.definitions, max_deliveries=limit, say=say
+                )
+            )
         except SagaGraphError as error:  # the database is down: try again next round
             say(f"recover: {redact(str(error))}")
         stop.wait(args.every)
@@ -134,6 +146,13 @@ def cmd_recover(args: argparse.Namespace) -> int:
             print_view(view, sys.stdout)
     views += done.views
     for view in done.waiting:
+        if view.get("dead_letter"):
+            saga_id = view["saga_id"]
+            say(
+                f"dead-lettered by the work queue: {saga_id} "
+                f"(sagagraph requeue {saga_id} | cancel {saga_id} | rollback {saga_id})"
+            )
+            continue
         how = service.definitions.cannot_act(view, "resolve") or (
             f"sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         )

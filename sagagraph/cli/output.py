@@ -88,10 +88,11 @@ def exit_code_for(view: dict[str, Any]) -> int:
 
 
 def recover_exit_code(views: list[dict[str, Any]]) -> int:
-    """``recover``: 0 when every saga it found is finished, 4 when one needs an operator,
+    """``recover``: 0 when every saga it found is finished, 4 when one needs an operator
+    (waiting for an answer, or dead-lettered by the work queue),
     75 when one is still unfinished (skipped as in use, its recovery failed, or its status is
     not final)."""
-    if any(v.get("waiting_for_operator") for v in views):
+    if any(v.get("waiting_for_operator") or v.get("dead_letter") for v in views):
         return EXIT_NEEDS_OPERATOR
     if any(v.get("recover_skipped") or v.get("recover_error") or _unfinished(v) for v in views):
         return EXIT_TRY_LATER

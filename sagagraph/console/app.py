@@ -18,6 +18,7 @@ hook), so no secret is ever rendered.
 from __future__ import annotations
 
 import getpass
+import os
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -294,12 +295,33 @@ def default_operator() -> str:
         return ""
 
 
+def saga_folder(view: Mapping[str, Any]) -> Path | None:
+    """The saga's own outputs folder, ``<recorded outputs folder>/<saga id>``, symlinks
+    resolved; None when the saga records no outputs folder."""
+    saga_input = view.get("input")
+    settings = saga_input.get("settings") if isinstance(saga_input, Mapping) else None
+    outputs = settings.get("outputs") if isinstance(settings, Mapping) else None
+    saga_id = view.get("saga_id")
+    if not isinstance(outputs, str) or not outputs or not isinstance(saga_id, str):
+        return None
+    return Path(os.path.realpath(Path(outputs) / saga_id))
+
+
 def output_texts(view: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Each output file of the saga with the start of its text (secrets hidden by the page)."""
+    """Each output file of the saga with the start of its text (secrets hidden by the page).
+
+    Only a file in the saga's own outputs folder (:func:`saga_folder`) is read: an event log
+    anyone can write to may name any file as an output, and the page must not print it."""
     shown = []
+    folder = saga_folder(view)
     for step, path in (view.get("outputs") or {}).items():
+        real = Path(os.path.realpath(str(path)))
+        if folder is None or real.parent != folder:
+            body = "(not shown: outside the saga's outputs folder)"
+            shown.append({"step": str(step), "path": str(path), "text": body})
+            continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as file:
+            with open(real, encoding="utf-8", errors="replace") as file:
                 body = file.read(MAX_OUTPUT_CHARS + 1)
         except OSError as error:
             body = f"(not readable here: {type(error).__name__})"

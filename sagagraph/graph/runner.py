@@ -42,7 +42,8 @@ from sagagraph.errors import (
     is_connection_lost,
     is_disk_full,
 )
-from sagagraph.graph.hooks import HOOKS_KEY, check_new_input, hooks_of
+from sagagraph.graph.hooks import HOOKS_KEY, check_new_input, definition_of, hooks_of
+from sagagraph.graph.nodes import recorded_input
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.state import (
     START,
@@ -532,7 +533,11 @@ def running(
         exists = bool((yield from status_snapshot(app, saga_id)).values)
     if exists:
         raise already_exists(saga_id)
-    payload = initial_state(saga_id, input, fail_at=fail_at)
+    # What the definition records (the outputs folder) goes in with the input, so the first
+    # checkpoint holds it before any step runs: a recover from elsewhere writes there.
+    definition = definition_of(app)
+    recorded = recorded_input(definition, input) if definition is not None else None
+    payload = initial_state(saga_id, recorded or input, fail_at=fail_at)
     finished = yield from streaming(app, payload, saga_id, durability, hooks, config)
     return (yield from after_run(app, saga_id, finished, hooks))
 

@@ -25,8 +25,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
-from sagagraph.errors import InputError, SagaBusyError
-from sagagraph.graph.leases import saga_lease
+from sagagraph.errors import InputError
+from sagagraph.graph.leases import lease_is_held
 from sagagraph.graph.runner import is_saga_state, saga_config
 from sagagraph.graph.state import INTERRUPT, approvals_in_writes, state_view
 from sagagraph.saga.names import TERMINAL_STATUSES
@@ -76,9 +76,9 @@ def view_of_checkpoint(saved: CheckpointTuple | None, saga_id: str) -> dict[str,
 
 
 def is_orphaned(checkpointer: BaseCheckpointSaver[Any], view: Mapping[str, Any]) -> bool:
-    """True when ``view``'s saga should be running but no live process holds its lease (taken
-    and released at once, never waited for). Waiting for an operator, dead-lettered or
-    choreographed sagas are never orphaned."""
+    """True when ``view``'s saga should be running but no live process holds its lease
+    (probed, never taken: :func:`~sagagraph.graph.leases.lease_is_held`). Waiting for an
+    operator, dead-lettered or choreographed sagas are never orphaned."""
     if (
         view.get("mode") == "choreography"
         or view.get("status") not in UNFINISHED
@@ -86,11 +86,7 @@ def is_orphaned(checkpointer: BaseCheckpointSaver[Any], view: Mapping[str, Any])
         or view.get("dead_letter")
     ):
         return False
-    try:
-        with saga_lease(checkpointer, str(view["saga_id"])):
-            return True
-    except SagaBusyError:
-        return False
+    return not lease_is_held(checkpointer, str(view["saga_id"]))
 
 
 def with_flags(checkpointer: BaseCheckpointSaver[Any], view: dict[str, Any]) -> dict[str, Any]:

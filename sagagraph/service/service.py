@@ -1,6 +1,10 @@
 """The application core: every surface (Python, the CLI, the console, the workers) acts on
 sagas through :class:`SagaService`'s typed operations, and reads them through its one query API.
 
+What an operator types (a resolve note, a rollback reason, a reject's or a cancel's why, who
+asked) goes into the saga's events; the operations redact it first, so a pasted key is never
+stored or printed, whichever surface it came through.
+
 A service holds a :class:`~sagagraph.service.store.SagaStore` (checkpointer, event log, work
 queue) and the :class:`~sagagraph.service.definitions.Definitions` it may act on. Reading
 needs no definition: ``get``, ``list`` and ``events`` show any saga of the stores. Acting on
@@ -31,6 +35,7 @@ from sagagraph.graph.recover import (
     rollback_saga,
 )
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
+from sagagraph.redaction import redact
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
 from sagagraph.saga.names import TERMINAL_STATUSES, validate_saga_id
 from sagagraph.saga.view import QUEUED, Event, describe_error
@@ -261,7 +266,7 @@ class SagaService:
                 app,
                 saga_id,
                 cast(Literal["retry", "skip"], action),
-                note=note,
+                note=redact(note),
                 hooks=self.told(hooks),
             )
 
@@ -282,7 +287,13 @@ class SagaService:
                 f"take it off the queue with `sagagraph cancel {saga_id}`"
             )
         with self.app(view, "rollback", forward=False) as app:
-            return rollback_saga(app, saga_id, reason=reason, by=by, hooks=self.told(hooks))
+            return rollback_saga(
+                app,
+                saga_id,
+                reason=redact(reason),
+                by=None if by is None else redact(by),
+                hooks=self.told(hooks),
+            )
 
     def approve(
         self,
@@ -306,10 +317,15 @@ class SagaService:
         and the saga compensates."""
         view = self.orchestrated(saga_id, "reject")
         with self.app(view, "reject", forward=False) as app:
-            return reject_tool_call(app, saga_id, why, call=call, hooks=self.told(hooks))
+            return reject_tool_call(app, saga_id, redact(why), call=call, hooks=self.told(hooks))
 
-    def unfinished(self) -> tuple[Rows, Rows]:
-        """The orchestrated sagas ``recover`` takes up, and those waiting for an operator."""
+    def unfinished(self, *, compensate: bool = False) -> tuple[Rows, Rows]:
+        """The orchestrated sagas ``recover`` takes up, and those waiting for an operator.
+
+        A saga the work queue dead-lettered waits for an operator too (``requeue``,
+        ``cancel`` or ``rollback``): it took its workers down, so recovering it forward in
+        this process would only repeat that; rolling it back (``compensate``) runs no step.
+        """
         if not self.store.has_checkpoints():
             return [], []
         pending, waiting = [], []
@@ -318,7 +334,7 @@ class SagaService:
                 view = reading.read_view(saver, summary.saga_id)
                 if view is None:
                     continue
-                if view["waiting_for_operator"]:
+                if view["waiting_for_operator"] or (view.get("dead_letter") and not compensate):
                     waiting.append(view)
                 elif is_unfinished(view):
                     pending.append(view)
@@ -335,7 +351,7 @@ class SagaService:
         ``compensate``). A saga a live process holds, or one this process cannot build, is
         skipped (``recover_skipped``); one whose recovery fails does not stop the others
         (``recover_error``). ``on_saga`` hears each saga as it is taken up."""
-        pending, waiting = self.unfinished()
+        pending, waiting = self.unfinished(compensate=compensate)
         done = Recovered(waiting=waiting)
         for view in pending:
             saga_id = view["saga_id"]
@@ -395,7 +411,12 @@ class SagaService:
         from sagagraph.workers.control import cancel_saga
 
         return cancel_saga(
-            saga_id, by=by, why=why, queue=queue or self.store.queue, db=self.store.db
+            saga_id,
+            by=redact(by),
+            why=redact(why),
+            queue=queue or self.store.queue,
+            db=self.store.db,
+            definitions=self.definitions,
         )
 
     def requeue(
@@ -410,5 +431,10 @@ class SagaService:
         from sagagraph.workers.control import requeue_saga
 
         return requeue_saga(
-            saga_id, queue=queue or self.store.queue, db=self.store.db, schedule=schedule, note=note
+            saga_id,
+            queue=queue or self.store.queue,
+            db=self.store.db,
+            schedule=schedule,
+            note=redact(note),
+            definitions=self.definitions,
         )

@@ -165,7 +165,7 @@ class AgentParticipant(Generic[Deps]):
         start = int(state.get("tool_run_start") or 0)
         for call in state.get("tool_calls") or []:
             if call["n"] > start:
-                outcome = "ok" if call["status"] != "failed" else "error"
+                outcome = "error" if call["status"] in ("failed", "unknown") else "ok"
                 detail = f"{call['tool']} {call['key']} -> {call['result'] or ''}"[:300]
                 emit_event(tool_event(ctx.step, TOOL_CALL, outcome, call, detail))
         if error is None:
@@ -207,7 +207,7 @@ class AgentParticipant(Generic[Deps]):
         # trail names every call it undoes.
         for call in [*log, *lost]:
             if call["key"] not in called:
-                outcome = "error" if call["status"] == "failed" else "ok"
+                outcome = "error" if call["status"] in ("failed", "unknown") else "ok"
                 text = call["result"] if call["result"] is not None else "result lost in a crash"
                 detail = f"{call['tool']} {call['key']} -> {text}"[:300]
                 emit_event(tool_event(ctx.step, TOOL_CALL, outcome, call, detail))

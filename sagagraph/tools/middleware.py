@@ -333,6 +333,13 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
             self._errors[key] = error
         args = dict(request.tool_call.get("args") or {})
         described = describe_error(error)
+        status: CallStatus = "failed"
+        if isinstance(error, ToolRejectedError) and require_policy(tool).kind == "compensable":
+            # An approval of this call may have run it in a process that died before the
+            # result was checkpointed: its outcome is unknown, so its undo (idempotent by
+            # key, a no-op when nothing was written) runs with the rollback.
+            status = "unknown"
+            described += "; an earlier approval may have run it, so its undo runs"
         message = ToolMessage(
             content=f"error: {described}",
             tool_call_id=str(request.tool_call.get("id")),
@@ -343,7 +350,7 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         return Command(
             update={
                 "messages": [message],
-                "tool_calls": [new_record(key, n, tool.name, args, described, "failed")],
+                "tool_calls": [new_record(key, n, tool.name, args, described, status)],
                 "tool_failures": [failure],
             }
         )

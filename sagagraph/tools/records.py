@@ -20,10 +20,12 @@ from langgraph.config import get_config
 from sagagraph.saga.view import Event, make_event
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 
-CallStatus = Literal["forward", "failed", "undone", "undo_failed"]
+CallStatus = Literal["forward", "failed", "unknown", "undone", "undo_failed"]
 """``forward``: the call took effect (or may have: its result was lost). ``failed``: the tool
-reported an error, so nothing took effect. ``undone``: its undo ran. ``undo_failed``: its undo
-gave up, or the tool is irreversible; the call is still in effect."""
+reported an error, so nothing took effect. ``unknown``: the call failed, yet an earlier run of
+it may have taken effect (an operator rejected a compensable call that an approval may have
+run before its process died): a rollback undoes it, by its key. ``undone``: its undo ran.
+``undo_failed``: its undo gave up, or the tool is irreversible; the call is still in effect."""
 
 
 class ToolCall(TypedDict):
@@ -45,7 +47,7 @@ class ToolCall(TypedDict):
     """When the record was written (ISO-8601 UTC)."""
 
 
-_RANK: dict[str, int] = {"forward": 0, "failed": 0, "undo_failed": 1, "undone": 2}
+_RANK: dict[str, int] = {"forward": 0, "failed": 0, "unknown": 0, "undo_failed": 1, "undone": 2}
 
 
 def merge_tool_calls(
@@ -162,9 +164,13 @@ def new_record(
     }
 
 
+LIVE: tuple[CallStatus, ...] = ("forward", "unknown", "undo_failed")
+"""Statuses of calls that are, or may be, in effect: a rollback undoes them."""
+
+
 def to_undo(calls: Iterable[ToolCall], *, after: int = 0) -> list[ToolCall]:
     """Calls still in effect, newest first: the order a rollback undoes them in."""
-    live = [c for c in calls if c["n"] > after and c["status"] in ("forward", "undo_failed")]
+    live = [c for c in calls if c["n"] > after and c["status"] in LIVE]
     return sorted(live, key=lambda c: c["n"], reverse=True)
 
 

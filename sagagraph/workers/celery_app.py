@@ -49,6 +49,9 @@ BUSY_RETRY = 2.0
 """Seconds before a saga held by another process is tried again."""
 ERROR_RETRY = 5.0
 """Seconds before a saga that failed outside its steps (the database is down) is tried again."""
+NOT_MINE_RETRIES = 12
+"""Hand-backs of a saga whose factory this worker does not run (one each ``ERROR_RETRY``
+seconds) before it is dead-lettered: no worker of the queue runs it."""
 RECOVER_EVERY = 60.0
 
 
@@ -129,7 +132,7 @@ def _register_tasks(
     rate_limit: str | None,
     say: Callable[[str], None],
 ) -> None:
-    from sagagraph.workers.drive import NOT_MINE, Driver
+    from sagagraph.workers.drive import DEAD_LETTERED, NOT_MINE, Driver
 
     definitions = Definitions.load(accepted) if accepted else Definitions()
     driver = Driver(db, address.max_deliveries, definitions, address.name, say)
@@ -163,6 +166,11 @@ def _register_tasks(
             say(f"worker: saga {saga_id} not driven: {error}; trying again")
             raise task.retry(countdown=ERROR_RETRY) from None
         if outcome == NOT_MINE:
+            # Handed back for a worker that runs its factory; when none took it in
+            # NOT_MINE_RETRIES hand-backs, it is dead-lettered with that reason.
+            retries = int(task.request.retries or 0)
+            if retries >= NOT_MINE_RETRIES and driver.dead_letter_unowned(saga_id, retries):
+                return DEAD_LETTERED
             raise task.retry(countdown=ERROR_RETRY)
         return outcome
 

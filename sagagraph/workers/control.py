@@ -44,7 +44,7 @@ from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app
-from sagagraph.workers.dead_letters import WORKER_STEP
+from sagagraph.workers.dead_letters import WORKER_STEP, keep_next_step
 from sagagraph.workers.drive import final_state
 from sagagraph.workers.ledger import open_ledger
 
@@ -111,7 +111,15 @@ def submit_sagas(
     with ExitStack() as stack:
         checkpointer = stack.enter_context(open_checkpointer(db))
         sagas = CompiledSagas(checkpointer, definitions)
-        recorded = {WORKER_KEY: {"app": app, "queue": address.name}}
+        # The delivery limit goes with the saga, so whoever takes it over (``recover
+        # --watch``) dead-letters it where the queue's own workers would.
+        recorded = {
+            WORKER_KEY: {
+                "app": app,
+                "queue": address.name,
+                "max_deliveries": address.max_deliveries,
+            }
+        }
         inputs = [dict(r.input) | recorded for r in requests]
         for saga_input in inputs:
             check_storable_input(saga_input)
@@ -177,15 +185,18 @@ def publish_tasks(
         celery.close()
 
 
-def _saga_app(checkpointer: Any, saga_id: str) -> Any:
-    """The graph of a saga submitted to the work queue, from the reference it recorded."""
+def _saga_app(checkpointer: Any, saga_id: str, definitions: Definitions, command: str) -> Any:
+    """The graph of a saga submitted to the work queue, from the reference it recorded,
+    when ``definitions`` (the factories this process was given) has it: a checkpoint names
+    the code it runs, and nothing imports what a checkpoint names unless it was accepted
+    (as a worker accepts only its ``--app``). InputError otherwise, naming the flag."""
     view = read_view(checkpointer, saga_id)
     if view is None:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     reference = recorded_reference(view["input"])
     if reference is None:
         raise InputError(f"saga {saga_id!r}: not submitted to a work queue")
-    return CompiledSagas(checkpointer, Definitions.load([reference])).app_for(view)
+    return CompiledSagas(checkpointer, definitions).app_for(view, command)
 
 
 def cancel_saga(
@@ -195,14 +206,15 @@ def cancel_saga(
     why: str,
     queue: str | None = None,
     db: str | None = None,
+    definitions: Definitions | None = None,
 ) -> dict[str, Any]:
     """Cancel a queued or running saga; its view (``cancel`` says what happened).
 
     The saga's task is revoked (a worker that gets it drops it), and the request is written
     to the ledger. A saga no process holds (queued, or orphaned) is compensated here, now; a
     running one by its worker, at its next step boundary. Either way its events record who
-    cancelled it (the event's ``by``) and why. InputError for a finished saga or one waiting
-    for an operator.
+    cancelled it (the event's ``by``) and why. InputError for a finished saga, one waiting
+    for an operator, or one whose factory is not in ``definitions`` (default: none).
     """
     if not by.strip() or not why.strip():
         raise InputError("cancel: say who cancels (--by) and why (--reason)")
@@ -210,7 +222,7 @@ def cancel_saga(
     db = db or default_db_url()
     by, reason = by.strip(), f"cancelled: {why.strip()}"
     with open_checkpointer(db) as checkpointer:
-        app = _saga_app(checkpointer, saga_id)
+        app = _saga_app(checkpointer, saga_id, definitions or Definitions(), "cancel")
         view = saga_status(app, saga_id)
         _check_cancellable(view, saga_id)
         with open_ledger(db) as ledger:
@@ -255,13 +267,15 @@ def requeue_saga(
     db: str | None = None,
     schedule: Schedule | None = None,
     note: str = "",
+    definitions: Definitions | None = None,
 ) -> dict[str, Any]:
     """Put a dead-lettered (or still queued) saga back on the queue with a fresh delivery
-    count; its view. The saga's events record the requeue."""
+    count; its view. The saga's events record the requeue. InputError when its factory is
+    not in ``definitions`` (default: none)."""
     address = queue_address(queue)
     db = db or default_db_url()
     with open_checkpointer(db) as checkpointer:
-        app = _saga_app(checkpointer, saga_id)
+        app = _saga_app(checkpointer, saga_id, definitions or Definitions(), "requeue")
         with saga_lease(checkpointer, saga_id):
             view = saga_status(app, saga_id)
             if view.get("dead_letter") is None and view["status"] != QUEUED:
@@ -273,6 +287,6 @@ def requeue_saga(
                 ledger.reset(saga_id)
             detail = "requeued" + (f": {note}" if note else "")
             event = make_event(WORKER_STEP, "resolve", "ok", detail=detail)
-            app.update_state(saga_config(saga_id), {"events": [event]})
+            keep_next_step(app, saga_id, {"events": [event]})
         publish_tasks(address, db, [saga_id], schedule)
         return saga_status(app, saga_id)

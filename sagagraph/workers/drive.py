@@ -34,7 +34,12 @@ from sagagraph.graph.state import finished_view
 from sagagraph.graph.stored import read_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import make_event
-from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
+from sagagraph.workers.dead_letters import (
+    DEAD_LETTER,
+    WORKER_STEP,
+    dead_letter_unbuilt,
+    keep_next_step,
+)
 from sagagraph.workers.ledger import WorkerLedger, open_ledger
 
 NEEDS_OPERATOR = "needs_operator"
@@ -119,6 +124,26 @@ class Driver:
         self.say(f"worker: saga {saga_id} {outcome} in {time.perf_counter() - started:.1f} s")
         return outcome
 
+    def dead_letter_unowned(self, saga_id: str, hand_backs: int) -> bool:
+        """Dead-letter a saga this worker handed back ``hand_backs`` times because no worker
+        of the queue runs its factory; its next step is kept (``requeue`` with the right
+        ``--app`` runs it). False when it is no longer waiting on the queue."""
+        sagas = self.sagas()
+        stored = read_view(sagas.checkpointer, saga_id)
+        if stored is None:
+            return False
+        reference = recorded_reference(stored["input"]) or stored.get("saga")
+        detail = (
+            f"dead-lettered by queue {self.queue_name}: no worker of queue {self.queue_name} "
+            f"runs {reference} (handed back {hand_backs} times); start one with --app "
+            f"{reference}, then requeue"
+        )
+        with saga_lease(sagas.checkpointer, saga_id):
+            done = dead_letter_unbuilt(sagas.checkpointer, saga_id, detail)
+        if done:
+            self.say(f"worker: saga {saga_id} dead-lettered: no worker runs {reference}")
+        return done
+
     def _run(self, app: Any, saga_id: str, ledger: WorkerLedger) -> dict[str, Any]:
         """Continue the saga until it ends or pauses, checking for a cancel between steps."""
         cancel = ledger.cancel_request(saga_id)
@@ -151,5 +176,5 @@ class Driver:
             "its worker stopped each time"
         )
         event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
-        app.update_state(saga_config(saga_id), {"events": [event]})
+        keep_next_step(app, saga_id, {"events": [event]})
         self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")

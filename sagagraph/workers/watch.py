@@ -38,6 +38,15 @@ from sagagraph.workers.drive import Driver
 log = logging.getLogger("sagagraph.workers")
 
 
+def recorded_limit(worker: Any, default: int) -> int:
+    """The delivery limit a saga's queue recorded at submit (its URL's ``max_deliveries``),
+    else ``default``: the watcher's queue URL, else the default limit."""
+    limit = worker.get("max_deliveries") if isinstance(worker, dict) else None
+    return (
+        limit if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1 else default
+    )
+
+
 def take_over_orphans(
     db: str,
     definitions: Definitions,
@@ -47,7 +56,8 @@ def take_over_orphans(
 ) -> list[dict[str, Any]]:
     """Resume every orphaned saga of checkpointer ``db`` whose definition is among
     ``definitions``; the views of those taken over. A saga another process holds is left
-    to it."""
+    to it. A queued saga is driven as its queue's workers would, with the delivery limit
+    its queue recorded (else ``max_deliveries``)."""
     say = say or log.info
     taken = []
     drivers: dict[str, Driver] = {}
@@ -70,10 +80,12 @@ def take_over_orphans(
                 with saga_lease(checkpointer, summary.saga_id):
                     pass  # held by a live process: SagaBusyError, and it is left alone
                 say(f"recover: taking over saga {summary.saga_id} ({view['status']})")
-                queue = (saga_input.get(WORKER_KEY) or {}).get("queue")
+                worker = saga_input.get(WORKER_KEY) or {}
+                queue = worker.get("queue")
                 if queue:
                     if queue not in drivers:
-                        drivers[queue] = Driver(db, max_deliveries, definitions, queue, say)
+                        limit = recorded_limit(worker, max_deliveries)
+                        drivers[queue] = Driver(db, limit, definitions, queue, say)
                         stack.callback(drivers[queue].close)
                     drivers[queue].drive(summary.saga_id)
                     view = saga_status(app, summary.saga_id)

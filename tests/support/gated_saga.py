@@ -9,7 +9,10 @@ Every partner write lands in one SQLite file (``partner.sqlite`` under the data 
 keyed by the call's idempotency key, so a test counts what ran and what was undone. The CLI
 reaches the saga through ``--app tests.support.gated_saga:graph``, with the data folder in
 ``GATE_DATA`` and the model server in ``OPENAI_BASE_URL``. ``GATE_KILL_AT=<tool>`` makes the
-process die by SIGKILL when that tool is about to write.
+process die by SIGKILL when that tool is about to write; ``GATE_KILL_WHEN`` moves the kill:
+``before`` (the default), ``during`` (the partner's write made, not committed) or ``after``
+(committed, the call's result not yet checkpointed). ``GATE_KILL_AT=notify`` kills the
+process as the step after the agent starts: the agent's step is checkpointed by then.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ class Partner:
         with closing(self._open()) as conn, conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS effects "
-                "(key TEXT PRIMARY KEY, tool TEXT, args TEXT, state TEXT)"
+                "(key TEXT PRIMARY KEY, tool TEXT, args TEXT, state TEXT, undos INTEGER DEFAULT 0)"
             )
 
     def _open(self) -> sqlite3.Connection:
@@ -71,18 +74,33 @@ class Partner:
 
     def do(self, tool: str, args: Mapping[str, Any]) -> str:
         key = idempotency_key()
-        if os.environ.get("GATE_KILL_AT") == tool:  # a crash test: die before the write
+        dies = os.environ.get("GATE_KILL_AT") == tool
+        when = os.environ.get("GATE_KILL_WHEN", "before")
+        if dies and when == "before":  # a crash test: die before the write
             os.kill(os.getpid(), signal.SIGKILL)
         with closing(self._open()) as conn, conn:
             conn.execute(
-                "INSERT OR IGNORE INTO effects VALUES (?, ?, ?, 'done')",
+                "INSERT OR IGNORE INTO effects (key, tool, args, state) VALUES (?, ?, ?, 'done')",
                 (key, tool, json.dumps(dict(args), sort_keys=True)),
             )
+            if dies and when == "during":  # written, never committed
+                os.kill(os.getpid(), signal.SIGKILL)
+        if dies and when == "after":  # the partner holds the charge; the saga never hears
+            os.kill(os.getpid(), signal.SIGKILL)
         return json.dumps({"key": key, **args})
 
     def undo(self, call: ToolCall) -> None:
         with closing(self._open()) as conn, conn:
-            conn.execute("UPDATE effects SET state = 'undone' WHERE key = ?", (call["key"],))
+            conn.execute(
+                "UPDATE effects SET state = 'undone', undos = undos + 1 WHERE key = ?",
+                (call["key"],),
+            )
+
+    def undos(self, tool: str) -> int:
+        """How many times ``tool``'s effect was undone (0 when it was never made)."""
+        with closing(self._open()) as conn:
+            row = conn.execute("SELECT undos FROM effects WHERE tool = ?", (tool,)).fetchone()
+        return int(row[0]) if row else 0
 
     def rows(self) -> list[dict[str, Any]]:
         """Every effect, in key order."""
@@ -144,6 +162,8 @@ class Notify:
     name = "notify"
 
     def execute(self, ctx: StepContext) -> StepResult:
+        if os.environ.get("GATE_KILL_AT") == "notify":  # the agent's step is checkpointed
+            os.kill(os.getpid(), signal.SIGKILL)
         return StepResult(data={"told": ctx.input.get("traveller")})
 
     def compensate(self, ctx: StepContext, result: StepResult | None) -> None:

@@ -112,3 +112,27 @@ def test_a_factory_the_worker_was_not_given_is_not_run(db: str, tmp_path: Path) 
     finally:
         other.close()
     assert Journal(journal).calls("elsewhere") == []
+
+
+def test_a_saga_no_worker_runs_is_dead_lettered_with_the_reason_and_keeps_its_next_step(
+    db: str, driver: Driver, tmp_path: Path
+) -> None:
+    """Issue 38 item 8: a queued saga whose factory no worker runs is not handed back
+    forever: it is dead-lettered, through a stand-in of its graph, with the reason; the worker
+    that runs its factory then completes it."""
+    journal = tmp_path / "journal.sqlite"
+    queued(db, "unowned", {"journal": str(journal)})
+    other = Driver(db, 3, Definitions.load(["sagagraph.agents.paper_app:paper_saga"]), "q", print)
+    try:
+        assert other.drive("unowned") == NOT_MINE
+        assert other.dead_letter_unowned("unowned", 12)
+    finally:
+        other.close()
+    view = view_of(db, "unowned", journal)
+    assert "no worker of queue q runs" in view["dead_letter"]["detail"]
+    assert TOY in view["dead_letter"]["detail"]
+    assert view["next"] == ["s1"]
+    with open_ledger(db) as ledger:
+        ledger.reset("unowned")
+    assert driver.drive("unowned") == "completed"
+    assert Journal(journal).calls("unowned", "execute") == ["s1", "s2", "s3"]
