@@ -9,7 +9,7 @@ something to find. At each size:
 
 - time per saga: the median over batches of ``run_saga`` on top of that history;
 - ``list``: the rows ``sagagraph list`` builds for the checkpointer (in process: no CLI
-  start-up), against the old way, reading every saga's full state (``list_sagas``);
+  start-up), against the old way, reading every saga's full state (``saga_status`` of each);
 - ``recover``: finding what to recover (``open_sagas``: unfinished sagas and those waiting for
   an operator), against the same full read;
 - blob reads: how many blobs ``list`` and ``recover`` deserialize (``loads_typed`` calls),
@@ -164,7 +164,8 @@ def _per_saga(app: Any, tag: str, batches: int, per_batch: int) -> list[float]:
 
 def _measure_one(backend: str, url: str, size: int, app: Any) -> dict[str, Any]:
     """``list`` and ``recover`` (finding) on one filled database, and the full-read baseline."""
-    from sagagraph.graph.runner import list_sagas
+    from sagagraph.checkpoints.saga_index import saga_ids
+    from sagagraph.graph.runner import saga_status
     from sagagraph.service import SagaService
 
     service = SagaService.from_urls(url, "memory://")
@@ -186,7 +187,9 @@ def _measure_one(backend: str, url: str, size: int, app: Any) -> dict[str, Any]:
         "recover_blob_reads": recover_loads,
     }
     if size <= BASELINE_UP_TO:
-        full_s, full_loads, _ = _timed(lambda: list_sagas(app))
+        full_s, full_loads, _ = _timed(
+            lambda: [saga_status(app, i) for i in saga_ids(app.checkpointer)]
+        )
         row |= {"full_read_s": full_s, "full_read_blob_reads": full_loads}
     return row
 

@@ -41,16 +41,13 @@ if TYPE_CHECKING:
     from sagagraph.graph.async_runner import aresume_saga, arun_saga, asaga_status
     from sagagraph.graph.builder import build_saga_graph
     from sagagraph.graph.recover import (
-        open_sagas,
         recover_saga,
         recover_sagas,
         rollback_saga,
         unfinished_sagas,
-        waiting_sagas,
     )
     from sagagraph.graph.routing import RouterOptions
     from sagagraph.graph.runner import (
-        list_sagas,
         resolve_saga,
         resume_saga,
         run_saga,
@@ -96,11 +93,9 @@ _EXPORTS = {
     "sagagraph.graph.async_runner": "aresume_saga arun_saga asaga_status",
     "sagagraph.graph.builder": "build_saga_graph",
     "sagagraph.graph.routing": "RouterOptions",
-    "sagagraph.graph.runner": "list_sagas resolve_saga resume_saga run_saga saga_config "
-    "saga_status",
+    "sagagraph.graph.runner": "resolve_saga resume_saga run_saga saga_config saga_status",
     "sagagraph.graph.state": "SagaState",
-    "sagagraph.graph.recover": "open_sagas recover_saga recover_sagas rollback_saga "
-    "unfinished_sagas waiting_sagas",
+    "sagagraph.graph.recover": "recover_saga recover_sagas rollback_saga unfinished_sagas",
     "sagagraph.saga.hooks": "SagaHooks",
     "sagagraph.saga.names": "new_saga_id validate_saga_id",
     "sagagraph.saga.protocol": "Participant Retry SagaDefinition Step StepContext StepResult "
@@ -161,11 +156,9 @@ __all__ = [
     "create_compensating_agent",
     "idempotency_key",
     "irreversible",
-    "list_sagas",
     "new_saga_id",
     "open_async_checkpointer",
     "open_checkpointer",
-    "open_sagas",
     "participant",
     "read_only",
     "recover_saga",
@@ -181,5 +174,4 @@ __all__ = [
     "start_choreographed_saga",
     "unfinished_sagas",
     "validate_saga_id",
-    "waiting_sagas",
 ]

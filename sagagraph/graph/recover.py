@@ -113,11 +113,6 @@ def unfinished_sagas(app: SagaApp, *, mode: str | None = None) -> list[str]:
     return [v["saga_id"] for v in open_sagas(app, mode=mode) if is_unfinished(v)]
 
 
-def waiting_sagas(app: SagaApp) -> list[dict[str, Any]]:
-    """Views of the sagas waiting for an operator (``resolve`` answers them)."""
-    return [v for v in open_sagas(app) if v["waiting_for_operator"]]
-
-
 DEFAULT_ROLLBACK_REASON = "rollback requested by an operator"
 """The ``reason`` of a rollback asked for without one."""
 

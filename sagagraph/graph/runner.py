@@ -32,7 +32,6 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Command, Durability, StateSnapshot, StreamMode
 
-from sagagraph.checkpoints.saga_index import saga_ids
 from sagagraph.errors import (
     CheckpointerLostError,
     ConfigurationError,
@@ -43,8 +42,8 @@ from sagagraph.errors import (
     is_disk_full,
 )
 from sagagraph.graph.hooks import HOOKS_KEY, check_new_input, definition_of, hooks_of
-from sagagraph.graph.nodes import recorded_input
 from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.nodes import recorded_input
 from sagagraph.graph.state import (
     START,
     approvals_in_writes,
@@ -663,16 +662,3 @@ def resolve_saga(
         return drive(
             answering(app, saga_id, answer, durability, hooks, config, operation="resolve")
         )
-
-
-def list_sagas(app: SagaApp, *, status: str | None = None) -> list[dict[str, Any]]:
-    """Views of every saga in the app's checkpointer, optionally only those with ``status``."""
-    views = []
-    for saga_id in saga_ids(app.checkpointer):
-        try:
-            view = saga_status(app, saga_id)
-        except InputError:
-            continue
-        if status is None or view["status"] == status:
-            views.append(view)
-    return views

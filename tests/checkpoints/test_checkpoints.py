@@ -11,7 +11,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sagagraph import (
     ConfigurationError,
-    list_sagas,
     new_saga_id,
     open_checkpointer,
     resolve_saga,
@@ -23,7 +22,15 @@ from sagagraph import (
 from sagagraph.checkpoints.saga_index import saga_ids
 from sagagraph.checkpoints.savers import SagaSqliteSaver
 from sagagraph.checkpoints.urls import redact_url
-from tests.support.toy_saga import Crash, Journal, Plan, SimulatedCrash, saga_app, toy_saga
+from tests.support.toy_saga import (
+    Crash,
+    Journal,
+    Plan,
+    SimulatedCrash,
+    saga_app,
+    stored_views,
+    toy_saga,
+)
 
 
 @pytest.fixture
@@ -191,8 +198,8 @@ def test_listing_finds_every_saga_and_what_is_unfinished(
         run_saga(app, {"fail": "s1"}, saga_id=failed)
         assert isinstance(app.checkpointer, BaseCheckpointSaver)
         ids = set(saga_ids(app.checkpointer))
-        statuses = {v["saga_id"]: v["status"] for v in list_sagas(app)}
-        rolled_back = [v["saga_id"] for v in list_sagas(app, status="rolled_back")]
+        statuses = {v["saga_id"]: v["status"] for v in stored_views(app)}
+        rolled_back = [v["saga_id"] for v in stored_views(app, status="rolled_back")]
         unfinished = unfinished_sagas(app)
 
     assert {done, failed, crashed} <= ids  # postgres is shared by the session's tests

@@ -30,7 +30,7 @@ from sagagraph import (
 )
 from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import latest_checkpoints
-from sagagraph.graph.recover import open_sagas, waiting_sagas
+from sagagraph.graph.recover import open_sagas
 from sagagraph.graph.runner import initial_state, saga_config
 from sagagraph.graph.stored import orchestrated_rows, read_view, row_of_summary, row_of_view
 
@@ -145,7 +145,7 @@ def test_list_and_recover_over_finished_sagas_read_no_blob(
             run_saga(app, {"paper": "p.pdf"}, saga_id=f"done-{i}", fail_at=fail_at)
         blob_reads.loads = 0
         assert unfinished_sagas(app) == []
-        assert open_sagas(app) == [] and waiting_sagas(app) == []
+        assert open_sagas(app) == []
         assert blob_reads.loads == 0
         rows = list(orchestrated_rows(checkpointer))
         assert len(rows) == 20 and blob_reads.loads == 0

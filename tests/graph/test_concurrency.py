@@ -28,7 +28,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph import (
     Retry,
-    list_sagas,
     new_saga_id,
     open_checkpointer,
     recover_sagas,
@@ -43,7 +42,15 @@ from sagagraph.errors import InvalidSagaIdError, SagaBusyError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.recover import recover_saga
 from tests.support.services import fresh_postgres_database
-from tests.support.toy_saga import HOLDING, Journal, Plan, saga_app, step_names, toy_saga
+from tests.support.toy_saga import (
+    HOLDING,
+    Journal,
+    Plan,
+    saga_app,
+    step_names,
+    stored_views,
+    toy_saga,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SAGAS = 1_000
@@ -86,7 +93,7 @@ def test_a_thousand_concurrent_sagas_leave_exactly_the_completed_sagas_outputs(
 
         with ThreadPoolExecutor(THREADS) as pool:
             views = dict(zip(inputs, pool.map(run, inputs), strict=True))
-        listed = {v["saga_id"]: v["status"] for v in list_sagas(app)}
+        listed = {v["saga_id"]: v["status"] for v in stored_views(app)}
 
     statuses = Counter(v["status"] for v in views.values())
     assert set(statuses) == {"completed", "rolled_back"}, statuses
@@ -255,7 +262,7 @@ def test_an_unsafe_saga_id_is_refused_by_every_entry_point_before_any_path_exist
             with pytest.raises(InvalidSagaIdError) as refused:
                 call()
             assert "\n" not in str(refused.value)
-        assert list_sagas(app) == []
+        assert stored_views(app) == []
     assert not outputs.exists()
     assert journal.saga_ids() == set()
 

@@ -23,7 +23,6 @@ from sagagraph import (
     StepContext,
     StepResult,
     build_saga_graph,
-    list_sagas,
     new_saga_id,
     participant,
     run_saga,
@@ -31,7 +30,15 @@ from sagagraph import (
     saga_status,
 )
 from sagagraph.errors import InvalidSagaIdError
-from tests.support.toy_saga import Journal, Plan, TransientError, saga_app, step_names, toy_saga
+from tests.support.toy_saga import (
+    Journal,
+    Plan,
+    TransientError,
+    saga_app,
+    step_names,
+    stored_views,
+    toy_saga,
+)
 
 MATRIX = [(n, k) for n in range(1, 7) for k in range(1, n + 1)]
 
@@ -138,7 +145,7 @@ def test_fail_at_naming_no_step_is_refused_before_anything_runs(journal: Journal
             run_saga(app, {}, saga_id="typo", fail_at="compensate")
         with pytest.raises(ConfigurationError, match=r"steps: s1, s2, s3"):
             run_saga(app, {}, saga_id="typo", fail_at="s9")
-        assert list_sagas(app) == []
+        assert stored_views(app) == []
     assert journal.saga_ids() == set()
 
 
@@ -270,7 +277,7 @@ def test_unsafe_saga_ids_are_refused_before_anything_is_written(
             run_saga(app, {}, saga_id=bad_id)
         with pytest.raises(InvalidSagaIdError):
             saga_status(app, bad_id)
-        assert list_sagas(app) == []
+        assert stored_views(app) == []
     assert "\n" not in str(caught.value)
     assert journal.saga_ids() == set()
 

@@ -21,8 +21,9 @@ from sagagraph.agents.paper_saga import paper_saga_definition
 from sagagraph.errors import InputError
 from sagagraph.graph.async_runner import arun_saga
 from sagagraph.graph.builder import build_saga_graph
-from sagagraph.graph.runner import list_sagas, run_saga
+from sagagraph.graph.runner import run_saga
 from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
+from tests.support.toy_saga import stored_views
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "examples" / "papers" / "complete_paper.md"
@@ -56,7 +57,7 @@ def test_run_saga_refuses_an_unreadable_paper_before_a_saga_exists(
     assert message.startswith("input.paper: "), message
     assert BAD_PAPERS[name][1] in message
     assert "\n" not in message
-    assert list_sagas(app) == []
+    assert stored_views(app) == []
     assert not (tmp_path / "outputs").exists()
 
 
@@ -68,7 +69,7 @@ def test_arun_saga_refuses_an_unreadable_paper_before_a_saga_exists(
     app = build_saga_graph(definition).compile(checkpointer=InMemorySaver())
     with pytest.raises(InputError, match=r"^input\.paper: .*" + BAD_PAPERS[name][1]):
         asyncio.run(arun_saga(app, {"paper": str(bad_paper(tmp_path, name))}, saga_id="bad"))
-    assert list_sagas(app) == []
+    assert stored_views(app) == []
 
 
 def test_a_missing_paper_field_is_refused_naming_it(tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ def test_a_missing_paper_field_is_refused_naming_it(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match=r"^input\.paper: missing"):
         run_saga(app, {"papers": str(PAPER)})
-    assert list_sagas(app) == []
+    assert stored_views(app) == []
 
 
 def test_a_readable_paper_runs(tmp_path: Path) -> None:
@@ -109,7 +110,7 @@ def test_any_definition_may_declare_its_input_check() -> None:
     app = build_saga_graph(definition).compile(checkpointer=InMemorySaver())
     with pytest.raises(InputError, match=r"input\.amount: must be positive"):
         run_saga(app, {"amount": -1})
-    assert list_sagas(app) == []
+    assert stored_views(app) == []
     assert run_saga(app, {"amount": 3})["status"] == "completed"
     assert seen == [{"amount": -1}, {"amount": 3}]
 

@@ -36,8 +36,9 @@ from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.graph.async_runner import aresume_saga, arun_saga
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.recover import recover_sagas
-from sagagraph.graph.runner import list_sagas, resume_saga, run_saga
+from sagagraph.graph.runner import resume_saga, run_saga
 from tests.support.kill_saver import METHODS, CallCounter, How, Method, arm
+from tests.support.toy_saga import stored_views
 
 PATHS = {"ok": None, "fail": "summarizer"}
 """Saga path -> the step made to fail (None: the success path)."""
@@ -190,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "recover":
                 result = recover_sagas(app, compensate=args.compensate)
             else:
-                result = list_sagas(app)
+                result = stored_views(app)
     json.dump(result, sys.stdout)
     return 0
 

@@ -377,3 +377,18 @@ def comparable(view: dict[str, Any]) -> dict[str, Any]:
     """A view without what differs between two runs: timestamps and the saga id."""
     events = [{k: v for k, v in e.items() if k != "ts"} for e in view["events"]]
     return {**view, "events": events, "saga_id": None}
+
+
+def stored_views(app: Any, status: str | None = None) -> list[dict[str, Any]]:
+    """The view of every saga in ``app``'s checkpointer (optionally of ``status``), by id."""
+    from sagagraph.checkpoints.saga_index import saga_ids
+    from sagagraph.errors import InputError
+    from sagagraph.graph.runner import saga_status
+
+    views = []
+    for saga_id in saga_ids(app.checkpointer):
+        try:
+            views.append(saga_status(app, saga_id))
+        except InputError:  # not a saga's thread
+            continue
+    return [v for v in views if status is None or v["status"] == status]
