@@ -18,18 +18,42 @@ compaction a killed process left half done is finished first.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sagagraph.checkpoints import compaction
 from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
-from sagagraph.errors import SagaBusyError
+from sagagraph.errors import ConfigurationError, SagaBusyError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.saga.names import TERMINAL_STATUSES
+
+RETENTION_ENV = "SAGAGRAPH_RETENTION"
+"""How long finished sagas are kept (``30d``, ``12h``); unset: the workers prune nothing."""
+_PERIOD = re.compile(r"(\d+)([smhd])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def retention_period(text: str, name: str = RETENTION_ENV) -> timedelta:
+    """A period such as ``30d``, ``12h``, ``90m`` or ``45s``; ConfigurationError naming
+    ``name`` (the variable or flag it came from) for anything else."""
+    found = _PERIOD.fullmatch(text.strip())
+    if not found or int(found.group(1)) == 0:
+        raise ConfigurationError(
+            f"{name} {text!r}: not a period of at least one unit (30d, 12h, 90m, 45s)"
+        )
+    return timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+
+
+def configured_period() -> timedelta | None:
+    """:data:`RETENTION_ENV`'s period; None when it is unset or empty."""
+    text = os.environ.get(RETENTION_ENV, "").strip()
+    return retention_period(text) if text else None
 
 
 @dataclass
