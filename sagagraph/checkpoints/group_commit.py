@@ -302,15 +302,12 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
         ns = str(configurable.get("checkpoint_ns", ""))
         parent_id = configurable.get("checkpoint_id")
         values = checkpoint["channel_values"]
+        # A channel with a version and no value (an edge's trigger, a value consumed) has no
+        # row: reading finds nothing for it, which is what it holds.
         blobs = [
-            (
-                thread_id,
-                ns,
-                channel,
-                str(version),
-                *(self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")),
-            )
+            (thread_id, ns, channel, str(version), *self.serde.dumps_typed(values[channel]))
             for channel, version in new_versions.items()
+            if channel in values
         ]
         bare = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         kind, blob = self.serde.dumps_typed(bare)

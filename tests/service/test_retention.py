@@ -48,9 +48,11 @@ def snapshot(service: SagaService, ids: list[str]) -> tuple[Any, ...]:
     return (service.list(), [service.get(s) for s in ids], [service.events(s) for s in ids])
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+@pytest.fixture(params=["sqlite", "sqlite+group"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A SQLite file kept by LangGraph's saver (compacted through delete and put) or by the
+    group-commit saver (its own ``prune``)."""
+    return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
 
 
 def test_finished_sagas_keep_their_last_checkpoint_and_read_the_same(
@@ -134,8 +136,9 @@ with open_checkpointer(sys.argv[1]) as saver:
 
 
 def test_a_compaction_killed_after_the_delete_is_finished_by_the_next_prune(
-    db: str, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
+    db = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
     ids = run_sagas(db, 1)
     service = SagaService.from_urls(db, f"sqlite:///{tmp_path / 'bus.sqlite'}")
     before = service.get("s0")
