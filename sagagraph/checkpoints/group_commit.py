@@ -10,9 +10,9 @@ its own SQL on its own tables (:data:`TABLES`), so it bends nothing of LangGraph
   committed: with ``journal_mode=WAL`` and ``synchronous=FULL`` the commit has been written
   to the WAL and flushed (``fsync``), so a killed process or a power cut loses no write that
   returned. Concurrent sagas share one flush instead of paying one each.
-- **Reads beside writes.** Each reading thread (the event loop's included) has its own
-  connection; WAL lets it read the last committed state while the writer writes, so a read
-  never waits for a commit.
+- **Reads beside writes.** A read takes an idle connection of its own (opened when every one
+  is busy, kept for the next read) and reads in one read transaction; WAL lets it read the
+  last committed state while the writer writes, so a read never waits for a commit.
 - **Values stored once.** A checkpoint row holds the checkpoint without its channel values;
   each value is a row of :data:`BLOBS` keyed by channel and version, written only when its
   version is new (as LangGraph's PostgreSQL saver does). A saga's events list, which grows
@@ -107,7 +107,8 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
         for statement in _SCHEMA:
             self._writer_conn.execute(statement)
         self._readers: list[sqlite3.Connection] = []
-        self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []
+        self._idle_lock = threading.Lock()
         self._jobs: list[tuple[Job, Future[Any]]] = []
         self._wake = threading.Condition()
         self._closed = False
@@ -179,24 +180,38 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
             self._wake.notify()
         self._writer.join()
         self._writer_conn.close()
-        for conn in self._readers:
-            conn.close()
-        self._readers.clear()
+        with self._idle_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+            self._idle.clear()
 
     # -- reads --------------------------------------------------------------------------
 
-    def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """An idle read connection (a new one when every one is busy) inside a read
+        transaction: the statements of one read see one committed state."""
+        with self._idle_lock:
+            conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = connect(self.path)
-            self._local.conn = conn
-            self._readers.append(conn)
-        return conn
+            with self._idle_lock:
+                self._readers.append(conn)
+        try:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        finally:
+            with self._idle_lock:
+                self._idle.append(conn)
 
     @contextmanager
     def read_cursor(self) -> Iterator[sqlite3.Cursor]:
-        """A cursor on this thread's read connection, for one query (the saga index's)."""
-        with closing(self._reader().cursor()) as cur:
+        """A cursor on a read connection, for one query (the saga index's)."""
+        with self._snapshot() as conn, closing(conn.cursor()) as cur:
             yield cur
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -204,17 +219,17 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
         thread_id = str(configurable["thread_id"])
         ns = str(configurable.get("checkpoint_ns", ""))
         checkpoint_id = get_checkpoint_id(config)
-        conn = self._reader()
-        if checkpoint_id:
-            sql = f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-            row = conn.execute(sql, (thread_id, ns, checkpoint_id)).fetchone()
-        else:
-            sql = (
-                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
-                "ORDER BY checkpoint_id DESC LIMIT 1"
-            )
-            row = conn.execute(sql, (thread_id, ns)).fetchone()
-        return None if row is None else self._tuple(conn, row)
+        with self._snapshot() as conn:
+            if checkpoint_id:
+                sql = f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
+                row = conn.execute(sql, (thread_id, ns, checkpoint_id)).fetchone()
+            else:
+                sql = (
+                    f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "ORDER BY checkpoint_id DESC LIMIT 1"
+                )
+                row = conn.execute(sql, (thread_id, ns)).fetchone()
+            return None if row is None else self._tuple(conn, row)
 
     def list(
         self,
@@ -241,18 +256,17 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
             wheres.append("checkpoint_id < ?")
             params.append(get_checkpoint_id(before))
         where = f" WHERE {' AND '.join(wheres)}" if wheres else ""
-        conn = self._reader()
-        rows = conn.execute(f"{_SELECT}{where} ORDER BY checkpoint_id DESC", params).fetchall()
-        left = limit
-        for row in rows:
-            if left is not None and left <= 0:
-                return
-            metadata = json.loads(row[6]) if row[6] else {}
-            if filter and any(metadata.get(k) != v for k, v in filter.items()):
-                continue
-            yield self._tuple(conn, row)
-            if left is not None:
-                left -= 1
+        found: list[CheckpointTuple] = []
+        with self._snapshot() as conn:  # read whole, so no connection is held between items
+            rows = conn.execute(f"{_SELECT}{where} ORDER BY checkpoint_id DESC", params)
+            for row in rows.fetchall():
+                if limit is not None and len(found) >= limit:
+                    break
+                metadata = json.loads(row[6]) if row[6] else {}
+                if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                    continue
+                found.append(self._tuple(conn, row))
+        yield from found
 
     def _tuple(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, kind, blob, metadata = row
