@@ -100,7 +100,9 @@ def test_unfinished_sagas_are_never_touched() -> None:
     app = build_saga_graph(fake_definition(fake_agents())).compile(checkpointer=saver)
     run_saga(app, PAPER_INPUT, saga_id="done")
     config: Any = {"configurable": {"thread_id": "half"}}
-    app.invoke({"saga_id": "half", "input": dict(PAPER_INPUT)}, config, interrupt_after=["validator"])
+    app.invoke(
+        {"saga_id": "half", "input": dict(PAPER_INPUT)}, config, interrupt_after=["validator"]
+    )
     before = checkpoint_count(saver, "half")
     done = prune_sagas(saver, finished_before=datetime.now(UTC) + timedelta(seconds=1))
     assert done.deleted == ["done"]
