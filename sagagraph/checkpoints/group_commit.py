@@ -17,6 +17,10 @@ its own SQL on its own tables (:data:`TABLES`), so it bends nothing of LangGraph
   each value is a row of :data:`BLOBS` keyed by channel and version, written only when its
   version is new (as LangGraph's PostgreSQL saver does). A saga's events list, which grows
   every step, is no longer written again whole by each checkpoint of every other field.
+- **Small rows stored once.** Values and writes are small and many (a row a field a step), so
+  their tables are ``WITHOUT ROWID``: a row lives in its primary key's tree instead of in a
+  table plus an index repeating its key (a saga's file 17.3 → 13.6 KB; checkpoints, being
+  large, keep a rowid table).
 - **Prune.** ``prune(strategy="keep_latest")`` keeps each namespace's latest checkpoint and
   the values it refers to; ``"delete"`` deletes the threads.
 
@@ -65,11 +69,11 @@ _SCHEMA = (
     "checkpoint BLOB, metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))",
     f"CREATE TABLE IF NOT EXISTS {BLOBS} (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL "
     "DEFAULT '', channel TEXT NOT NULL, version TEXT NOT NULL, type TEXT NOT NULL, blob BLOB, "
-    "PRIMARY KEY (thread_id, checkpoint_ns, channel, version))",
+    "PRIMARY KEY (thread_id, checkpoint_ns, channel, version)) WITHOUT ROWID",
     f"CREATE TABLE IF NOT EXISTS {WRITES} (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL "
     "DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL "
     "DEFAULT '', idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, "
-    "PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))",
+    "PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)) WITHOUT ROWID",
 )
 _SELECT = (
     f"SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
