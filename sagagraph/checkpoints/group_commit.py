@@ -116,6 +116,8 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
         self._jobs: list[tuple[Job, Future[Any]]] = []
         self._wake = threading.Condition()
         self._closed = False
+        self.commits = 0
+        """Transactions committed so far (each carries one or more writes)."""
         self._writer = threading.Thread(
             target=self._write_batches, name="sagagraph-group-commit", daemon=True
         )
@@ -143,8 +145,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
                 batch, self._jobs = self._jobs, []
             self._commit(conn, batch)
 
-    @staticmethod
-    def _commit(conn: sqlite3.Connection, batch: list[tuple[Job, Future[Any]]]) -> None:
+    def _commit(self, conn: sqlite3.Connection, batch: list[tuple[Job, Future[Any]]]) -> None:
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -159,6 +160,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
                     outcomes.append((done, result, None))
                 conn.execute("RELEASE job")
             conn.execute("COMMIT")
+            self.commits += 1
         except Exception as error:  # the batch did not commit: every writer hears why
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
