@@ -17,10 +17,11 @@ its own SQL on its own tables (:data:`TABLES`), so it bends nothing of LangGraph
   each value is a row of :data:`BLOBS` keyed by channel and version, written only when its
   version is new (as LangGraph's PostgreSQL saver does). A saga's events list, which grows
   every step, is no longer written again whole by each checkpoint of every other field.
-- **Small rows stored once.** Values and writes are small and many (a row a field a step), so
-  their tables are ``WITHOUT ROWID``: a row lives in its primary key's tree instead of in a
-  table plus an index repeating its key (a saga's file 17.3 → 13.6 KB; checkpoints, being
-  large, keep a rowid table).
+- **Fewer, smaller rows.** A task's writes are one row (LangGraph's savers write one a
+  field), and each special write (error, interrupt, resume) one of its own. Values and
+  writes are small and many, so their tables are ``WITHOUT ROWID``: a row lives in its
+  primary key's tree instead of in a table plus an index repeating its key. Checkpoints,
+  being large, keep a rowid table.
 - **Prune.** ``prune(strategy="keep_latest")`` keeps each namespace's latest checkpoint and
   the values it refers to; ``"delete"`` deletes the threads.
 
@@ -71,9 +72,9 @@ _SCHEMA = (
     "DEFAULT '', channel TEXT NOT NULL, version TEXT NOT NULL, type TEXT NOT NULL, blob BLOB, "
     "PRIMARY KEY (thread_id, checkpoint_ns, channel, version)) WITHOUT ROWID",
     f"CREATE TABLE IF NOT EXISTS {WRITES} (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL "
-    "DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL "
-    "DEFAULT '', idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, "
-    "PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)) WITHOUT ROWID",
+    "DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, slot INTEGER NOT NULL, "
+    "task_path TEXT NOT NULL DEFAULT '', type TEXT NOT NULL, value BLOB NOT NULL, "
+    "PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, slot)) WITHOUT ROWID",
 )
 _SELECT = (
     f"SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
@@ -289,17 +290,18 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
             for channel, value_kind, value in conn.execute(sql, (thread_id, ns, *flat)):
                 if value_kind != "empty":
                     values[channel] = self.serde.loads_typed((value_kind, value))
-        writes = conn.execute(
-            f"SELECT task_id, channel, type, value, task_path, idx FROM {WRITES} "
+        rows = conn.execute(
+            f"SELECT task_id, task_path, type, value FROM {WRITES} "
             "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             (thread_id, ns, checkpoint_id),
-        ).fetchall()
-        pending = [
-            (task_id, channel, self.serde.loads_typed((value_kind, value)))
-            for task_id, channel, value_kind, value, _, _ in sorted(
-                writes, key=lambda w: writes_sort_key(w[4], w[0], w[5])
-            )
+        )
+        writes = [
+            (task_path, task_id, idx, channel, value)
+            for task_id, task_path, value_kind, packed in rows
+            for idx, channel, value in self.serde.loads_typed((value_kind, packed))
         ]
+        writes.sort(key=lambda w: writes_sort_key(w[0], w[1], w[2]))
+        pending = [(task_id, channel, value) for _, task_id, _, channel, value in writes]
         return CheckpointTuple(
             config=_config(thread_id, ns, checkpoint_id),
             checkpoint={**checkpoint, "channel_values": values},
@@ -381,22 +383,29 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
             if all(channel in WRITES_IDX_MAP for channel, _ in writes)
             else "INSERT OR IGNORE"
         )
+        # One row for the task's ordinary writes (slot 0), one for each special write (its
+        # negative index from WRITES_IDX_MAP): a task's writes arrive in one call, and a call
+        # again with the same writes is ignored (replaced, when all are special) as a row.
+        slots: dict[int, list[tuple[int, str, Any]]] = {}
+        for idx, (channel, value) in enumerate(writes):
+            special = WRITES_IDX_MAP.get(channel)
+            key = 0 if special is None else special
+            slots.setdefault(key, []).append((WRITES_IDX_MAP.get(channel, idx), channel, value))
         rows = [
             (
                 thread_id,
                 ns,
                 checkpoint_id,
                 task_id,
+                slot,
                 task_path,
-                WRITES_IDX_MAP.get(channel, idx),
-                channel,
-                *self.serde.dumps_typed(value),
+                *self.serde.dumps_typed(packed),
             )
-            for idx, (channel, value) in enumerate(writes)
+            for slot, packed in slots.items()
         ]
 
         def job(conn: sqlite3.Connection) -> None:
-            conn.executemany(f"{verb} INTO {WRITES} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            conn.executemany(f"{verb} INTO {WRITES} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
         return job
 
