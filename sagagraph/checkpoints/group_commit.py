@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import threading
@@ -117,6 +118,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
         self._jobs: list[tuple[Job, Future[Any]]] = []
         self._wake = threading.Condition()
         self._closed = False
+        self._pid = os.getpid()
         self.commits = 0
         """Transactions committed so far (each carries one or more writes)."""
         self._writer = threading.Thread(
@@ -128,6 +130,11 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
 
     def _submit(self, job: Job) -> Future[Any]:
         done: Future[Any] = Future()
+        if os.getpid() != self._pid:  # a forked child has no writer thread: it would hang
+            raise RuntimeError(
+                f"checkpointer {self.path}: opened in process {self._pid}, used in a fork; "
+                "open it in the process that writes"
+            )
         with self._wake:
             if self._closed:
                 raise RuntimeError(f"checkpointer {self.path}: closed")

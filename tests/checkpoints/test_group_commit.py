@@ -6,6 +6,7 @@ suite and the crash matrix run it too: ``sqlite+group`` in their fixtures.)"""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -135,3 +136,17 @@ def test_the_url_opens_it_and_the_saga_index_reads_its_tables(tmp_path: Path) ->
         found = {s.saga_id: s.status for s in latest_checkpoints(saver)}
         assert found == {"a": "completed", "b": "rolled_back"}
         assert thread_ids(saver) == {"a", "b"}
+
+
+def test_a_forked_child_is_refused_instead_of_hanging(saver: GroupCommitSqliteSaver) -> None:
+    saved = stored(saver, "f")
+    pid = os.fork()
+    if pid == 0:  # the child: no writer thread here
+        try:
+            saver.put_writes(saved, [("status", "done")], "task-1")
+        except RuntimeError as error:
+            os._exit(3 if "used in a fork" in str(error) else 4)
+        os._exit(5)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 3
+    saver.put_writes(saved, [("status", "done")], "task-1")  # the parent still writes
