@@ -35,7 +35,7 @@ from bench.fake_saga import (
     thread,
 )
 
-ENGINES = ("sagagraph", "plain-sqlite", "plain-memory", "plain-postgres")
+ENGINES = ("sagagraph", "sagagraph-group", "plain-sqlite", "plain-memory", "plain-postgres")
 TARGET_IDEAL_AT_1S = 1.3
 TARGET_PLAIN_AT_1S = 1.02
 """At 1 s a step the engine's own work hides behind the model: within 1.02× of plain LangGraph
@@ -112,8 +112,9 @@ def main() -> None:
     parser.add_argument("--sagas", type=int, required=True)
     parser.add_argument("--db", required=True, help="SQLite file (created) or postgresql:// URL")
     args = parser.parse_args()
-    if args.engine == "sagagraph":
-        url = args.db if args.db.startswith("postgres") else f"sqlite:///{args.db}"
+    if args.engine.startswith("sagagraph"):
+        scheme = "sqlite+group" if args.engine == "sagagraph-group" else "sqlite"
+        url = args.db if args.db.startswith("postgres") else f"{scheme}:///{args.db}"
         coro = run_sagagraph(url, args.sagas, args.latency)
     else:
         coro = run_plain(args.engine, args.db, args.sagas, args.latency)

@@ -30,22 +30,23 @@ def amqp_url() -> str:
     return require_rabbitmq()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite+group", "postgres"])
 def checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A checkpointer URL for each backend: memory, a fresh SQLite file, PostgreSQL."""
+    """A checkpointer URL for each backend: memory, a fresh SQLite file (LangGraph's saver,
+    or the group-commit saver), PostgreSQL."""
     if request.param == "memory":
         return "memory://"
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    if request.param.startswith("sqlite"):
+        return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
     url: str = request.getfixturevalue("postgres_url")
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "sqlite+group", "postgres"])
 def durable_checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A checkpointer URL that survives the process: SQLite file or PostgreSQL."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+    """A checkpointer URL that survives the process: SQLite file (either saver) or PostgreSQL."""
+    if request.param.startswith("sqlite"):
+        return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
     url: str = request.getfixturevalue("postgres_url")
     return url
 

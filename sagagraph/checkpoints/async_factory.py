@@ -29,6 +29,7 @@ from sagagraph.checkpoints.factory import (
     SETUP_LOCK,
     SETUP_UNLOCK,
     Target,
+    opened_group_saver,
     postgres_missing,
     refused,
     setup_lock_polls,
@@ -59,6 +60,9 @@ async def open_async_checkpointer(
     where = target(url)
     if where.kind == "memory":
         yield InMemorySaver()
+    elif where.group:  # its writes are awaited, its reads answered on the loop
+        with opened_group_saver(where) as group_saver:
+            yield group_saver
     elif where.kind == "sqlite":
         async with _open_sqlite(where) as sqlite_saver:
             yield sqlite_saver

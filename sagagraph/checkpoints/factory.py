@@ -25,6 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph.checkpoints.savers import SagaSqliteSaver
 from sagagraph.checkpoints.urls import (
+    GROUP_SQLITE,
     SQLITE_BUSY_TIMEOUT,
     default_db_url,
     first_line,
@@ -51,6 +52,8 @@ class Target:
     """The URL as given (shown redacted in errors)."""
     path: Path = Path()
     """The SQLite file (``sqlite`` only; else the working directory, unused)."""
+    group: bool = False
+    """``sqlite+group:///``: the group-commit saver keeps the file."""
 
 
 def target(url: str | None) -> Target:
@@ -60,18 +63,18 @@ def target(url: str | None) -> Target:
     url = url or default_db_url()
     if url in ("memory", "memory://"):
         return Target("memory", url)
-    if url.startswith("sqlite:///"):
+    if url.startswith(("sqlite:///", GROUP_SQLITE)):
         path = sqlite_path(url)
         if not path.parent.is_dir():
             raise ConfigurationError(f"checkpointer url {url!r}: folder {path.parent} is missing")
         if path.is_dir():
             raise ConfigurationError(f"checkpointer url {url!r}: {path} is a folder, not a file")
-        return Target("sqlite", url, path)
+        return Target("sqlite", url, path, url.startswith(GROUP_SQLITE))
     if url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
         return Target("postgres", url)
     raise ConfigurationError(
-        f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, memory:// "
-        "or postgresql://..."
+        f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, "
+        "sqlite+group:///PATH, memory:// or postgresql://..."
     )
 
 
@@ -125,12 +128,30 @@ def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[st
     where = target(url)
     if where.kind == "memory":
         yield InMemorySaver()
+    elif where.group:
+        with opened_group_saver(where) as group_saver:
+            yield group_saver
     elif where.kind == "sqlite":
         with _open_sqlite(where) as sqlite_saver:
             yield sqlite_saver
     else:
         with _open_postgres(where) as postgres_saver:
             yield postgres_saver
+
+
+@contextmanager
+def opened_group_saver(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
+    """The group-commit saver of ``where``'s file (sync and async methods alike), closed on
+    exit after its last commit."""
+    from sagagraph.checkpoints.group_commit import SagaGroupCommitSqliteSaver
+
+    with refused(where, "not a usable SQLite database", sqlite3.Error):
+        saver = SagaGroupCommitSqliteSaver(str(where.path))
+    try:
+        saver.lease_file = lease_file(where.path)
+        yield saver
+    finally:
+        saver.close()
 
 
 @contextmanager

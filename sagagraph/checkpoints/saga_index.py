@@ -247,7 +247,8 @@ def latest_checkpoints(
     if cursor is None:
         yield from (s for s in _generic(checkpointer) if s.status not in skip)
         return
-    sql = _SQLITE_PAGE if isinstance(checkpointer, SqliteSaver) else _POSTGRES_PAGE
+    sql = _POSTGRES_PAGE if _is_postgres(checkpointer) else _SQLITE_PAGE
+    sql = _on_table(sql, checkpointer)
     after = ""
     while True:
         with cursor() as cur:
@@ -269,7 +270,7 @@ def thread_ids(checkpointer: BaseCheckpointSaver[Any]) -> set[str] | None:
     if cursor is None:
         return None
     with cursor() as cur:
-        cur.execute(_THREADS)
+        cur.execute(_on_table(_THREADS, checkpointer))
         return {str(_first(row)) for row in cur.fetchall()}
 
 
@@ -289,10 +290,31 @@ def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
     return sorted(ids)
 
 
+def _on_table(sql: str, checkpointer: BaseCheckpointSaver[Any]) -> str:
+    """``sql`` on the saver's table of checkpoints (the group-commit saver has its own)."""
+    table = getattr(checkpointer, "checkpoints_table", "checkpoints")
+    return sql.replace("FROM checkpoints", f"FROM {table}").replace(
+        "JOIN checkpoints", f"JOIN {table}"
+    )
+
+
+def _is_postgres(checkpointer: BaseCheckpointSaver[Any]) -> bool:
+    return not isinstance(checkpointer, SqliteSaver) and not _group_commit(checkpointer)
+
+
+def _group_commit(checkpointer: BaseCheckpointSaver[Any]) -> bool:
+    """True for the group-commit SQLite saver (it names its own table of checkpoints; it is
+    not imported here, since it stamps its checkpoints with this module's summary)."""
+    return hasattr(checkpointer, "checkpoints_table") and hasattr(checkpointer, "read_cursor")
+
+
 def sql_cursor(checkpointer: BaseCheckpointSaver[Any]) -> Cursor | None:
     """Opens a cursor on the database of a sync SQLite or PostgreSQL saver, through its
-    public connection (safe beside running sagas: the saver's own lock is held); None for
-    any other saver."""
+    public connection (safe beside running sagas: the saver's own lock is held), or on the
+    group-commit saver's read connection; None for any other saver."""
+    if _group_commit(checkpointer):
+        read_cursor: Cursor = checkpointer.read_cursor  # type: ignore[attr-defined]
+        return read_cursor
     if isinstance(checkpointer, SqliteSaver):
         saver = checkpointer
 

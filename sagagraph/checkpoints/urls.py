@@ -17,6 +17,9 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import MASK, redact, url_password
 
 DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
+GROUP_SQLITE = "sqlite+group:///"
+"""The scheme of a SQLite file kept by the group-commit saver
+(:mod:`sagagraph.checkpoints.group_commit`): ``sqlite+group:///path``."""
 DEFAULT_BUS_URL = "sqlite:///sagagraph-events.sqlite"
 """The event log of choreographed sagas when neither ``--bus`` nor a variable names one."""
 SQLITE_BUSY_TIMEOUT = 30.0
@@ -61,12 +64,13 @@ def first_line(error: BaseException) -> str:
 
 
 def sqlite_path(url: str) -> Path:
-    """The file a ``sqlite:///`` URL names (``sqlite:///rel.db`` or ``sqlite:////abs.db``).
+    """The file a ``sqlite:///`` (or ``sqlite+group:///``) URL names (``sqlite:///rel.db`` or
+    ``sqlite:////abs.db``).
 
     A query or fragment (``?mode=ro``, ``#...``) is refused: no parameter is supported, and
     taken as part of the path it would create a file literally named ``x.sqlite?mode=ro``.
     """
-    path = url[len("sqlite:///") :]
+    path = url[len(GROUP_SQLITE if url.startswith(GROUP_SQLITE) else "sqlite:///") :]
     extra = next((mark for mark in ("?", "#") if mark in path), None)
     if extra is not None:
         part = path[path.index(extra) :]

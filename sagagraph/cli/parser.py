@@ -228,6 +228,26 @@ def add_lifecycle(sub: Subparsers) -> None:
     )
     json_flag(rollback)
 
+    prune = verb(
+        sub,
+        "prune",
+        "retention: finished sagas keep their last checkpoint; those finished before WHEN go",
+        "prune:cmd_prune",
+    )
+    prune.add_argument(
+        "--finished-before",
+        metavar="WHEN",
+        help="delete the sagas that finished before WHEN: an age (30d, 12h) or an ISO date",
+    )
+    prune.add_argument(
+        "--keep-all",
+        action="store_true",
+        help="leave every checkpoint of the other finished sagas (only delete old ones)",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="count what would go; change nothing")
+    db_flag(prune)
+    json_flag(prune, "print what was pruned as one JSON object")
+
     add_approvals(sub)
 
 

@@ -18,9 +18,9 @@ def parse_time(text: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
-def since_flag(text: str, now: datetime) -> datetime:
-    """The start ``--since`` means: a duration before ``now`` (``90s``, ``30m``, ``2h``,
-    ``7d``) or an ISO date or time. InputError, naming the flag, for anything else."""
+def since_flag(text: str, now: datetime, flag: str = "--since") -> datetime:
+    """The time ``--since`` (or ``flag``) means: a duration before ``now`` (``90s``, ``30m``,
+    ``2h``, ``7d``) or an ISO date or time. InputError, naming the flag, for anything else."""
     ago = _AGO.fullmatch(text.strip())
     if ago:
         return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
@@ -28,6 +28,6 @@ def since_flag(text: str, now: datetime) -> datetime:
         return parse_time(text)
     except ValueError:
         raise InputError(
-            f"--since {text!r}: not a duration (30m, 2h, 7d) or an ISO date or time "
+            f"{flag} {text!r}: not a duration (30m, 2h, 7d) or an ISO date or time "
             "(2026-12-05, 2026-12-05T06:00)"
         ) from None

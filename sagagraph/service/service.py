@@ -34,6 +34,7 @@ from sagagraph.graph.recover import (
     reject_tool_call,
     rollback_saga,
 )
+from sagagraph.graph.retention import Pruned, prune_sagas
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
 from sagagraph.redaction import redact
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
@@ -318,6 +319,24 @@ class SagaService:
         view = self.orchestrated(saga_id, "reject")
         with self.app(view, "reject", forward=False) as app:
             return reject_tool_call(app, saga_id, redact(why), call=call, hooks=self.told(hooks))
+
+    def prune(
+        self,
+        *,
+        finished_before: datetime | None = None,
+        keep_last: bool = True,
+        dry_run: bool = False,
+    ) -> Pruned:
+        """Retention: delete the sagas that finished before ``finished_before``; with
+        ``keep_last``, cut the other finished sagas down to their last checkpoint (their view
+        and events stay). Unfinished sagas are never touched
+        (:mod:`sagagraph.graph.retention`)."""
+        if not self.store.has_checkpoints():
+            return Pruned(dry_run=dry_run)
+        with self.store.checkpointer() as saver:
+            return prune_sagas(
+                saver, finished_before=finished_before, keep_last=keep_last, dry_run=dry_run
+            )
 
     def unfinished(self, *, compensate: bool = False) -> tuple[Rows, Rows]:
         """The orchestrated sagas ``recover`` takes up, and those waiting for an operator.

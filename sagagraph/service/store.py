@@ -18,7 +18,13 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from sagagraph.checkpoints.factory import open_checkpointer
-from sagagraph.checkpoints.urls import default_bus_url, default_db_url, redact_url, sqlite_path
+from sagagraph.checkpoints.urls import (
+    GROUP_SQLITE,
+    default_bus_url,
+    default_db_url,
+    redact_url,
+    sqlite_path,
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,8 @@ class SagaStore:
 
     def has_checkpoints(self) -> bool:
         """False only for a SQLite checkpointer whose file does not exist yet."""
-        return not self.db.startswith("sqlite:///") or sqlite_path(self.db).exists()
+        sqlite = self.db.startswith(("sqlite:///", GROUP_SQLITE))
+        return not sqlite or sqlite_path(self.db).exists()
 
     @contextmanager
     def checkpointer(self) -> Iterator[BaseCheckpointSaver[Any]]:

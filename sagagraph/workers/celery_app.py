@@ -14,7 +14,10 @@ shared checkpointer keeps the saga.
   land inside a step, which would take it for the step's own failure and compensate.
 - task events on (``worker_send_task_events``, ``task_send_sent_event``): Flower shows the pool.
 - a beat schedule that runs ``sagagraph.recover`` every minute (``celery beat``): sagas whose
-  process died are taken over without anyone typing ``recover``.
+  process died are taken over without anyone typing ``recover``; and, when a retention period
+  is set (``SAGAGRAPH_RETENTION=30d`` or ``retention=``), ``sagagraph.prune`` every hour:
+  finished sagas keep their last checkpoint, those finished before the period go
+  (:mod:`sagagraph.graph.retention`).
 
 Use it from the CLI (``sagagraph worker``) or as ``celery -A sagagraph.workers.main worker``.
 """
@@ -24,11 +27,13 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sagagraph.checkpoints.urls import default_db_url
 from sagagraph.errors import SagaBusyError
 from sagagraph.graph.definitions import Definitions, check_reference
+from sagagraph.graph.retention import configured_period
 from sagagraph.workers.address import QueueAddress, queue_address
 
 try:
@@ -53,6 +58,9 @@ NOT_MINE_RETRIES = 12
 """Hand-backs of a saga whose factory this worker does not run (one each ``ERROR_RETRY``
 seconds) before it is dead-lettered: no worker of the queue runs it."""
 RECOVER_EVERY = 60.0
+PRUNE = "sagagraph.prune"
+"""The periodic task of retention (scheduled only when a retention period is set)."""
+PRUNE_EVERY = 3600.0
 
 
 def work_queue(address: QueueAddress) -> Queue:
@@ -74,10 +82,16 @@ def make_celery_app(
     time_limit: float | None = None,
     rate_limit: str | None = None,
     say: Callable[[str], None] | None = None,
+    retention: timedelta | None = None,
 ) -> Celery:
     """A Celery app for the work queue at ``queue`` (default ``SAGAGRAPH_QUEUE``) and the
     checkpointer ``db`` (default ``SAGAGRAPH_DB``); its workers run the sagas of ``apps``
-    (references ``module:factory``; none: it only submits and controls)."""
+    (references ``module:factory``; none: it only submits and controls). ``retention``
+    (default ``SAGAGRAPH_RETENTION``; None: no pruning) schedules :data:`PRUNE`."""
+    retention = retention or configured_period()
+    schedule: dict[str, Any] = {"sagagraph-recover": {"task": RECOVER, "schedule": RECOVER_EVERY}}
+    if retention is not None:
+        schedule["sagagraph-prune"] = {"task": PRUNE, "schedule": PRUNE_EVERY}
     address = queue_address(queue)
     db = db or default_db_url()
     accepted = [check_reference(a) for a in apps]
@@ -106,11 +120,12 @@ def make_celery_app(
         broker_connection_timeout=10,
         broker_transport_options={"confirm_publish": True},
         task_publish_retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
-        beat_schedule={"sagagraph-recover": {"task": RECOVER, "schedule": RECOVER_EVERY}},
+        beat_schedule=schedule,
         timezone="UTC",
     )
     app.conf.sagagraph = {"address": address, "db": db, "accepted": accepted}
     _register_tasks(app, address, db, accepted, rate_limit, say or say_line)
+    _register_prune(app, db, retention, say or say_line)
     return app
 
 
@@ -179,3 +194,19 @@ def _register_tasks(
         from sagagraph.workers.watch import take_over_orphans
 
         return len(take_over_orphans(db, definitions, say=say))
+
+
+def _register_prune(
+    app: Celery, db: str, retention: timedelta | None, say: Callable[[str], None]
+) -> None:
+    @app.task(name=PRUNE, ignore_result=True, shared=False)  # type: ignore[untyped-decorator]
+    def prune() -> int:
+        from sagagraph.checkpoints.factory import open_checkpointer
+        from sagagraph.graph.retention import prune_sagas
+
+        cutoff = datetime.now(UTC) - retention if retention is not None else None
+        with open_checkpointer(db) as saver:
+            done = prune_sagas(saver, finished_before=cutoff)
+        if done.deleted or done.compacted:
+            say(f"worker: pruned {len(done.deleted)} old saga(s), compacted {len(done.compacted)}")
+        return len(done.deleted) + len(done.compacted)

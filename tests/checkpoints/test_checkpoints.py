@@ -102,7 +102,7 @@ def test_postgres_url_opens_a_postgres_saver(postgres_url: str) -> None:
         (
             "mysql://ada:s3cret@db.example/sagas",
             "mysql://ada:***@db.example/sagas",
-            "expected sqlite:///PATH, memory:// or postgresql://",
+            "expected sqlite:///PATH, sqlite+group:///PATH, memory:// or postgresql://",
         ),
         ("sqlite://relative.db", "sqlite://relative.db", "expected sqlite:///PATH"),
         ("sqlite:///", "sqlite:///", "no file path after sqlite:///"),

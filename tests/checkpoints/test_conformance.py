@@ -142,3 +142,13 @@ def test_the_postgres_savers_pass_langgraphs_conformance_suite(
         conformance(f"sagagraph-postgres-{sync}", lambda: postgres_url, sync=sync),
         BASE | {"prune"},
     )
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+def test_the_group_commit_saver_passes_langgraphs_conformance_suite(
+    tmp_path: Path, sync: bool
+) -> None:
+    def url() -> str:
+        return f"sqlite+group:///{tmp_path / f'{uuid.uuid4().hex}.sqlite'}"
+
+    check(conformance(f"sagagraph-sqlite-group-{sync}", url, sync=sync), BASE | {"prune"})

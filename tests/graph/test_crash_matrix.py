@@ -124,6 +124,8 @@ def _stopped_states(db: str, journal: Journal) -> dict[str, dict[str, Any]]:
         ("sqlite", "compensate"),
         ("postgres", "forward"),
         ("postgres", "compensate"),
+        ("sqlite+group", "forward"),
+        ("sqlite+group", "compensate"),
     ],
     ids=lambda p: "-".join(p),
 )

@@ -73,6 +73,9 @@ FLEETS = [
     ("postgres", "async", "forward"),
     ("sqlite", "sync", "compensate"),
     ("postgres", "async", "compensate"),
+    ("sqlite+group", "sync", "forward"),
+    ("sqlite+group", "async", "forward"),
+    ("sqlite+group", "async", "compensate"),
 ]
 
 

@@ -120,8 +120,8 @@ def fresh_postgres_database() -> Iterator[str]:
 def saga_database(backend: str, root: Path) -> Iterator[str]:
     """A checkpointer URL no other test writes to: a SQLite file under ``root``, or a fresh
     PostgreSQL database (dropped afterwards). Recovery scans every saga in it."""
-    if backend == "sqlite":
-        yield f"sqlite:///{root / 'sagas.sqlite'}"
+    if backend.startswith("sqlite"):  # sqlite, or sqlite+group (the group-commit saver)
+        yield f"{backend}:///{root / 'sagas.sqlite'}"
     else:
         with fresh_postgres_database() as url:
             yield url
