@@ -34,7 +34,6 @@ from sagagraph.graph.recover import (
     reject_tool_call,
     rollback_saga,
 )
-from sagagraph.graph.retention import Pruned, prune_sagas
 from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
 from sagagraph.redaction import redact
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
@@ -43,6 +42,7 @@ from sagagraph.saga.view import QUEUED, Event, describe_error
 from sagagraph.service.store import SagaStore
 
 if TYPE_CHECKING:
+    from sagagraph.graph.retention import Pruned
     from sagagraph.workers.control import SagaRequest, Schedule, Submitted
 
 CHOREOGRAPHY = "choreography"
@@ -330,7 +330,9 @@ class SagaService:
         """Retention: delete the sagas that finished before ``finished_before``; with
         ``keep_last``, cut the other finished sagas down to their last checkpoint (their view
         and events stay). Unfinished sagas are never touched
-        (:mod:`sagagraph.graph.retention`)."""
+        (:mod:`sagagraph.graph.retention`, loaded only by this operation)."""
+        from sagagraph.graph.retention import Pruned, prune_sagas
+
         if not self.store.has_checkpoints():
             return Pruned(dry_run=dry_run)
         with self.store.checkpointer() as saver:
