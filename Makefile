@@ -1,4 +1,4 @@
-# The README's two commands: `make demo` and `make test`. Both set up .venv on a fresh machine.
+# The README's two commands: `make demo` and `make test`; `make check` is a contributor's loop. Both set up .venv on a fresh machine.
 # `make demo` installs the package and its runtime dependencies only; `make test` adds the dev
 # extra (services' clients, notebooks, LangGraph Server, linters) on top.
 PYTHON ?= python3
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: demo test lint typecheck imports pytest bench clean
+.PHONY: demo test check lint typecheck imports pytest pytest-fast bench clean
 
 # No pip inside the venv until `make test` needs one: the demo's install runs the host's pip
 # (pip >= 22.3, `--python`), which spares ensurepip's time; without one, the venv gets its own.
@@ -46,6 +46,18 @@ pytest: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck imports pytest
+
+# The fast loop: lint, types, import contracts and the tests that need no service, browser or
+# kill fleet, chosen by markers (tests/conftest.py marks a test by the service fixtures it takes),
+# spread over the cores by pytest-xdist. SAGAGRAPH_TEST_SERVICES=none fails a test that reaches
+# PostgreSQL or RabbitMQ without its marker, so the split stays honest as tests are added.
+FAST := not (postgres or rabbitmq or browser or kill_fleet)
+XDIST := -n auto --dist loadgroup
+
+pytest-fast: $(STAMP)
+	SAGAGRAPH_TEST_SERVICES=none $(BIN)/pytest -m "$(FAST)" $(XDIST)
+
+check: lint typecheck imports pytest-fast
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
