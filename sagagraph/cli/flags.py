@@ -191,3 +191,7 @@ def short_name(mode: str | None) -> str:
     """The ``list`` column: ``orch``, ``choreo``, ``board`` (an unknown mode as it is)."""
     known = _MODES.get(mode or ORCHESTRATION)
     return known.short if known else str(mode)
+
+
+NO_REASON_GIVEN = "no reason given"
+"""The reason ``cancel`` records when ``--reason`` is left out."""
