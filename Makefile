@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: demo test check lint typecheck imports pytest pytest-fast bench clean
+.PHONY: demo extra test check lint typecheck imports pytest pytest-fast bench clean
 
 # No pip inside the venv until `make test` needs one: the demo's install runs the host's pip
 # (pip >= 22.3, `--python`), which spares ensurepip's time; without one, the venv gets its own.
@@ -16,6 +16,7 @@ $(BIN)/python:
 
 # --no-compile: the demo imports a fraction of what it installs; Python compiles that on use.
 DEMO_INSTALL := install --quiet --disable-pip-version-check --no-compile -e .
+EXTRA_INSTALL = install --quiet --disable-pip-version-check --no-compile -e ".[$(EXTRA)]"
 
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(PYTHON) -m pip --python $(BIN)/python $(DEMO_INSTALL) 2>/dev/null || \
@@ -30,6 +31,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m examples.demo
+
+# An optional part into the checkout's .venv, as the demo installed the package:
+# `make extra EXTRA=console` (several: EXTRA=workers,postgres). The demo's venv has no pip, so a
+# bare `pip install` there would run the host's pip and install outside the venv.
+EXTRA ?=
+extra: $(DEMO_STAMP)
+	@test -n "$(EXTRA)" || { echo 'make extra: name one, such as EXTRA=console' >&2; exit 2; }
+	$(PYTHON) -m pip --python $(BIN)/python $(EXTRA_INSTALL) 2>/dev/null || \
+	  { $(BIN)/python -m ensurepip --default-pip >/dev/null && $(BIN)/pip $(EXTRA_INSTALL); }
 
 lint: $(STAMP)
 	$(BIN)/ruff check sagagraph tests examples bench notebooks
