@@ -81,7 +81,8 @@ def bus_flag(p: argparse.ArgumentParser) -> None:
         p,
         "--bus",
         "event bus URL for choreography "
-        "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite)",
+        "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite; "
+        "reads beside a PostgreSQL --db consult only a bus so named)",
     )
 
 
