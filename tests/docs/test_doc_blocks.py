@@ -106,7 +106,14 @@ def environment(block: Block, model: ScriptedOpenAIServer) -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", HERE, ids=[b.name for b in HERE])
+def marked(block: Block) -> object:
+    """``block`` as a test case carrying the markers of the services it needs, so the fast loop
+    (`make check`) leaves it out by marker."""
+    marks = [getattr(pytest.mark, n) for n in sorted(block.needs & {"postgres", "rabbitmq"})]
+    return pytest.param(block, marks=marks, id=block.name)
+
+
+@pytest.mark.parametrize("block", [marked(b) for b in HERE])
 def test_each_doc_block_runs_as_pasted(
     block: Block, tmp_path: Path, model: ScriptedOpenAIServer
 ) -> None:
