@@ -105,7 +105,6 @@ def environment(block: Block, model: ScriptedOpenAIServer) -> dict[str, str]:
     return env
 
 
-@pytest.mark.slow
 def marked(block: Block) -> object:
     """``block`` as a test case carrying the markers of the services it needs, so the fast loop
     (`make check`) leaves it out by marker."""
@@ -113,6 +112,7 @@ def marked(block: Block) -> object:
     return pytest.param(block, marks=marks, id=block.name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [marked(b) for b in HERE])
 def test_each_doc_block_runs_as_pasted(
     block: Block, tmp_path: Path, model: ScriptedOpenAIServer
