@@ -188,7 +188,7 @@ class Console:
             total=len(every),
             found=len(found),
             counts=status_counts(every, SAGA_STATUSES),
-            flag_counts=status_counts(every, QUEUE_REASONS),
+            flag_counts=status_counts(every, tuple(QUEUE_REASONS)),
             status=status,
             q=text or "",
             statuses=STATUSES,
