@@ -57,11 +57,12 @@ pytest: $(STAMP)
 
 test: lint typecheck imports pytest
 
-# The fast loop: lint, types, import contracts and the tests that need no service, browser or
-# kill fleet, chosen by markers (tests/conftest.py marks a test by the service fixtures it takes),
+# The fast loop: lint, types, import contracts and the tests that need no service, corpus,
+# browser or kill fleet and are not slow, chosen by markers (tests/conftest.py marks a test by
+# the service and corpus fixtures it takes),
 # spread over the cores by pytest-xdist. SAGAGRAPH_TEST_SERVICES=none fails a test that reaches
 # PostgreSQL or RabbitMQ without its marker, so the split stays honest as tests are added.
-FAST := not (postgres or rabbitmq or browser or kill_fleet)
+FAST := not (postgres or rabbitmq or corpus or browser or kill_fleet or slow)
 XDIST := -n auto --dist loadgroup
 
 pytest-fast: $(STAMP)

@@ -19,8 +19,15 @@ from tests.support.services import (
 )
 
 # A test that takes one of these fixtures, or is parametrised with one of these values, needs
-# that service: it is marked so, whatever file it lives in, and `make check` leaves it out.
-SERVICE_FIXTURES = {"postgres_url": "postgres", "amqp_url": "rabbitmq"}
+# that service (or the shared corpus of real PDFs, ../shared/corpus): it is marked so, whatever
+# file it lives in, and `make check` leaves it out.
+SERVICE_FIXTURES = {
+    "postgres_url": "postgres",
+    "amqp_url": "rabbitmq",
+    "corpus": "corpus",
+    "corpus_next": "corpus",
+    "corpus_labels": "corpus",
+}
 SERVICE_PARAMS = {"postgres": "postgres", "rabbitmq": "rabbitmq", "amqp": "rabbitmq"}
 
 
