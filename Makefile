@@ -1,6 +1,7 @@
-# The README's two commands: `make demo` and `make test`; `make check` is a contributor's loop. Both set up .venv on a fresh machine.
+# The README's two commands: `make demo` and `make test`. Both set up .venv on a fresh machine.
 # `make demo` installs the package and its runtime dependencies only; `make test` adds the dev
-# extra (services' clients, notebooks, LangGraph Server, linters) on top.
+# extra (services' clients, notebooks, LangGraph Server, linters) on top. `make check` is a
+# contributor's loop of a few minutes; `make extra EXTRA=...` adds an optional part.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -59,8 +60,7 @@ test: lint typecheck imports pytest
 
 # The fast loop: lint, types, import contracts and the tests that need no service, corpus,
 # browser or kill fleet and are not slow, chosen by markers (tests/conftest.py marks a test by
-# the service and corpus fixtures it takes),
-# spread over the cores by pytest-xdist. SAGAGRAPH_TEST_SERVICES=none fails a test that reaches
+# the service and corpus fixtures it takes), spread over the cores by pytest-xdist. SAGAGRAPH_TEST_SERVICES=none fails a test that reaches
 # PostgreSQL or RabbitMQ without its marker, so the split stays honest as tests are added.
 FAST := not (postgres or rabbitmq or corpus or browser or kill_fleet or slow)
 XDIST := -n auto --dist loadgroup

@@ -14,6 +14,7 @@ from tests.support.services import (
     CORPUS,
     CORPUS_NEXT,
     fresh_postgres_database,
+    refuse_unmarked,
     require_rabbitmq,
     unavailable,
 )
@@ -88,6 +89,7 @@ def durable_checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     """The shared corpus of real PDFs (read in place, never copied)."""
+    refuse_unmarked("the shared corpus", "corpus")
     if not (CORPUS / "labels.json").exists():
         # A fresh clone has no ../shared beside it: skip there, as the service fixtures do,
         # and fail under CI=true, where the corpus must be present.
