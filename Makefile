@@ -64,9 +64,10 @@ test: lint typecheck imports pytest
 # PostgreSQL or RabbitMQ without its marker, so the split stays honest as tests are added.
 FAST := not (postgres or rabbitmq or corpus or browser or kill_fleet or slow)
 XDIST := -n auto --dist loadgroup
+PYTEST_ARGS ?=
 
 pytest-fast: $(STAMP)
-	SAGAGRAPH_TEST_SERVICES=none $(BIN)/pytest -m "$(FAST)" $(XDIST)
+	SAGAGRAPH_TEST_SERVICES=none $(BIN)/pytest -m "$(FAST)" $(XDIST) $(PYTEST_ARGS)
 
 check: lint typecheck imports pytest-fast
 
