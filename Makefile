@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
+PYTEST_ARGS ?=
+
 .PHONY: demo extra test check lint typecheck imports pytest pytest-fast bench clean
 
 # No pip inside the venv until `make test` needs one: the demo's install runs the host's pip
@@ -53,8 +55,10 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
+# Serial by default (CI's gate): the kill fleets hold their processes' timings best alone. On a
+# quiet machine `make test PYTEST_ARGS="-n 2 --dist loadgroup"` spreads the suite over two cores.
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck imports pytest
 
@@ -64,7 +68,6 @@ test: lint typecheck imports pytest
 # PostgreSQL or RabbitMQ without its marker, so the split stays honest as tests are added.
 FAST := not (postgres or rabbitmq or corpus or browser or kill_fleet or slow)
 XDIST := -n auto --dist loadgroup
-PYTEST_ARGS ?=
 
 pytest-fast: $(STAMP)
 	SAGAGRAPH_TEST_SERVICES=none $(BIN)/pytest -m "$(FAST)" $(XDIST) $(PYTEST_ARGS)
