@@ -1,13 +1,16 @@
 # The README's two commands: `make demo` and `make test`. Both set up .venv on a fresh machine.
 # `make demo` installs the package and its runtime dependencies only; `make test` adds the dev
-# extra (services' clients, notebooks, LangGraph Server, linters) on top.
+# extra (services' clients, notebooks, LangGraph Server, linters) on top. `make check` is a
+# contributor's loop of a few minutes; `make extra EXTRA=...` adds an optional part.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: demo test lint typecheck imports pytest bench clean
+PYTEST_ARGS ?=
+
+.PHONY: demo extra test check lint typecheck imports pytest pytest-fast bench clean
 
 # No pip inside the venv until `make test` needs one: the demo's install runs the host's pip
 # (pip >= 22.3, `--python`), which spares ensurepip's time; without one, the venv gets its own.
@@ -16,6 +19,7 @@ $(BIN)/python:
 
 # --no-compile: the demo imports a fraction of what it installs; Python compiles that on use.
 DEMO_INSTALL := install --quiet --disable-pip-version-check --no-compile -e .
+EXTRA_INSTALL = install --quiet --disable-pip-version-check --no-compile -e ".[$(EXTRA)]"
 
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(PYTHON) -m pip --python $(BIN)/python $(DEMO_INSTALL) 2>/dev/null || \
@@ -31,6 +35,15 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m examples.demo
 
+# An optional part into the checkout's .venv, as the demo installed the package:
+# `make extra EXTRA=console` (several: EXTRA=workers,postgres). The demo's venv has no pip, so a
+# bare `pip install` there would run the host's pip and install outside the venv.
+EXTRA ?=
+extra: $(DEMO_STAMP)
+	@test -n "$(EXTRA)" || { echo 'make extra: name one, such as EXTRA=console' >&2; exit 2; }
+	$(PYTHON) -m pip --python $(BIN)/python $(EXTRA_INSTALL) 2>/dev/null || \
+	  { $(BIN)/python -m ensurepip --default-pip >/dev/null && $(BIN)/pip $(EXTRA_INSTALL); }
+
 lint: $(STAMP)
 	$(BIN)/ruff check sagagraph tests examples bench notebooks
 	$(BIN)/ruff format --check sagagraph tests examples bench notebooks
@@ -42,10 +55,24 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
+# Serial by default (CI's gate): the kill fleets hold their processes' timings best alone. On a
+# quiet machine `make test PYTEST_ARGS="-n 2 --dist loadgroup"` spreads the suite over two cores.
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck imports pytest
+
+# The fast loop: lint, types, import contracts and the tests that need no service, corpus,
+# browser or kill fleet and are not slow, chosen by markers (tests/conftest.py marks a test by
+# the service and corpus fixtures it takes), spread over the cores by pytest-xdist. SAGAGRAPH_TEST_SERVICES=none fails a test that reaches
+# PostgreSQL or RabbitMQ without its marker, so the split stays honest as tests are added.
+FAST := not (postgres or rabbitmq or corpus or browser or kill_fleet or slow)
+XDIST := -n auto --dist loadgroup
+
+pytest-fast: $(STAMP)
+	SAGAGRAPH_TEST_SERVICES=none $(BIN)/pytest -m "$(FAST)" $(XDIST) $(PYTEST_ARGS)
+
+check: lint typecheck imports pytest-fast
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

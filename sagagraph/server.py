@@ -23,7 +23,8 @@ saga is started, nothing is written). The run's output is the saga's JSON view: 
 Relative paths are relative to the server's working directory.
 
 Settings come from the environment when the server imports this module: ``SAGAGRAPH_OUTPUTS``
-(where each saga writes ``<saga_id>/...``, default ``outputs``), and the engine's
+(where each saga writes ``<saga_id>/...``, default ``outputs`` of the server's working folder,
+made absolute at import), and the engine's
 ``SAGAGRAPH_LLM``, ``SAGAGRAPH_MODEL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (see
 :mod:`sagagraph.agents.models`; offline without a key). Checkpoints belong to the server, not
 to ``SAGAGRAPH_DB``: ``langgraph dev`` keeps them in memory and in ``.langgraph_api/``.
@@ -68,7 +69,10 @@ def build_server_graph(
     (``SAGAGRAPH_LLM=openai`` without ``OPENAI_API_KEY``), so the server fails at start-up
     rather than on its first run.
     """
-    outputs = outputs_dir or os.environ.get("SAGAGRAPH_OUTPUTS") or DEFAULT_OUTPUTS
+    # Resolved here, when the server imports this module: a relative folder resolved later,
+    # inside the server's event loop, calls os.getcwd, which LangGraph Server refuses as a
+    # blocking call ("BlockingError: An internal error occurred").
+    outputs = os.path.abspath(outputs_dir or os.environ.get("SAGAGRAPH_OUTPUTS") or DEFAULT_OUTPUTS)
     definition = paper_saga_definition(
         engine=engine if engine is not None else make_engine(), outputs_dir=outputs
     )

@@ -4,8 +4,10 @@
   ``http://127.0.0.1:4318``), or OpenTelemetry's own ``OTEL_EXPORTER_OTLP_ENDPOINT`` /
   ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, makes :func:`configure_tracing` install an SDK
   tracer provider that sends sagagraph's spans (:mod:`sagagraph.saga.tracing`) over OTLP/HTTP.
-  That needs the ``otel`` extra (``pip install 'sagagraph[otel]'``); without it, one line says
-  so and nothing else changes.
+  That needs the ``otel`` extra (``make extra EXTRA=otel`` in the checkout); without it, one
+  line says so and nothing else changes.
+- ``SAGAGRAPH_TRACE=console`` prints every span as JSON on stderr when it ends, to look at
+  spans locally with no collector (the ``otel`` extra, as above).
 - LangSmith: LangChain traces every run to LangSmith when ``LANGSMITH_TRACING`` (or
   ``LANGCHAIN_TRACING_V2``) is true. When its endpoint cannot be reached (no network),
   LangSmith would print a warning per batch, with the API key partly masked, and hold the
@@ -18,15 +20,21 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 from collections.abc import Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+TRACE_ENV = "SAGAGRAPH_TRACE"
+"""``console``: print spans on stderr (OpenTelemetry's console exporter)."""
 OTLP_ENV = "SAGAGRAPH_OTLP_ENDPOINT"
 """Base URL of an OTLP/HTTP collector; spans go to ``<url>/v1/traces``."""
 OTEL_ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 """OpenTelemetry's standard variables, read by its exporter itself."""
+EXTRA_INSTALL = "make extra EXTRA=otel, in the checkout"
+"""How to add the ``otel`` extra: sagagraph is installed from its checkout (no registry serves
+it), into the checkout's ``.venv`` (see the Makefile)."""
 SERVICE_NAME = "sagagraph"
 """The ``service.name`` of the spans, unless ``OTEL_SERVICE_NAME`` says otherwise."""
 
@@ -59,25 +67,42 @@ def configure_tracing(say: Say, environ: MutableMapping[str, str] | None = None)
     """
     env = os.environ if environ is None else environ
     ours = env.get(OTLP_ENV, "").strip()
-    if not ours and not any(env.get(name, "").strip() for name in OTEL_ENDPOINT_ENVS):
+    console = env.get(TRACE_ENV, "").strip().lower()
+    if console and console != "console":
+        say(f"tracing: {TRACE_ENV}={console!r} is not understood (expected 'console'); ignored")
+        console = ""
+    otlp = bool(ours) or any(env.get(name, "").strip() for name in OTEL_ENDPOINT_ENVS)
+    if not otlp and not console:
         return None
     try:
         from opentelemetry import trace
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            ConsoleSpanExporter,
+            SimpleSpanProcessor,
+        )
+
+        if otlp:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError:
+        wanted = "an OTLP endpoint is set" if otlp else f"{TRACE_ENV}=console is set"
         say(
-            "tracing: an OTLP endpoint is set but the otel extra is not installed "
-            "(pip install 'sagagraph[otel]'); no spans are exported"
+            f"tracing: {wanted} but the otel extra is not installed "
+            f"({EXTRA_INSTALL}); no spans are exported"
         )
         return None
     service = env.get("OTEL_SERVICE_NAME") or SERVICE_NAME
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    # Without our variable the exporter reads OpenTelemetry's own (endpoint, headers, timeout).
-    exporter = OTLPSpanExporter(endpoint=_traces_url(ours)) if ours else OTLPSpanExporter()
-    provider.add_span_processor(BatchSpanProcessor(exporter))
+    if otlp:
+        # Without our variable the exporter reads OpenTelemetry's own (endpoint, headers...).
+        exporter = OTLPSpanExporter(endpoint=_traces_url(ours)) if ours else OTLPSpanExporter()
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    if console:
+        # stderr, span by span as each ends: stdout stays the command's (one JSON object
+        # under --json), and a span is on screen before the command exits.
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
     trace.set_tracer_provider(provider)
     return provider
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: checkpointer URLs over every backend, local services, the PDF corpus."""
+"""Shared fixtures: checkpointer URLs over every backend, local services, the PDF corpus; the
+markers that split the fast loop (`make check`) from the full gate (`make test`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,44 @@ from tests.support.services import (
     CORPUS,
     CORPUS_NEXT,
     fresh_postgres_database,
+    refuse_unmarked,
     require_rabbitmq,
     unavailable,
 )
+
+# A test that takes one of these fixtures, or is parametrised with one of these values, needs
+# that service (or the shared corpus of real PDFs, ../shared/corpus): it is marked so, whatever
+# file it lives in, and `make check` leaves it out.
+SERVICE_FIXTURES = {
+    "postgres_url": "postgres",
+    "amqp_url": "rabbitmq",
+    "corpus": "corpus",
+    "corpus_next": "corpus",
+    "corpus_labels": "corpus",
+}
+SERVICE_PARAMS = {"postgres": "postgres", "rabbitmq": "rabbitmq", "amqp": "rabbitmq"}
+
+
+def service_markers(item: pytest.Item) -> set[str]:
+    """The services ``item`` reaches, read from its fixtures and its parameters."""
+    needed = {mark for name, mark in SERVICE_FIXTURES.items() if name in item.fixturenames}  # type: ignore[attr-defined]
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        for value in callspec.params.values():
+            if isinstance(value, str) and value in SERVICE_PARAMS:
+                needed.add(SERVICE_PARAMS[value])
+    return needed
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by the services it needs, so `-m "not postgres"` and the like select
+    by what a test uses rather than by a list of files."""
+    for item in items:
+        for mark in sorted(service_markers(item)):
+            item.add_marker(getattr(pytest.mark, mark))
+        if item.get_closest_marker("serial"):
+            # Under pytest-xdist (`--dist loadgroup`) every such test runs on one worker.
+            item.add_marker(pytest.mark.xdist_group("serial"))
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +90,7 @@ def durable_checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     """The shared corpus of real PDFs (read in place, never copied)."""
+    refuse_unmarked("the shared corpus", "corpus")
     if not (CORPUS / "labels.json").exists():
         # A fresh clone has no ../shared beside it: skip there, as the service fixtures do,
         # and fail under CI=true, where the corpus must be present.

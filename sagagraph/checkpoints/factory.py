@@ -94,7 +94,7 @@ def refused(where: Target, what: str, *errors: type[BaseException]) -> Iterator[
 def postgres_missing() -> ConfigurationError:
     """The error of a PostgreSQL URL where the postgres extra is not installed."""
     return ConfigurationError(
-        "postgres checkpointer needs the extra: pip install 'sagagraph[postgres]'"
+        "postgres checkpointer needs the extra: make extra EXTRA=postgres, in the checkout"
     )
 
 

@@ -1,6 +1,6 @@
 """LangGraph's PostgreSQL savers, each checkpoint's metadata stamped with its saga's summary
 (as :mod:`sagagraph.checkpoints.savers` for SQLite). A module of its own, since PostgreSQL is
-an extra (``pip install 'sagagraph[postgres]'``).
+an extra (``make extra EXTRA=postgres`` in the checkout).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ try:
     )
 except ImportError:  # pragma: no cover - depends on installed extras
     raise ConfigurationError(
-        "the RabbitMQ bus needs the extra: pip install 'sagagraph[rabbitmq]'"
+        "the RabbitMQ bus needs the extra: make extra EXTRA=rabbitmq, in the checkout"
     ) from None
 
 from sagagraph.choreography.amqp_support import (

@@ -19,7 +19,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     except ImportError as missing:
         raise ConfigurationError(
             f"the console needs its extra ({missing.name} is missing): "
-            "pip install 'sagagraph[console]'"
+            "make extra EXTRA=console, in the checkout"
         ) from None
     guard = Guard.for_binding(args.host, args.port, args.token_file)
     if args.queue:

@@ -81,7 +81,8 @@ def bus_flag(p: argparse.ArgumentParser) -> None:
         p,
         "--bus",
         "event bus URL for choreography "
-        "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite)",
+        "(default: $SAGAGRAPH_BUS, $SAGAGRAPH_AMQP_URL or sqlite:///sagagraph-events.sqlite; "
+        "reads beside a PostgreSQL --db consult only a bus so named)",
     )
 
 
@@ -191,3 +192,7 @@ def short_name(mode: str | None) -> str:
     """The ``list`` column: ``orch``, ``choreo``, ``board`` (an unknown mode as it is)."""
     known = _MODES.get(mode or ORCHESTRATION)
     return known.short if known else str(mode)
+
+
+NO_REASON_GIVEN = "no reason given"
+"""The reason ``cancel`` records when ``--reason`` is left out."""

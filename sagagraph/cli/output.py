@@ -26,13 +26,22 @@ def say(text: str) -> None:
     sys.stderr.flush()
 
 
-def started_line(step: str, action: str, attempt: int) -> str:
+STEP_COLUMN = 12
+"""The width of the step column of progress lines, widened to the longest step name shown."""
+
+
+def step_width(steps: Iterable[str]) -> int:
+    """The step column's width for these step names: :data:`STEP_COLUMN`, or wider."""
+    return max([STEP_COLUMN, *(len(step) for step in steps)])
+
+
+def started_line(step: str, action: str, attempt: int, width: int = STEP_COLUMN) -> str:
     """``  > reviewer     execute started`` (``<`` for a compensation): the line that comes
     before the step's outcome, live or read back from its events."""
     if action == "compensate":
-        return f"  < {step:<12} compensate started"
+        return f"  < {step:<{width}} compensate started"
     again = f" (attempt {attempt})" if attempt > 1 else ""
-    return f"  > {step:<12} {action} started{again}"
+    return f"  > {step:<{width}} {action} started{again}"
 
 
 def page_printer(label: str) -> Callable[[int, int], None]:
@@ -104,13 +113,13 @@ def _unfinished(view: dict[str, Any]) -> bool:
     return bool(view.get("next")) or (status is not None and status not in TERMINAL_STATUSES)
 
 
-def format_event(event: Event) -> str:
+def format_event(event: Event, width: int = STEP_COLUMN) -> str:
     """One progress line: ``  + validator    execute ok      outputs/s1/validation.txt``."""
     mark = _MARK.get(event["outcome"], "-")
     attempt = f" (attempt {event['attempt']})" if event["attempt"] > 1 else ""
     detail = f"  {event['detail']}" if event["detail"] else ""
     action = f"{event['action']} {event['outcome']}{attempt}"
-    return f"  {mark} {event['step']:<12} {action:<22}{detail}".rstrip()
+    return f"  {mark} {event['step']:<{width}} {action:<22}{detail}".rstrip()
 
 
 def trail_lines(events: Iterable[Event]) -> Iterator[str]:
@@ -118,12 +127,14 @@ def trail_lines(events: Iterable[Event]) -> Iterator[str]:
     ``started`` line before each execute or compensate attempt's first event, then the event
     (the agents of a choreography ran in threads or processes, so nothing printed live)."""
     begun: set[tuple[str, str, int]] = set()
+    events = list(events)
+    width = step_width(event["step"] for event in events)
     for event in events:
         attempt = (event["step"], event["action"], event["attempt"])
         if event["action"] in STARTED and attempt not in begun:
             begun.add(attempt)
-            yield started_line(*attempt)
-        yield format_event(event)
+            yield started_line(*attempt, width=width)
+        yield format_event(event, width)
 
 
 def shown_status(view: dict[str, Any]) -> str:
@@ -213,15 +224,24 @@ def emit_rows(rows: Any, as_json: bool, render: Callable[[Any], str]) -> int:
 
 
 class _Progress(SagaHooks):
+    def __init__(self, width: int) -> None:
+        self.width = width
+
+    def _fit(self, step: str) -> int:
+        # A step longer than the names announced widens the column from its line on.
+        self.width = max(self.width, len(step))
+        return self.width
+
     def on_step_start(self, saga_id: str, step: str, action: str, attempt: int) -> None:
         if action in STARTED:
-            say(started_line(step, action, attempt))
+            say(started_line(step, action, attempt, self._fit(step)))
 
     def on_event(self, saga_id: str, event: Event) -> None:
-        say(format_event(event))
+        say(format_event(event, self._fit(event["step"])))
 
 
-def progress_printer() -> SagaHooks:
+def progress_printer(steps: Iterable[str] = ()) -> SagaHooks:
     """Each step's start and each event as a progress line on stderr (also under
-    ``--json``: stdout stays JSON)."""
-    return _Progress()
+    ``--json``: stdout stays JSON), the step column as wide as the longest of ``steps``
+    (the saga's step names, when known: the columns then line up from the first line)."""
+    return _Progress(step_width(steps))

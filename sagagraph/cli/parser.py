@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from sagagraph.cli.flags import (
     MODES,
+    NO_REASON_GIVEN,
     ORCHESTRATION,
     PAPER_STEPS,
     agents_flag,
@@ -398,8 +399,10 @@ def add_workers(sub: Subparsers) -> None:
 
     cancel = verb(sub, "cancel", "cancel a queued or running saga", "workers:cmd_cancel")
     saga_id_arg(cancel)
-    cancel.add_argument("--by", required=True, metavar="WHO", help="who cancels it")
-    cancel.add_argument("--reason", required=True, metavar="TEXT", help="why")
+    cancel.add_argument(
+        "--by", metavar="WHO", help="who cancels it (recorded in its events; default: your login)"
+    )
+    cancel.add_argument("--reason", metavar="TEXT", help=f"why (default: {NO_REASON_GIVEN!r})")
     flags(cancel, queue_flag, db_flag, json_flag)
 
     requeue = verb(

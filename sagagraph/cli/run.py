@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sagagraph.agents.paper_app import PAPER_APP, PaperSettings
+from sagagraph.agents.paper_saga import ADAPTIVE_STEPS
 from sagagraph.agents.store import usable_outputs_root
 from sagagraph.cli.flags import CHOREOGRAPHY, ORCHESTRATION, run_label
 from sagagraph.cli.interrupt import during, interruptible
@@ -73,8 +74,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def run() -> dict[str, Any]:
         # The run holds the saga's lease while it runs: `recover` elsewhere leaves it alone.
+        steps = ADAPTIVE_STEPS if settings.pipeline == "adaptive" else ()
         return service.run(
-            PAPER_APP, saga_input, saga_id=saga_id, fail_at=args.fail_at, hooks=progress_printer()
+            PAPER_APP,
+            saga_input,
+            saga_id=saga_id,
+            fail_at=args.fail_at,
+            hooks=progress_printer(steps),
         )
 
     view = interruptible(run, saga_id)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sagagraph.agents.paper_app import PAPER_APP
-from sagagraph.cli.flags import PAPER_STEPS
+from sagagraph.cli.flags import NO_REASON_GIVEN, PAPER_STEPS
+from sagagraph.cli.lifecycle import operator_name
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.cli.wiring import service_from, settings_from, store_from
 from sagagraph.errors import ConfigurationError, InputError
@@ -210,7 +211,9 @@ def _show(view: Mapping[str, Any], line: str, as_json: bool) -> None:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    view = service_from(args).cancel(args.saga_id, by=args.by, why=args.reason, queue=args.queue)
+    by = args.by or operator_name()
+    why = args.reason or NO_REASON_GIVEN
+    view = service_from(args).cancel(args.saga_id, by=by, why=why, queue=args.queue)
     _show(view, f"saga {args.saga_id}: {view['status']}; cancel {view['cancel']}", args.json)
     return EXIT_COMPLETED
 

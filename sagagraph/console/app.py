@@ -61,7 +61,9 @@ MAX_ROWS = 500
 """Rows a list shows at most (the latest updated): filter or search for older sagas."""
 MAX_OUTPUT_CHARS = 20_000
 """How much of an output file the saga page shows."""
-STATUSES: tuple[str, ...] = (*get_args(Status), *QUEUE_REASONS)
+SAGA_STATUSES: tuple[str, ...] = get_args(Status)
+"""A saga's own statuses: each saga has exactly one."""
+STATUSES: tuple[str, ...] = (*SAGA_STATUSES, *QUEUE_REASONS)
 """What the status filter offers: the statuses, then the queue's reasons."""
 
 
@@ -113,9 +115,14 @@ def clip(text: str | None, width: int = 120) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def status_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
-    """How many sagas have each status (and each queue reason), in :data:`STATUSES` order."""
-    counts = {s: sum(1 for r in rows if matches(r, s, None)) for s in STATUSES}
+def status_counts(
+    rows: list[dict[str, Any]], kinds: tuple[str, ...] = STATUSES
+) -> list[tuple[str, int]]:
+    """How many sagas match each of ``kinds`` (statuses, or queue reasons), in that order.
+
+    The statuses partition the sagas, so their counts sum to the sagas listed; the queue's
+    reasons are flags over them (an orphan is also ``running``), counted apart."""
+    counts = {s: sum(1 for r in rows if matches(r, s, None)) for s in kinds}
     return [(s, n) for s, n in counts.items() if n]
 
 
@@ -181,7 +188,8 @@ class Console:
             rows=rows,
             total=len(every),
             found=len(found),
-            counts=status_counts(every),
+            counts=status_counts(every, SAGA_STATUSES),
+            flag_counts=status_counts(every, tuple(QUEUE_REASONS)),
             status=status,
             q=text or "",
             statuses=STATUSES,

@@ -154,7 +154,7 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("failed", "cross", "failed / retried / rejected"),
     ("route", "dot", "route accepted"),
     ("escalate", "triangle", "needs an operator"),
-    ("resolve", "dot", "operator decision"),
+    ("resolve", "star", "operator decision"),
     ("board", "ring", "board version"),
 )
 
@@ -180,6 +180,8 @@ def legend(events: Sequence[Mapping[str, Any]], y: float, board: bool) -> tuple[
                 f'<polygon points="{x + 5},{y - 6} {x + 11},{y + 5} {x - 1},{y + 5}" '
                 f'fill="{colour}"/>'
             )
+        elif kind == "star":
+            parts.append(star(x + 5, y, 6))
         elif kind == "dot":
             parts.append(f'<circle cx="{x + 5}" cy="{y}" r="5" fill="{colour}"/>')
         else:

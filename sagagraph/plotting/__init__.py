@@ -12,8 +12,8 @@
 - :func:`records_table`: a list of records (events, bus messages, saga views) as a table that
   notebooks show as HTML and ``print`` shows as text.
 
-matplotlib is an optional dependency (``pip install 'sagagraph[notebooks]'``): it is imported
-only when a picture is drawn, and its absence is a ConfigurationError saying so.
+matplotlib is an optional dependency (``make extra EXTRA=notebooks`` in the checkout): it is
+imported only when a picture is drawn, and its absence is a ConfigurationError saying so.
 """
 
 from sagagraph.plotting.board import BOARD_COLOURS, plot_board

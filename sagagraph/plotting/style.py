@@ -57,7 +57,7 @@ def pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ConfigurationError(
-            "drawing needs matplotlib: pip install 'sagagraph[notebooks]'"
+            "drawing needs matplotlib: make extra EXTRA=notebooks, in the checkout"
         ) from None
     return plt
 

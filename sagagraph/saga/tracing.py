@@ -60,8 +60,11 @@ ATTEMPT_SPANS = {"execute": "saga.step.execute", "compensate": "saga.step.compen
 ROUTE_SPAN = "saga.route"
 """Name of the span of one route decision."""
 
-_FAILED = frozenset({"error", "timeout", "rejected", "dead_letter"})
-"""Outcomes that mark a span's status as an error."""
+_FAILED = frozenset(
+    {"error", "timeout", "rejected", "dead_letter", "rolled_back", "compensation_failed"}
+)
+"""Outcomes that mark a span's status as an error: a failed attempt or route, and a saga that
+did not complete (a run span's outcome is the saga's status)."""
 
 
 _tracer: tuple[object, trace.Tracer] | None = None
@@ -83,12 +86,27 @@ def tracer() -> trace.Tracer | None:
     return _tracer[1]
 
 
-def _ended_with(span: Span, outcome: str) -> None:
+def _ended_with(span: Span, outcome: str, detail: str = "") -> None:
+    """Stamp ``outcome`` on ``span``; a failed one is an ERROR described by ``detail`` (the
+    event's redacted ``Type: message``) or else by the outcome itself."""
     if not span.is_recording():
         return
     span.set_attribute(OUTCOME, outcome)
     if outcome in _FAILED:
-        span.set_status(Status(StatusCode.ERROR, outcome))
+        span.set_status(Status(StatusCode.ERROR, detail or outcome))
+
+
+def _record_exception(span: Span, event: Event) -> None:
+    """An ``exception`` span event from a failed attempt's event, as OpenTelemetry's
+    conventions name it (``exception.type``, ``exception.message``). Built from the event's
+    ``Type: message`` detail, already redacted, never from the exception object: the span must
+    not carry what the saga's own audit trail hides."""
+    if not span.is_recording() or event["outcome"] not in ("error", "timeout", "retry"):
+        return
+    kind, sep, message = str(event.get("detail", "")).partition(": ")
+    if not sep or not kind.isidentifier():
+        kind, message = "Error", str(event.get("detail", ""))
+    span.add_event("exception", {"exception.type": kind, "exception.message": message})
 
 
 @contextmanager
@@ -140,11 +158,14 @@ class OpenTelemetryHooks(SagaHooks):
         context = otel_context.set_value(_OPEN, opened, trace.set_span_in_context(opened.span))
         opened.token = otel_context.attach(context)
 
-    def _close(self, kind: str, outcome: str) -> None:
+    def _close(self, kind: str, outcome: str, event: Event | None = None) -> None:
         opened = otel_context.get_value(_OPEN)
         if not isinstance(opened, _Opened) or opened.kind != kind:
             return  # opened before a tracer provider was installed: nothing to end
-        _ended_with(opened.span, outcome)
+        if event is not None:
+            _record_exception(opened.span, event)
+        detail = str(event.get("detail", "")) if event is not None else ""
+        _ended_with(opened.span, outcome, detail)
         opened.span.end()
         otel_context.detach(opened.token)  # type: ignore[arg-type]
 
@@ -160,7 +181,7 @@ class OpenTelemetryHooks(SagaHooks):
         self._open("attempt", name, attributes)
 
     def on_step_end(self, saga_id: str, event: Event) -> None:
-        self._close("attempt", str(event["outcome"]))
+        self._close("attempt", str(event["outcome"]), event)
 
     def on_route(self, saga_id: str, decision: RouteDecision) -> None:
         active = tracer()

@@ -123,7 +123,10 @@ class SagaService:
         return view
 
     def choreographed(self, saga_id: str) -> dict[str, Any] | None:
-        """A choreographed saga's view from the event log; None when the log has none."""
+        """A choreographed saga's view from the event log; None when the log has none (or
+        this store does not read one, see :meth:`SagaStore.reads_event_log`)."""
+        if not self.store.reads_event_log():
+            return None
         try:
             from sagagraph.choreography.runner import choreography_status
 
@@ -170,6 +173,8 @@ class SagaService:
 
     def choreographed_rows(self, warn: Callable[[str], None] | None = None) -> Rows:
         """Rows of the sagas on the event log (one read, folded per saga)."""
+        if not self.store.reads_event_log():
+            return []
         try:
             from sagagraph.choreography.runner import choreographed_sagas
 

@@ -35,17 +35,28 @@ class SagaStore:
     db: str
     bus: str
     queue: str | None = None
+    bus_named: bool = True
+    """False when ``bus`` is only the default (no flag, no variable named it)."""
 
     @classmethod
     def from_env(
         cls, db: str | None = None, bus: str | None = None, queue: str | None = None
     ) -> SagaStore:
         """The URLs given, else the environment's, else the defaults."""
+        named = bool(bus or os.environ.get("SAGAGRAPH_BUS") or os.environ.get("SAGAGRAPH_AMQP_URL"))
         return cls(
             db=db or default_db_url(),
             bus=bus or default_bus_url(),
             queue=queue or os.environ.get("SAGAGRAPH_QUEUE") or None,
+            bus_named=named,
         )
+
+    def reads_event_log(self) -> bool:
+        """Whether reads (get, list) consult the event log: when a flag or variable named it,
+        or beside a SQLite checkpointer, whose companion the default local log is. A server
+        checkpointer (PostgreSQL) alone does not read a ``sagagraph-events.sqlite`` that
+        happens to sit in the working folder: its sagas are not that database's."""
+        return self.bus_named or self.db.startswith(("sqlite:", "memory:"))
 
     def has_checkpoints(self) -> bool:
         """False only for a SQLite checkpointer whose file does not exist yet."""

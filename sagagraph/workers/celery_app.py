@@ -42,7 +42,9 @@ try:
 except ImportError:  # pragma: no cover - depends on installed extras
     from sagagraph.errors import ConfigurationError
 
-    raise ConfigurationError("workers need the extra: pip install 'sagagraph[workers]'") from None
+    raise ConfigurationError(
+        "workers need the extra: make extra EXTRA=workers, in the checkout"
+    ) from None
 
 RUN_SAGA = "sagagraph.run_saga"
 """The task "run or resume saga ID"; its task id is the saga id."""

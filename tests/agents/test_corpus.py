@@ -21,6 +21,9 @@ from sagagraph.errors import PaperLoadError
 from tests.support.corpus import CorpusPdf, corpus_pdfs
 from tests.support.services import CORPUS
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 PASSWORD = "openpassword"
 
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_TESTS = "tests/agents/test_corpus.py"
 """Tests that read the corpus, run in a child pytest."""

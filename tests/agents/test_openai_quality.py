@@ -39,6 +39,9 @@ from tests.support.openai_server import (
 )
 from tests.support.synthetic_papers import VALID_CASES
 
+# The real ChatOpenAI client over HTTP for each case: seconds each.
+pytestmark = pytest.mark.slow
+
 Responder = Callable[[dict[str, Any]], Any]
 
 

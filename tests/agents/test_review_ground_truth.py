@@ -36,6 +36,9 @@ from tests.agents.review_judge import (
 )
 from tests.support.corpus import MISSING, CorpusPdf, corpus_pdfs
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 PDFS = [pdf for pdf in corpus_pdfs() if pdf.name != MISSING]
 PAPERS = [pdf for pdf in PDFS if pdf.label == "valid"]
 MAX_MISLEADING = 0.05

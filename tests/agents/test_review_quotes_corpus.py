@@ -24,6 +24,9 @@ from tests.support.openai_server import ScriptedOpenAIServer, quoted, structured
 from tests.support.output_checks import assert_review_is_grounded
 from tests.support.services import CORPUS
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 NEXT = CORPUS.parent / "corpus-next"
 NEXT_VALID = (
     sorted(f"papers/{p.name}" for p in (NEXT / "papers").glob("*.pdf"))

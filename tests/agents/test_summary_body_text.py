@@ -19,6 +19,9 @@ from sagagraph.agents.words import lost_ligatures, repair_words, split_run_toget
 from tests.agents.test_corpus import VALID
 from tests.support.services import CORPUS
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 LIGATURE_LOSSES = frozenset(
     [
         "signicant",

@@ -68,6 +68,7 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
+@pytest.mark.postgres
 def test_a_cut_connection_says_recover_finishes_the_saga_and_it_does(tmp_path: Path) -> None:
     with fresh_postgres_database() as pg_url, TcpProxy(5432) as proxy:
         through = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}", 1)

@@ -27,6 +27,9 @@ from tests.graph.test_alert_hook import REPO
 from tests.support.child_processes import default_signals
 from tests.support.choreo_buses import bus_url_for, cleaned_up
 
+# Each case runs the command line's choreography (agents, event log) end to end: seconds each.
+pytestmark = pytest.mark.slow
+
 BUSES = ["sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]
 
 

@@ -24,6 +24,7 @@ from tests.support.choreo_buses import bus_url_for, cleaned_up
 from tests.support.choreo_saga import CRASH_ENV, CRASH_EXIT_CODE, PAPER_STEPS, file_saga, log_lines
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.kill_fleet
 BUSES = ["sqlite", pytest.param("amqp", marks=pytest.mark.rabbitmq)]
 
 # (kill point, --fail-at): every step at every boundary of the success path, and the

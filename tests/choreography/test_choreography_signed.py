@@ -41,6 +41,9 @@ from tests.support.choreo_saga import (
     release,
 )
 
+# Agents in their own processes exchanging signed events: seconds each.
+pytestmark = pytest.mark.slow
+
 KEY = "k3y-for-the-tests-0123456789abcdef"
 ALL_FILES = ["reviewer.txt", "summarizer.txt", "validator.txt"]
 

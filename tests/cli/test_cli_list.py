@@ -142,3 +142,18 @@ def test_a_file_name_with_terminal_escapes_is_listed_escaped(
     assert "\x1b" not in out and "red\\x1b[31mX.md" in out
     [row] = listed(capsys)
     assert str(row["paper"]).endswith("red\x1b[31mX.md"), "the JSON keeps the name as it is"
+
+
+def test_a_server_checkpointer_does_not_read_a_stray_local_event_log(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A choreographed saga on the default event log of this folder, as an earlier
+    # `run --mode choreography` leaves it: `list --db postgresql://...` is about that
+    # database, so it reads an event log only when --bus or SAGAGRAPH_BUS names one.
+    assert main(["run", str(COMPLETE), "--mode", "choreography", "--saga-id", "stray-1"]) == 0
+    capsys.readouterr()
+    assert "stray-1" not in {r["saga_id"] for r in listed(capsys, "--db", postgres_url)}
+    named = listed(capsys, "--db", postgres_url, "--bus", "sqlite:///sagagraph-events.sqlite")
+    assert "stray-1" in {r["saga_id"] for r in named}
+    # With a SQLite checkpointer the local event log is its companion: read as before.
+    assert "stray-1" in {r["saga_id"] for r in listed(capsys)}

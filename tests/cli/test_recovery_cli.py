@@ -176,6 +176,7 @@ def test_a_write_killed_before_its_rename_leaves_no_temporary_file_after_recover
     assert files_under(outputs) == [f"mid/{name}" for name in sorted(PAPER_FILES.values())]
 
 
+@pytest.mark.postgres
 def test_sagagraph_recover_compensate_rolls_back_on_postgres(tmp_path: Path) -> None:
     outputs = tmp_path / "outputs"
     with fresh_postgres_database() as db:

@@ -46,7 +46,7 @@ from tests.support.openai_server import (
 from tests.support.secret_scan import SecretScan
 from tests.support.services import fresh_postgres_database
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "examples" / "papers" / "complete_paper.md"

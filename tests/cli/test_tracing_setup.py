@@ -6,6 +6,7 @@ provider); the collector and the LangSmith endpoint are HTTP servers on 127.0.0.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -161,6 +162,44 @@ def test_without_the_otel_extra_one_line_says_so(monkeypatch: pytest.MonkeyPatch
     assert telemetry.configure_tracing(said.append, env) is None
     assert said == [
         "tracing: an OTLP endpoint is set but the otel extra is not installed "
-        "(pip install 'sagagraph[otel]'); no spans are exported"
+        "(make extra EXTRA=otel, in the checkout); no spans are exported"
     ]
     assert telemetry.configure_tracing(said.append, {}) is None
+
+
+def test_sagagraph_trace_console_prints_the_spans_of_a_rolled_back_saga_on_stderr(
+    tmp_path: Path,
+) -> None:
+    done = sagagraph(
+        tmp_path,
+        *("run", str(PAPER), "--fail-at", "summarizer", "--saga-id", "console-1", "--json"),
+        SAGAGRAPH_TRACE="console",
+    )
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout)["status"] == "rolled_back"  # stdout stays one JSON object
+    decoder = json.JSONDecoder()
+    spans, text, at = [], done.stderr, 0
+    while (at := text.find("{", at)) >= 0:
+        try:
+            span, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            at += 1
+            continue
+        spans.append(span)
+        at = end
+    by_name = Counter(span["name"] for span in spans)
+    assert by_name["saga run"] == 1 and by_name["saga.step.compensate"] == 3
+    (run,) = [span for span in spans if span["name"] == "saga run"]
+    assert run["status"]["status_code"] == "ERROR"
+    (failed,) = [s for s in spans if s["attributes"].get("sagagraph.outcome") == "error"]
+    assert failed["attributes"]["sagagraph.step"] == "summarizer"
+    (exception,) = [e for e in failed["events"] if e["name"] == "exception"]
+    assert exception["attributes"]["exception.type"] == "InjectedFailure"
+
+
+def test_an_unknown_sagagraph_trace_value_is_named_and_ignored() -> None:
+    said: list[str] = []
+    assert telemetry.configure_tracing(said.append, {"SAGAGRAPH_TRACE": "jaeger"}) is None
+    assert said == [
+        "tracing: SAGAGRAPH_TRACE='jaeger' is not understood (expected 'console'); ignored"
+    ]

@@ -22,7 +22,7 @@ from sagagraph.console.source import SagaSource
 from tests.support.console_sagas import Stores
 from tests.support.services import unavailable
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.serial]
 
 CHROMIUM = os.environ.get("SAGAGRAPH_CHROMIUM", "/usr/bin/chromium")
 WAIT_MS = 20_000

@@ -166,3 +166,31 @@ def test_the_live_table_keeps_the_filters_it_was_given(shown: Stores) -> None:
     live = re.search(r'data-live="([^"]+)"', page)
     assert live is not None
     assert live.group(1) == "/?fragment=rows&amp;status=rolled_back&amp;q=a%26b%20c"
+
+
+def test_the_status_chips_count_statuses_and_set_the_flags_apart(shown: Stores) -> None:
+    page = console(shown).get("/").text
+    counts = page.split('<p class="counts">', 1)[1].split("</p>", 1)[0]
+    statuses, _, flags = counts.partition('<span class="flags">')
+    assert flags, "no separate group of flags"
+    status_numbers = [
+        int(n) for n in re.findall(r'class="status status-[^"]+"[^>]*>[^<]* (\d+)<', statuses)
+    ]
+    assert sum(status_numbers) == len(saga_ids(page))  # each saga counted once, by its status
+    assert ">operator 1<" in flags and ">orphaned 1<" in flags
+    assert "operator" not in statuses and "orphaned" not in statuses
+
+
+def test_a_choreographed_saga_is_not_labelled_with_a_router(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAGAGRAPH_LLM", "offline")
+    stores = Stores(
+        db=f"sqlite:///{tmp_path / 's.sqlite'}",
+        bus=f"sqlite:///{tmp_path / 'e.sqlite'}",
+        outputs=tmp_path / "out",
+    )
+    assert run(stores, "choreo", "--mode", "choreography") == 0
+    page = console(stores).get("/sagas/choreo").text
+    assert "choreography" in page
+    assert "router" not in page.split("<h1", 1)[1].split("</p>", 1)[0]

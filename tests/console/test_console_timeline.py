@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
@@ -96,3 +97,14 @@ def test_text_is_escaped_and_secrets_are_hidden(monkeypatch: pytest.MonkeyPatch)
 def test_a_saga_with_no_events_is_an_empty_picture() -> None:
     svg = parsed({"saga_id": "new", "events": []})
     assert svg.findall(f"{SVG}g[@class='event']") == []
+
+
+def test_the_legend_draws_the_operator_decision_as_the_chart_does_a_star() -> None:
+    view = {"saga_id": "ruled", "events": [event("s1", "execute"), event("s1", "resolve")]}
+    svg = timeline_svg(view)
+    found = re.search(r"(<[^<>]+/>)<text[^>]*>operator decision</text>", svg)
+    assert found, "no legend entry for the operator's decision"
+    mark = found.group(1)
+    assert mark.startswith("<polygon"), mark
+    points = re.search(r'points="([^"]+)"', mark)
+    assert points and len(points.group(1).split()) == 10  # the chart's star has ten points

@@ -103,3 +103,39 @@ def test_the_shipped_paper_is_named_with_its_licence_and_checksum() -> None:
     assert "CC BY 4.0" in sources and "10.1371/journal.pone.0197919" in sources
     assert hashlib.sha256(PAPER.read_bytes()).hexdigest() in sources
     assert PAPER.stat().st_size < 3_000_000
+
+
+UNPUBLISHED = re.compile(r"""pip install\s+['"]?sagagraph\[""")
+"""A registry install of sagagraph: no registry serves it (it is installed from its checkout)."""
+BARE_PIP = re.compile(r"""(?<![\w/.-])pip install -e ['"]?\.\[""")
+"""An extra installed with whatever ``pip`` the shell finds: after ``make demo`` the venv has no
+pip, so that is the host's, and the extra lands outside ``.venv``."""
+
+
+def test_an_extra_is_added_with_make_extra_into_the_venv() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    commands = recipe(makefile, "extra")
+    assert "--python $(BIN)/python $(EXTRA_INSTALL)" in commands
+    assert "$(BIN)/pip $(EXTRA_INSTALL)" in commands
+    assert re.search(r'^EXTRA_INSTALL = install .* -e "\.\[\$\(EXTRA\)\]"$', makefile, re.M)
+
+
+def test_no_doc_names_an_unpublished_package_or_a_pip_outside_the_venv() -> None:
+    import tomllib
+
+    extras = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    texts = [
+        REPO / "README.md",
+        *(REPO / "docs").glob("*.md"),
+        *(REPO / "notebooks").glob("*.ipynb"),
+    ]
+    texts += [*(REPO / "sagagraph").rglob("*.py"), *(REPO / "examples").rglob("*.py")]
+    for path in texts:
+        text = path.read_text()
+        where = path.relative_to(REPO)
+        assert not UNPUBLISHED.search(text), f"{where} names sagagraph[...] on a registry"
+        assert not BARE_PIP.search(text), f"{where}: pip install -e .[...] outside make extra"
+        for named in re.findall(r"make extra EXTRA=([\w,]*\w)", text):
+            assert set(named.split(",")) <= extras, f"{where}: no extra {named!r}"

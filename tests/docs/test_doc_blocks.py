@@ -1,9 +1,11 @@
 """Every ``python`` and ``bash`` block of README.md and docs/*.md runs as pasted.
 
-Each block runs as a script in a subprocess, from a fresh folder that has the repository's
-``examples/`` beside it (the docs run commands "from the repository root"), offline, with the
-``sagagraph`` command of the environment running the tests on its PATH. A bash block runs
-under ``set -euo pipefail``: every command in it must succeed.
+Each block runs as a script in a subprocess, from a fresh folder, offline, with the
+``sagagraph`` command of the environment running the tests on its PATH. A ``bash`` block has the
+repository's ``examples/`` beside it (the docs run commands "from the repository root"); a
+``python`` block runs from anywhere: only ``sagagraph`` is importable, as installed from the
+checkout, and a block that uses ``examples/`` finds it from ``sagagraph.__file__``. A bash
+block runs under ``set -euo pipefail``: every command in it must succeed.
 
 A block that needs a service says so on a line of its own, ``# needs: postgres``,
 ``# needs: rabbitmq`` or ``# needs: model`` (several: ``# needs: postgres, rabbitmq``). Outside
@@ -105,8 +107,15 @@ def environment(block: Block, model: ScriptedOpenAIServer) -> dict[str, str]:
     return env
 
 
+def marked(block: Block) -> object:
+    """``block`` as a test case carrying the markers of the services it needs, so the fast loop
+    (`make check`) leaves it out by marker."""
+    marks = [getattr(pytest.mark, n) for n in sorted(block.needs & {"postgres", "rabbitmq"})]
+    return pytest.param(block, marks=marks, id=block.name)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("block", HERE, ids=[b.name for b in HERE])
+@pytest.mark.parametrize("block", [marked(b) for b in HERE])
 def test_each_doc_block_runs_as_pasted(
     block: Block, tmp_path: Path, model: ScriptedOpenAIServer
 ) -> None:
@@ -116,12 +125,21 @@ def test_each_doc_block_runs_as_pasted(
         require_postgres()
     if "rabbitmq" in block.needs:
         require_rabbitmq()
-    (tmp_path / "examples").symlink_to(REPO / "examples")
+    env = environment(block, model)
     if block.language == "python":
+        # A Python block runs from anywhere, as a script file: sagagraph importable (as
+        # installed from the checkout), nothing else of the checkout, neither examples/
+        # beside it nor on the path.
+        site = tmp_path / "site"
+        site.mkdir()
+        (site / "sagagraph").symlink_to(REPO / "sagagraph")
+        env["PYTHONPATH"] = str(site)
         script = tmp_path / "block.py"
         script.write_text(block.code)
         command = [sys.executable, str(script)]
     else:
+        # Shell blocks are commands "from the repository root", as the pages say.
+        (tmp_path / "examples").symlink_to(REPO / "examples")
         script = tmp_path / "block.sh"
         script.write_text("set -euo pipefail\n" + block.code)
         command = ["bash", str(script)]
@@ -129,7 +147,7 @@ def test_each_doc_block_runs_as_pasted(
     proc = subprocess.Popen(
         command,
         cwd=tmp_path,
-        env=environment(block, model),
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -219,7 +219,7 @@ def test_drawing_without_matplotlib_says_which_extra(monkeypatch: pytest.MonkeyP
     from sagagraph.plotting import plot_saga_timeline
 
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import now fails
-    with pytest.raises(ConfigurationError, match=r"sagagraph\[notebooks\]"):
+    with pytest.raises(ConfigurationError, match=r"make extra EXTRA=notebooks"):
         plot_saga_timeline([])
 
 

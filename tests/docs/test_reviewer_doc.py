@@ -15,6 +15,9 @@ from bench.review_quality import all_rows, render, table
 from tests.support.corpus import require_corpus
 from tests.support.services import CORPUS, CORPUS_NEXT
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reviewer.md"
 BEGIN = "<!-- review-quality-table: begin (python -m bench.review_quality --markdown) -->"
 END = "<!-- review-quality-table: end -->"

@@ -15,6 +15,9 @@ from bench.validator_table import markdown, table_rows
 from tests.support.corpus import require_corpus
 from tests.support.services import CORPUS, CORPUS_NEXT
 
+# Reads the shared corpus of real PDFs (../shared/corpus): not part of `make check`.
+pytestmark = pytest.mark.corpus
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "validator.md"
 BEGIN = "<!-- validator-table: begin (python -m bench.validator_table --markdown) -->"
 END = "<!-- validator-table: end -->"

@@ -34,7 +34,7 @@ from sagagraph.agents.store import LEDGER_DIR
 from tests.support.services import saga_database
 from tests.support.toy_saga import CRASH_EXIT_CODE, Journal, saga_app, toy_saga
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.kill_fleet]
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = ("s1", "s2", "s3")

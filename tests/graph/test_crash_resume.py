@@ -40,6 +40,9 @@ from tests.support.toy_saga import (
     toy_saga,
 )
 
+# Crashes a real subprocess and resumes from a new one.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

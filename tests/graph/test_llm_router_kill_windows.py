@@ -31,7 +31,7 @@ from tests.support.kill_saver import KILL_EXIT_CODE
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, request_text, structured
 from tests.support.services import saga_database
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.kill_fleet]
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "examples" / "papers" / "complete_paper.md"

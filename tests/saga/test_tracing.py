@@ -14,8 +14,18 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
 
-from sagagraph import Retry, arun_saga, build_blackboard_graph, build_saga_graph, run_saga
+from sagagraph import (
+    Retry,
+    SagaDefinition,
+    StepResult,
+    arun_saga,
+    build_blackboard_graph,
+    build_saga_graph,
+    participant,
+    run_saga,
+)
 from sagagraph.graph.routing import RouterOptions
 from sagagraph.saga import tracing
 from sagagraph.saga.tracing import continued_from, trace_carrier
@@ -192,3 +202,56 @@ def test_parallel_branches_trace_each_routing_edge(journal: Journal) -> None:
     routes = sorted((r[tracing.DECIDED_BY], r[tracing.STEP]) for r in route_spans(spans))
     assert routes == [("s1", "s2,s3"), ("s2", "finish"), ("s3", "finish")]
     assert sorted(attempt_spans(spans)) == sorted(attempt_events(view))
+
+
+def test_a_failed_step_span_records_its_exception_and_a_rolled_back_saga_span_is_an_error(
+    journal: Journal,
+) -> None:
+    # s2 raises PermanentError("s2: refused sk-...") for good: s1 is compensated, the saga
+    # rolls back. The failed attempt's span says what was raised, with the secret hidden.
+    plan = Plan(failing={"s2"})
+    with recorded_spans() as exporter, saga_app(toy_saga(2, journal, plan)) as app:
+        view = run_saga(app, {}, saga_id="explained")
+        spans = exporter.get_finished_spans()
+    assert view["status"] == "rolled_back"
+    failed = [s for s in spans if attrs(s).get(tracing.OUTCOME) == "error"]
+    assert [attrs(s)[tracing.STEP] for s in failed] == ["s2"]
+    (span,) = failed
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.status.description == "PermanentError: s2: refused"
+    (event,) = [e for e in span.events if e.name == "exception"]
+    assert dict(event.attributes or {}) == {
+        "exception.type": "PermanentError",
+        "exception.message": "s2: refused",
+    }
+    (run,) = [s for s in spans if s.name == f"{tracing.SAGA_SPAN} run"]
+    assert attrs(run)[tracing.OUTCOME] == "rolled_back"
+    assert run.status.status_code is StatusCode.ERROR
+    assert run.status.description == "rolled_back"
+
+
+def test_a_completed_saga_span_is_ok_and_its_steps_carry_no_exception(journal: Journal) -> None:
+    with recorded_spans() as exporter, saga_app(toy_saga(2, journal, Plan())) as app:
+        view = run_saga(app, {}, saga_id="fine")
+        spans = exporter.get_finished_spans()
+    assert view["status"] == "completed"
+    assert all(s.status.status_code is not StatusCode.ERROR for s in spans)
+    assert not [e for s in spans for e in s.events if e.name == "exception"]
+
+
+def test_the_exception_message_on_a_span_is_redacted() -> None:
+    secret = "sk-" + "a1b2c3d4e5" * 4
+
+    def leaky(ctx: Any) -> StepResult:
+        raise RuntimeError(f"provider refused key {secret}")
+
+    saga = SagaDefinition.of("leaky", [participant("call", leaky, None)])
+    app = build_saga_graph(saga).compile(checkpointer=InMemorySaver())
+    with recorded_spans() as exporter:
+        view = run_saga(app, {}, saga_id="secretive")
+        spans = exporter.get_finished_spans()
+    assert view["status"] == "rolled_back"
+    (event,) = [e for s in spans for e in s.events if e.name == "exception"]
+    assert dict(event.attributes or {})["exception.type"] == "RuntimeError"
+    assert secret not in str(dict(event.attributes or {}))
+    assert all(secret not in (s.status.description or "") for s in spans)

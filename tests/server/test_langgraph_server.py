@@ -92,10 +92,14 @@ def _free_port() -> int:
         return port
 
 
-def _server_env(outputs: Path) -> dict[str, str]:
+def _server_env(outputs: Path | None) -> dict[str, str]:
+    """The server's environment: offline, with ``SAGAGRAPH_OUTPUTS`` only when ``outputs`` is
+    given (the README's recipe sets none)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV_PREFIXES)}
     env |= OFFLINE_ENV
-    env["SAGAGRAPH_OUTPUTS"] = str(outputs)
+    env.pop("SAGAGRAPH_OUTPUTS", None)
+    if outputs is not None:
+        env["SAGAGRAPH_OUTPUTS"] = str(outputs)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 
@@ -145,7 +149,14 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     workdir = tmp_path_factory.mktemp("langgraph-dev")
-    outputs = workdir / "outputs"
+    with langgraph_dev(workdir, workdir / "outputs") as running:
+        yield running
+
+
+@contextlib.contextmanager
+def langgraph_dev(workdir: Path, outputs: Path | None) -> Iterator[Server]:
+    """``langgraph dev`` serving ``langgraph.json`` from ``workdir``, writing to ``outputs``
+    (None: no ``SAGAGRAPH_OUTPUTS``, so the default ``outputs`` folder of ``workdir``)."""
     log = workdir / "server.log"
     port = _free_port()
     command = [sys.executable, "-m", "langgraph_cli", "dev", "--config", str(CONFIG)]
@@ -164,7 +175,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         )
     try:
         url = _wait_until_ready(proc, log, port)
-        yield Server(url, outputs, log, time.monotonic() - started)
+        yield Server(url, outputs or workdir / "outputs", log, time.monotonic() - started)
     finally:
         _stop(proc)
 
@@ -342,3 +353,22 @@ def test_the_readme_server_block_runs_against_the_url_the_server_printed(
     proc = run_block(readme_block(NEEDS_SERVER), tmp_path, LANGGRAPH_URL=server.url)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "completed"
+
+
+@pytest.mark.slow
+def test_the_readme_recipe_as_written_completes_a_saga(tmp_path: Path) -> None:
+    """The README's settings exactly: no ``SAGAGRAPH_OUTPUTS``, so the relative default
+    ``outputs`` is resolved by the server (once, outside its event loop, which refuses blocking
+    calls such as ``os.getcwd``) and the saga writes under the server's working folder."""
+    from tests.docs.test_readme import NEEDS_SERVER, readme_block, run_block
+
+    workdir = tmp_path / "served"
+    workdir.mkdir()
+    with langgraph_dev(workdir, None) as running:
+        proc = run_block(readme_block(NEEDS_SERVER), tmp_path, LANGGRAPH_URL=running.url)
+        problems = running.log_problems()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "completed"
+    assert problems == []
+    written = sorted(path.name for path in (workdir / "outputs").glob("*/*.txt"))
+    assert written == ["review.txt", "summary.txt", "validation.txt"]

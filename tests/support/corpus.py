@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.services import CORPUS, CORPUS_NEXT, unavailable
+from tests.support.services import CORPUS, CORPUS_NEXT, refuse_unmarked, unavailable
 
 MISSING = "(labels.json missing)"
 """The name of the placeholder a folder without labels yields."""
@@ -20,6 +20,7 @@ MISSING = "(labels.json missing)"
 
 def require_corpus(folder: Path) -> Path:
     """``folder``, or skip (fail under ``CI=true``) when its ``labels.json`` is absent."""
+    refuse_unmarked("the shared corpus", "corpus")
     if not (folder / "labels.json").exists():
         env = "SAGAGRAPH_CORPUS_NEXT" if folder == CORPUS_NEXT else "SAGAGRAPH_CORPUS"
         unavailable(f"corpus at {folder}", f"labels.json not found (set {env})")

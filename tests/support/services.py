@@ -46,8 +46,17 @@ def port_open(host: str, port: int, timeout: float = 2.0) -> str | None:
         return str(error)
 
 
+def refuse_unmarked(service: str, marker: str) -> None:
+    """Fail a test that reaches ``service`` in a run that promised none (`make check` sets
+    ``SAGAGRAPH_TEST_SERVICES=none``): the test lacks its ``marker``, so the fast loop would
+    depend on a service, or skip it silently where none runs."""
+    if os.environ.get("SAGAGRAPH_TEST_SERVICES", "").lower() == "none":
+        pytest.fail(f"this test reaches {service} but is not marked `{marker}`")
+
+
 def require_postgres() -> str:
     """The admin URL of the local PostgreSQL, or skip/fail."""
+    refuse_unmarked("PostgreSQL", "postgres")
     reason = port_open("127.0.0.1", 5432)
     if reason:
         unavailable("PostgreSQL at 127.0.0.1:5432", reason)
@@ -91,6 +100,7 @@ def local_broker_silence() -> str | None:
 
 def require_rabbitmq() -> str:
     """The AMQP URL of the local RabbitMQ, or skip/fail; the broker asked once a session."""
+    refuse_unmarked("RabbitMQ", "rabbitmq")
     reason = port_open("127.0.0.1", 5672)
     if reason:
         unavailable("RabbitMQ at 127.0.0.1:5672", reason)

@@ -36,7 +36,8 @@ def sagagraph(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-pytestmark = pytest.mark.usefixtures("offline_cli")
+# Each case runs the command line on the travel swarm: seconds each.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("offline_cli")]
 
 
 # -- 4. progress ---------------------------------------------------------------------------------

@@ -36,6 +36,9 @@ from tests.support.gated_saga import Partner, definition, responder
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.services import saga_database
 
+# Sagas paused for approval and answered from new processes: seconds each.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -20,6 +20,9 @@ import pytest
 
 from examples.travel_swarm.partners import TravelStores, holdings, open_partners
 
+# Each case kills a real worker process at a boundary and resumes it from a new one.
+pytestmark = pytest.mark.kill_fleet
+
 TRIP_COST = 42_000 + 3 * 9_500
 
 

@@ -172,3 +172,20 @@ def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again(
     later = make_event("validator", "execute", "ok")
     assert saga_view({"events": [dead, later]})["dead_letter"] is None
     assert saga_view({"events": [later]})["dead_letter"] is None
+
+
+def test_cancel_needs_only_the_saga_id(
+    tmp_path: Path,
+    env: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `--by` defaults to the login name, `--reason` to "no reason given".
+    monkeypatch.setenv("LOGNAME", "carol")
+    monkeypatch.setenv("USER", "carol")
+    (paper,) = write_papers(tmp_path / "papers", 1)
+    (row,) = submit(capsys, env, str(paper))
+    view = cli_json(capsys, "cancel", row["saga_id"], *env["flags"][:4], "--json")
+    assert view["status"] == "rolled_back" and view["cancel"] == "compensated"
+    cancels = [e for e in view["events"] if e.get("by") == "carol"]
+    assert cancels and all("cancelled: no reason given" in e["detail"] for e in cancels)
