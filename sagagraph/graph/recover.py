@@ -40,6 +40,7 @@ from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError, SagaNotFoundError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.nodes import ROUTES_ITSELF
+from sagagraph.graph.pivot import past_pivot
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     SagaApp,
@@ -202,6 +203,11 @@ def force_compensation(
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     status = snap.values.get("status") or "running"
+    if past_pivot(snap.values):
+        raise InputError(
+            f"saga {saga_id!r}: past its pivot {snap.values['pivot']!r}; it can only go "
+            "forward (resume or resolve it)"
+        )
     if pending_approvals(snap.tasks):
         raise InputError(
             f"saga {saga_id!r}: tool calls wait for approval; reject them (the saga then "
@@ -272,8 +278,9 @@ def recover_saga(
         view = saga_status(app, saga_id)
         if not is_unfinished(view):
             return view
-        if compensate:
-            # A saga already on its way back just carries on (force_compensation sees it).
+        if compensate and not view.get("past_pivot"):
+            # A saga already on its way back just carries on (force_compensation sees it);
+            # one past its pivot can only go forward.
             return rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, hooks)
         return resume_leased(app, saga_id, durability, hooks)
 

@@ -1,0 +1,162 @@
+"""The saga store's lock tables: semantic locks that outlive the process that took them.
+
+A lock is a row of ``sagagraph_locks`` (key, saga, step, since) in the database the saga's
+checkpoints live in, and a saga waiting for a key is a row of ``sagagraph_lock_waits``: the
+tables are sagagraph's own, beside LangGraph's (never in them), created on first use. A
+process killed while its saga holds a lock leaves the row: the saga is unfinished, and the
+lock is released when the saga ends, whichever process finishes or compensates it
+(:mod:`sagagraph.graph.locking`).
+
+:func:`lock_table_for` finds the database from the saver the way the saga leases do
+(:mod:`sagagraph.graph.leases`): a ``SqliteSaver``'s main database file, a
+``PostgresSaver``'s connection (or pool) parameters. Any other saver (memory) gets a table of
+this process, per saver.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import weakref
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from sagagraph.saga.locks import LockRecord, LockTable, MemoryLockTable
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS sagagraph_locks (key TEXT PRIMARY KEY, saga_id TEXT NOT NULL, "
+    "step TEXT NOT NULL, since TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sagagraph_lock_waits (saga_id TEXT PRIMARY KEY, key TEXT NOT NULL)",
+)
+_NOW_SQLITE = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+_NOW_PG = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+
+class SqlLockTable:
+    """A :class:`~sagagraph.saga.locks.LockTable` on one connection of its own (autocommit),
+    with the placeholder and clock of its database."""
+
+    def __init__(self, connection: Any, placeholder: str, now_sql: str) -> None:
+        self._conn = connection
+        self._p = placeholder
+        self._now = now_sql
+        self._mutex = threading.Lock()
+        for statement in _SCHEMA:
+            self._run(statement, ())
+
+    def _run(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        sql = sql.replace("?", self._p)
+        with self._mutex:
+            cursor = self._conn.execute(sql, params)
+            rows = cursor.fetchall() if cursor.description is not None else []
+        return [tuple(row) for row in rows]
+
+    def try_acquire(self, key: str, saga_id: str, step: str) -> str | None:
+        for _ in range(3):
+            self._run(
+                "INSERT INTO sagagraph_locks (key, saga_id, step, since) "
+                f"VALUES (?, ?, ?, {self._now}) ON CONFLICT (key) DO NOTHING",
+                (key, saga_id, step),
+            )
+            holder = self.holder(key)
+            if holder is not None:
+                return None if holder == saga_id else holder
+            # Released between the two statements: free now, so insert again.
+        return ""
+
+    def holder(self, key: str) -> str | None:
+        rows = self._run("SELECT saga_id FROM sagagraph_locks WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def release_saga(self, saga_id: str) -> int:
+        held = len(self.held(saga_id))
+        self._run("DELETE FROM sagagraph_locks WHERE saga_id = ?", (saga_id,))
+        self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
+        return held
+
+    def held(self, saga_id: str | None = None) -> list[LockRecord]:
+        columns = "SELECT key, saga_id, step, since FROM sagagraph_locks"
+        if saga_id is None:
+            rows = self._run(f"{columns} ORDER BY key", ())
+        else:
+            rows = self._run(f"{columns} WHERE saga_id = ? ORDER BY key", (saga_id,))
+        return [{"key": k, "saga_id": s, "step": st, "since": t} for k, s, st, t in rows]
+
+    def set_waiting(self, saga_id: str, key: str | None) -> None:
+        if key is None:
+            self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
+            return
+        self._run(
+            "INSERT INTO sagagraph_lock_waits (saga_id, key) VALUES (?, ?) "
+            "ON CONFLICT (saga_id) DO UPDATE SET key = excluded.key",
+            (saga_id, key),
+        )
+
+    def waiting_for(self, saga_id: str) -> str | None:
+        rows = self._run("SELECT key FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
+        return str(rows[0][0]) if rows else None
+
+
+def sqlite_lock_table(path: str | Path) -> SqlLockTable:
+    """The lock tables in the SQLite database at ``path`` (WAL, as the savers set it)."""
+    conn = sqlite3.connect(str(path), timeout=60, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqlLockTable(conn, "?", _NOW_SQLITE)
+
+
+def postgres_lock_table(conninfo: str) -> SqlLockTable:
+    """The lock tables in the PostgreSQL database ``conninfo`` names."""
+    import psycopg
+
+    conn = psycopg.connect(conninfo, autocommit=True)
+    try:
+        return SqlLockTable(conn, "%s", _NOW_PG)
+    except psycopg.errors.UniqueViolation:
+        # Two processes creating the tables at once: the other one won, so they exist now.
+        return SqlLockTable(conn, "%s", _NOW_PG)
+
+
+_tables: weakref.WeakKeyDictionary[Any, LockTable] = weakref.WeakKeyDictionary()
+_by_place: dict[str, LockTable] = {}
+_tables_mutex = threading.Lock()
+
+
+def lock_table_for(checkpointer: Any) -> LockTable:
+    """The lock table of the store ``checkpointer`` keeps its sagas in, opened once per
+    database and process."""
+    with _tables_mutex:
+        with suppress(KeyError, TypeError):
+            return _tables[checkpointer]
+        place = _place(checkpointer)
+        if place is None:
+            table: LockTable = MemoryLockTable()
+        else:
+            table = _by_place.get(place) or _open(place)
+            _by_place[place] = table
+        with suppress(TypeError):
+            _tables[checkpointer] = table
+        return table
+
+
+def _open(place: str) -> LockTable:
+    kind, _, where = place.partition(":")
+    return sqlite_lock_table(where) if kind == "sqlite" else postgres_lock_table(where)
+
+
+def _place(checkpointer: Any) -> str | None:
+    """``sqlite:<file>`` or ``postgres:<conninfo>`` of the saver's database; None for a
+    store of this process alone."""
+    if isinstance(checkpointer, SqliteSaver):
+        with checkpointer.cursor(transaction=False) as cur:
+            rows = cur.execute("PRAGMA database_list").fetchall()
+        file = next((f for _, name, f in rows if name == "main" and f), None)
+        return f"sqlite:{Path(file).resolve()}" if file else None
+    conn = getattr(checkpointer, "conn", None)
+    conninfo = getattr(conn, "conninfo", None)  # a psycopg pool
+    if conninfo is None:
+        info = getattr(conn, "info", None)
+        conninfo = getattr(info, "dsn", None)  # a psycopg connection
+    return f"postgres:{conninfo}" if isinstance(conninfo, str) and conninfo else None
