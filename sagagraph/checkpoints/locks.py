@@ -44,8 +44,14 @@ class SqlLockTable:
         self._p = placeholder
         self._now = now_sql
         self._mutex = threading.Lock()
+        # The connection closes with the table (its saver gone), not at the interpreter's end.
+        self._closer = weakref.finalize(self, connection.close)
         for statement in _SCHEMA:
             self._run(statement, ())
+
+    def close(self) -> None:
+        """Close the table's connection."""
+        self._closer()
 
     def _run(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         sql = sql.replace("?", self._p)
@@ -120,22 +126,17 @@ def postgres_lock_table(conninfo: str) -> SqlLockTable:
 
 
 _tables: weakref.WeakKeyDictionary[Any, LockTable] = weakref.WeakKeyDictionary()
-_by_place: dict[str, LockTable] = {}
 _tables_mutex = threading.Lock()
 
 
 def lock_table_for(checkpointer: Any) -> LockTable:
-    """The lock table of the store ``checkpointer`` keeps its sagas in, opened once per
-    database and process."""
+    """The lock table of the store ``checkpointer`` keeps its sagas in, opened once per saver
+    (on a connection of its own, closed when the saver is gone)."""
     with _tables_mutex:
         with suppress(KeyError, TypeError):
             return _tables[checkpointer]
         place = _place(checkpointer)
-        if place is None:
-            table: LockTable = MemoryLockTable()
-        else:
-            table = _by_place.get(place) or _open(place)
-            _by_place[place] = table
+        table: LockTable = MemoryLockTable() if place is None else _open(place)
         with suppress(TypeError):
             _tables[checkpointer] = table
         return table

@@ -191,8 +191,8 @@ def build_saga_graph(
             if router == "llm"
             else (*successors(definition, step.name), COMPENSATE)
         )
-        if step.kind == RETRIABLE:
-            destinations = (*destinations, RETRY_GATE)
+        if step.kind == RETRIABLE:  # past the pivot: forward, or wait for an operator
+            destinations = (*successors(definition, step.name), RETRY_GATE)
         node = make_step_node(definition, step, router=router, hooks=built)
         # cast: LangGraph's node protocols do not match a total=False TypedDict state.
         graph.add_node(

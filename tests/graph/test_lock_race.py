@@ -97,13 +97,8 @@ def test_the_last_seat_is_never_overbooked_nor_lost_to_an_undone_booking(
         with open_checkpointer(durable_checkpointer_url) as saver:
             app = build_saga_graph(definition).compile(checkpointer=saver)
             with ThreadPoolExecutor(2) as pool:
-                views = dict(
-                    zip(
-                        sagas,
-                        pool.map(lambda s: _finish(app, *s), sagas.values()),
-                        strict=True,
-                    )
-                )
+                futures = {who: pool.submit(_finish, app, *s) for who, s in sagas.items()}
+                views = {who: future.result() for who, future in futures.items()}
             left = [lock for lock in held_locks(saver) if lock["saga_id"].endswith(tag)]
 
         assert views["rich"]["status"] == "completed", views["rich"]["failure"]

@@ -54,7 +54,7 @@ def test_check_refuses_steps_on_the_wrong_side_of_the_pivot() -> None:
 @pytest.mark.parametrize("mode", ["choreography", "blackboard"])
 def test_other_styles_refuse_a_pivot_with_one_line(mode: str) -> None:
     definition = SagaDefinition.of("p", [_step("a"), _step("b", kind="pivot")])
-    with pytest.raises(ConfigurationError, match=f"needs orchestration, not") as raised:
+    with pytest.raises(ConfigurationError, match="needs orchestration, not") as raised:
         definition.check(mode=mode)
     assert "\n" not in str(raised.value)
 

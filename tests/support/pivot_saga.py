@@ -4,7 +4,8 @@
 Each step's effect is a row of a SQLite journal keyed by its idempotency key, so a test can
 see what was done and undone across processes. The saga's input scripts the faults:
 ``fail_at`` (the engine's injected failure), ``ship_failures`` (how many times ``ship`` fails
-before it works), ``kill_at`` (the step in which the worker SIGKILLs itself, once).
+before it works), ``item`` (``reserve`` locks ``stock:<item>``), ``kill_at`` (the step in
+which the worker SIGKILLs itself, once).
 
 ::
 
@@ -72,6 +73,8 @@ class Effect:
         self.name = name
 
     def execute(self, ctx: StepContext[Journal]) -> StepResult:
+        if self.name == "reserve" and ctx.input.get("item"):
+            ctx.lock(f"stock:{ctx.input['item']}")
         calls = ctx.deps.call(ctx.idempotency_key)
         if ctx.input.get("kill_at") == self.name and calls == 1:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -117,3 +120,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def pivot_app() -> SagaDefinition[Journal]:
+    """The pivot saga over a journal in the temporary folder (``sagagraph graph --app``)."""
+    import tempfile
+
+    return pivot_saga(Journal(Path(tempfile.gettempdir()) / "sagagraph-pivot-journal.sqlite"))
