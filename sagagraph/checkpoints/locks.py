@@ -7,10 +7,10 @@ process killed while its saga holds a lock leaves the row: the saga is unfinishe
 lock is released when the saga ends, whichever process finishes or compensates it
 (:mod:`sagagraph.graph.locking`).
 
-:func:`lock_table_for` finds the database from the saver the way the saga leases do
+:func:`open_lock_table` finds the database from the saver the way the saga leases do
 (:mod:`sagagraph.graph.leases`): a ``SqliteSaver``'s main database file, a
-``PostgresSaver``'s connection (or pool) parameters. Any other saver (memory) gets a table of
-this process, per saver.
+``PostgresSaver``'s connection (or pool) parameters. Any other saver (memory) has none here; the
+graph then keeps locks in the process (:mod:`sagagraph.graph.locking`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,20 @@ from __future__ import annotations
 import sqlite3
 import threading
 import weakref
-from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from sagagraph.saga.locks import LockRecord, LockTable, MemoryLockTable
+
+class LockRow(TypedDict):
+    """One held lock (the kernel's ``LockRecord``, spelt here: storage names no kernel)."""
+
+    key: str
+    saga_id: str
+    step: str
+    since: str
+
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sagagraph_locks (key TEXT PRIMARY KEY, saga_id TEXT NOT NULL, "
@@ -36,8 +43,8 @@ _NOW_PG = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 
 class SqlLockTable:
-    """A :class:`~sagagraph.saga.locks.LockTable` on one connection of its own (autocommit),
-    with the placeholder and clock of its database."""
+    """A lock table (:class:`~sagagraph.saga.locks.LockTable`) on one connection of its own
+    (autocommit), with the placeholder and clock of its database."""
 
     def __init__(self, connection: Any, placeholder: str, now_sql: str) -> None:
         self._conn = connection
@@ -83,7 +90,7 @@ class SqlLockTable:
         self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
         return held
 
-    def held(self, saga_id: str | None = None) -> list[LockRecord]:
+    def held(self, saga_id: str | None = None) -> list[LockRow]:
         columns = "SELECT key, saga_id, step, since FROM sagagraph_locks"
         if saga_id is None:
             rows = self._run(f"{columns} ORDER BY key", ())
@@ -125,24 +132,14 @@ def postgres_lock_table(conninfo: str) -> SqlLockTable:
         return SqlLockTable(conn, "%s", _NOW_PG)
 
 
-_tables: weakref.WeakKeyDictionary[Any, LockTable] = weakref.WeakKeyDictionary()
-_tables_mutex = threading.Lock()
+def open_lock_table(checkpointer: Any) -> SqlLockTable | None:
+    """The lock tables of the database ``checkpointer`` keeps its sagas in, on a connection of
+    their own; None when the saver's database cannot be told (memory, a saver of its own)."""
+    place = _place(checkpointer)
+    return _open(place) if place is not None else None
 
 
-def lock_table_for(checkpointer: Any) -> LockTable:
-    """The lock table of the store ``checkpointer`` keeps its sagas in, opened once per saver
-    (on a connection of its own, closed when the saver is gone)."""
-    with _tables_mutex:
-        with suppress(KeyError, TypeError):
-            return _tables[checkpointer]
-        place = _place(checkpointer)
-        table: LockTable = MemoryLockTable() if place is None else _open(place)
-        with suppress(TypeError):
-            _tables[checkpointer] = table
-        return table
-
-
-def _open(place: str) -> LockTable:
+def _open(place: str) -> SqlLockTable:
     kind, _, where = place.partition(":")
     return sqlite_lock_table(where) if kind == "sqlite" else postgres_lock_table(where)
 

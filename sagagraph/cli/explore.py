@@ -15,7 +15,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
     PaperSettings.resolve(llm="offline")  # the environment is checked, as for every command
     if getattr(args, "app", None):
-        from sagagraph.graph.pivot import sides_drawing
+        from sagagraph.graph.sides import sides_drawing
 
         print(sides_drawing(args.app))
         return EXIT_COMPLETED

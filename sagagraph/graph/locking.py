@@ -12,13 +12,32 @@ between runs that node again, which releases again; no final saga keeps a lock.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sagagraph.checkpoints.locks import lock_table_for
+from sagagraph.checkpoints.locks import open_lock_table
 from sagagraph.checkpoints.savers import lent_checkpointer
-from sagagraph.saga.locks import LockRecord, SagaLocks, declared_keys
+from sagagraph.saga.locks import LockRecord, LockTable, MemoryLockTable, SagaLocks, declared_keys
 from sagagraph.saga.protocol import Participant, Step, StepContext, StepResult
+
+_tables: weakref.WeakKeyDictionary[Any, LockTable] = weakref.WeakKeyDictionary()
+_tables_mutex = threading.Lock()
+
+
+def lock_table_for(checkpointer: Any) -> LockTable:
+    """The lock table of the store ``checkpointer`` keeps its sagas in, opened once per saver
+    (on a connection of its own, closed when the saver is gone); for a saver whose database
+    cannot be told (memory), a table of this process."""
+    with _tables_mutex:
+        with suppress(KeyError, TypeError):
+            return _tables[checkpointer]
+        table: LockTable = open_lock_table(checkpointer) or MemoryLockTable()
+        with suppress(TypeError):
+            _tables[checkpointer] = table
+        return table
 
 
 def saga_locks(saga_id: str) -> SagaLocks | None:

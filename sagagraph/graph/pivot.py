@@ -22,7 +22,6 @@ from typing import Any, Final
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, interrupt
 
-from sagagraph.errors import ConfigurationError
 from sagagraph.graph.hooks import graph_hooks, node_hooks
 from sagagraph.graph.locking import release_locks
 from sagagraph.graph.nodes import DualNode
@@ -128,28 +127,3 @@ def _answered(
             release_locks(state["saga_id"])
         return command
     raise ValueError(f"resolve: expected action 'retry' or 'skip', got {action!r}")
-
-
-_SIDES = {
-    "compensatable": "fill:#e8eefc,stroke:#6b7fd7",
-    "pivot": "fill:#ffd9a8,stroke:#c65f00,stroke-width:3px",
-    "retriable": "fill:#dcf5dc,stroke:#3f9a3f",
-}
-
-
-def sides_drawing(reference: str) -> str:
-    """LangGraph's Mermaid drawing of the saga ``module:factory`` names, each step classed by
-    the side of the pivot it stands on (``compensatable``, ``pivot``, ``retriable``)."""
-    from sagagraph.graph.builder import build_saga_graph
-    from sagagraph.graph.definitions import load_factory, make
-
-    made = make(load_factory(reference), {}, reference)
-    if not isinstance(made, SagaDefinition):
-        raise ConfigurationError(f"--app {reference!r}: expected a SagaDefinition to draw")
-    drawing = build_saga_graph(made).compile().get_graph().draw_mermaid().rstrip("\n")
-    lines = [drawing, *(f"\tclassDef {kind} {style}" for kind, style in _SIDES.items())]
-    for kind in _SIDES:
-        steps = [s.name for s in made.steps if s.kind == kind]
-        if steps:
-            lines.append(f"\tclass {','.join(steps)} {kind}")
-    return "\n".join(lines) + "\n"
