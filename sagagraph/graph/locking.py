@@ -54,6 +54,11 @@ def release_locks(saga_id: str) -> int:
     return locks.release() if locks is not None else 0
 
 
+def release_saga_locks(checkpointer: Any, saga_id: str) -> int:
+    """Release the locks ``saga_id`` holds in ``checkpointer``'s store (recovery's sweep)."""
+    return lock_table_for(checkpointer).release_saga(saga_id)
+
+
 def held_locks(checkpointer: Any, saga_id: str | None = None) -> list[LockRecord]:
     """The locks ``saga_id`` holds in ``checkpointer``'s store (every lock when None)."""
     return lock_table_for(checkpointer).held(saga_id)

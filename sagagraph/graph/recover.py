@@ -39,6 +39,7 @@ from langgraph.types import Command, Durability
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError, SagaNotFoundError
 from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.locking import held_locks, release_saga_locks
 from sagagraph.graph.nodes import ROUTES_ITSELF
 from sagagraph.graph.pivot import past_pivot
 from sagagraph.graph.runner import (
@@ -314,7 +315,26 @@ def recover_sagas(
             view = _view_or_stub(app, saga_id)
             view["recover_error"] = describe_error(error)
         views.append(view)
+    release_ended_locks(app)
     return views
+
+
+def release_ended_locks(app: SagaApp) -> list[str]:
+    """Release the semantic locks of sagas that have ended (or that the store does not hold);
+    the sagas released. A saga releases its locks as it ends; this sweeps what a store
+    restored from a backup, or a saga deleted by hand, left behind."""
+    released = []
+    for saga_id in sorted({lock["saga_id"] for lock in held_locks(app.checkpointer)}):
+        try:
+            ended = saga_status(app, saga_id)["status"] in TERMINAL_STATUSES
+        except SagaNotFoundError:
+            ended = True
+        except InputError:
+            continue
+        if ended:
+            release_saga_locks(app.checkpointer, saga_id)
+            released.append(saga_id)
+    return released
 
 
 def _view_or_stub(app: SagaApp, saga_id: str) -> dict[str, Any]:

@@ -165,3 +165,22 @@ def test_a_kill_on_either_side_recovers_to_that_side(
 
 def test_effect_steps_are_named() -> None:
     assert Effect("ship").name == "ship"
+
+
+def test_recovery_releases_the_locks_of_sagas_that_ended(tmp_path: Path) -> None:
+    """A lock row left by a saga that ended (or that the store never held) is swept."""
+    from sagagraph.graph.locking import held_locks, lock_table_for
+
+    journal = Journal(tmp_path / "journal.sqlite")
+    with open_checkpointer(f"sqlite:///{tmp_path / 'sagas.sqlite'}") as saver:
+        app = _app(saver, journal)
+        run_saga(app, {"item": "lamp"}, saga_id="ended")
+        stuck = run_saga(app, {"item": "desk", "ship_failures": 9}, saga_id="stuck")
+        assert stuck["status"] == "waiting_for_operator"
+        table = lock_table_for(saver)
+        assert table.try_acquire("stock:lamp", "ended", "reserve") is None  # as if left behind
+        assert table.try_acquire("stock:chair", "ghost", "reserve") is None
+        recover_sagas(app)
+        assert [(lock["key"], lock["saga_id"]) for lock in held_locks(saver)] == [
+            ("stock:desk", "stuck")
+        ]
