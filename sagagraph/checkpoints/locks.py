@@ -46,15 +46,35 @@ class SqlLockTable:
     """A lock table (:class:`~sagagraph.saga.locks.LockTable`) on one connection of its own
     (autocommit), with the placeholder and clock of its database."""
 
-    def __init__(self, connection: Any, placeholder: str, now_sql: str) -> None:
+    def __init__(self, connection: Any, placeholder: str, now_sql: str, exists_sql: str) -> None:
         self._conn = connection
         self._p = placeholder
         self._now = now_sql
+        self._exists_sql = exists_sql
+        self._ready = False
         self._mutex = threading.Lock()
         # The connection closes with the table (its saver gone), not at the interpreter's end.
         self._closer = weakref.finalize(self, connection.close)
-        for statement in _SCHEMA:
-            self._run(statement, ())
+
+    def _created(self) -> None:
+        """Create the tables before the first write: reading a store (``status``) or ending a
+        saga that took no lock writes nothing."""
+        if not self._ready:
+            for statement in _SCHEMA:
+                try:
+                    self._run(statement, ())
+                except Exception:
+                    # PostgreSQL: two processes creating a table at once, one of them fails
+                    # although the table now exists.
+                    if not self._exist():
+                        raise
+            self._ready = True
+
+    def _exist(self) -> bool:
+        """True when the tables exist (some process took a lock in this store)."""
+        if not self._ready:
+            self._ready = bool(self._run(self._exists_sql, ())[0][0])
+        return self._ready
 
     def close(self) -> None:
         """Close the table's connection."""
@@ -68,6 +88,7 @@ class SqlLockTable:
         return [tuple(row) for row in rows]
 
     def try_acquire(self, key: str, saga_id: str, step: str) -> str | None:
+        self._created()
         for _ in range(3):
             self._run(
                 "INSERT INTO sagagraph_locks (key, saga_id, step, since) "
@@ -81,16 +102,22 @@ class SqlLockTable:
         return ""
 
     def holder(self, key: str) -> str | None:
+        if not self._exist():
+            return None
         rows = self._run("SELECT saga_id FROM sagagraph_locks WHERE key = ?", (key,))
         return str(rows[0][0]) if rows else None
 
     def release_saga(self, saga_id: str) -> int:
+        if not self._exist():
+            return 0
         held = len(self.held(saga_id))
         self._run("DELETE FROM sagagraph_locks WHERE saga_id = ?", (saga_id,))
         self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
         return held
 
     def held(self, saga_id: str | None = None) -> list[LockRow]:
+        if not self._exist():
+            return []
         columns = "SELECT key, saga_id, step, since FROM sagagraph_locks"
         if saga_id is None:
             rows = self._run(f"{columns} ORDER BY key", ())
@@ -100,8 +127,11 @@ class SqlLockTable:
 
     def set_waiting(self, saga_id: str, key: str | None) -> None:
         if key is None:
+            if not self._exist():
+                return
             self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
             return
+        self._created()
         self._run(
             "INSERT INTO sagagraph_lock_waits (saga_id, key) VALUES (?, ?) "
             "ON CONFLICT (saga_id) DO UPDATE SET key = excluded.key",
@@ -109,6 +139,8 @@ class SqlLockTable:
         )
 
     def waiting_for(self, saga_id: str) -> str | None:
+        if not self._exist():
+            return None
         rows = self._run("SELECT key FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
         return str(rows[0][0]) if rows else None
 
@@ -116,8 +148,8 @@ class SqlLockTable:
 def sqlite_lock_table(path: str | Path) -> SqlLockTable:
     """The lock tables in the SQLite database at ``path`` (WAL, as the savers set it)."""
     conn = sqlite3.connect(str(path), timeout=60, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    return SqlLockTable(conn, "?", _NOW_SQLITE)
+    exists = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sagagraph_locks'"
+    return SqlLockTable(conn, "?", _NOW_SQLITE, exists)
 
 
 def postgres_lock_table(conninfo: str) -> SqlLockTable:
@@ -125,11 +157,7 @@ def postgres_lock_table(conninfo: str) -> SqlLockTable:
     import psycopg
 
     conn = psycopg.connect(conninfo, autocommit=True)
-    try:
-        return SqlLockTable(conn, "%s", _NOW_PG)
-    except psycopg.errors.UniqueViolation:
-        # Two processes creating the tables at once: the other one won, so they exist now.
-        return SqlLockTable(conn, "%s", _NOW_PG)
+    return SqlLockTable(conn, "%s", _NOW_PG, "SELECT to_regclass('sagagraph_locks') IS NOT NULL")
 
 
 def open_lock_table(checkpointer: Any) -> SqlLockTable | None:
