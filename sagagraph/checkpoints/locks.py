@@ -8,9 +8,10 @@ lock is released when the saga ends, whichever process finishes or compensates i
 (:mod:`sagagraph.graph.locking`).
 
 :func:`open_lock_table` finds the database from the saver the way the saga leases do
-(:mod:`sagagraph.graph.leases`): a ``SqliteSaver``'s main database file, a
-``PostgresSaver``'s connection (or pool) parameters. Any other saver (memory) has none here; the
-graph then keeps locks in the process (:mod:`sagagraph.graph.locking`).
+(:mod:`sagagraph.graph.leases`): a SQLite saver's database (named by its ``lease_file``, or
+its main database), a ``PostgresSaver``'s connection (or pool) parameters. Any other saver
+(memory) has none here; the graph then keeps locks in the process
+(:mod:`sagagraph.graph.locking`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+from sagagraph.checkpoints.urls import LEASE_FILE_SUFFIX
 
 
 class LockRow(TypedDict):
@@ -175,6 +178,10 @@ def _open(place: str) -> SqlLockTable:
 def _place(checkpointer: Any) -> str | None:
     """``sqlite:<file>`` or ``postgres:<conninfo>`` of the saver's database; None for a
     store of this process alone."""
+    named = getattr(checkpointer, "lease_file", None)
+    if isinstance(named, str) and named.endswith(LEASE_FILE_SUFFIX):
+        # sagagraph's SQLite savers, the async one included, name their database's lease file.
+        return f"sqlite:{named.removesuffix(LEASE_FILE_SUFFIX)}"
     if isinstance(checkpointer, SqliteSaver):
         with checkpointer.cursor(transaction=False) as cur:
             rows = cur.execute("PRAGMA database_list").fetchall()

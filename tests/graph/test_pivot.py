@@ -184,3 +184,45 @@ def test_recovery_releases_the_locks_of_sagas_that_ended(tmp_path: Path) -> None
         assert [(lock["key"], lock["saga_id"]) for lock in held_locks(saver)] == [
             ("stock:desk", "stuck")
         ]
+
+
+def test_async_runs_keep_the_pivot_and_the_locks_in_the_store(tmp_path: Path) -> None:
+    """Under ``ainvoke`` on the async SQLite saver: retries past the pivot, the lock taken in
+    the store's table (another connection sees it) and released at the end."""
+    import asyncio
+
+    from sagagraph import arun_saga, open_async_checkpointer
+    from sagagraph.checkpoints.locks import sqlite_lock_table
+
+    journal = Journal(tmp_path / "journal.sqlite")
+    db = tmp_path / "sagas.sqlite"
+    seen: list[list[str]] = []
+
+    class Watching(Effect):
+        def execute(self, ctx: Any) -> StepResult:
+            table = sqlite_lock_table(db)
+            seen.append([lock["key"] for lock in table.held("async")])
+            table.close()
+            return super().execute(ctx)
+
+    definition = SagaDefinition.of(
+        "pivot_order",
+        [
+            Step(Effect("reserve")),
+            Step(Effect("charge"), kind="pivot"),
+            Step(Watching("ship"), kind="retriable", retry=pivot_saga(journal).steps[2].retry),
+        ],
+        deps=journal,
+    )
+
+    async def run() -> dict[str, Any]:
+        async with open_async_checkpointer(f"sqlite:///{db}") as saver:
+            app = build_saga_graph(definition).compile(checkpointer=saver)
+            return await arun_saga(app, {"item": "lamp", "ship_failures": 1}, saga_id="async")
+
+    view = asyncio.run(run())
+    assert (view["status"], view["past_pivot"]) == ("completed", True)
+    assert seen == [["stock:lamp"], ["stock:lamp"]]
+    table = sqlite_lock_table(db)
+    assert table.held() == []
+    table.close()
