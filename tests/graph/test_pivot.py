@@ -163,8 +163,29 @@ def test_a_kill_on_either_side_recovers_to_that_side(
         assert view["past_pivot"] is False
 
 
-def test_effect_steps_are_named() -> None:
-    assert Effect("ship").name == "ship"
+def test_declared_locks_are_taken_before_the_step_and_a_busy_one_fails_fast(
+    tmp_path: Path,
+) -> None:
+    """``Step(locks=..., on_busy="fail")``: the second saga for the same item fails at once
+    (LockBusyError) and compensates, while the first, past its pivot, still holds the item."""
+    journal = Journal(tmp_path / "journal.sqlite")
+    definition = SagaDefinition.of(
+        "pivot_order",
+        [
+            Step(Effect("reserve"), locks=("stock:{sku}",), on_busy="fail"),
+            Step(Effect("charge"), kind="pivot"),
+            Step(Effect("ship"), kind="retriable"),
+        ],
+        deps=journal,
+    )
+    with open_checkpointer(f"sqlite:///{tmp_path / 'sagas.sqlite'}") as saver:
+        app = build_saga_graph(definition).compile(checkpointer=saver)
+        first = run_saga(app, {"sku": "lamp", "ship_failures": 9}, saga_id="first")
+        second = run_saga(app, {"sku": "lamp"}, saga_id="second")
+    assert first["status"] == "waiting_for_operator"
+    assert second["status"] == "rolled_back"
+    assert second["failure"]["error"].startswith("LockBusyError: lock 'stock:lamp': held by")
+    assert "second:reserve" not in {k for k, v in journal.effects().items() if v == "done"}
 
 
 def test_recovery_releases_the_locks_of_sagas_that_ended(tmp_path: Path) -> None:
