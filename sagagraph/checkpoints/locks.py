@@ -191,5 +191,10 @@ def _place(checkpointer: Any) -> str | None:
     conninfo = getattr(conn, "conninfo", None)  # a psycopg pool
     if conninfo is None:
         info = getattr(conn, "info", None)
-        conninfo = getattr(info, "dsn", None)  # a psycopg connection
+        conninfo = getattr(info, "dsn", None)  # a psycopg connection: its dsn hides the password
+        password = getattr(info, "password", None)
+        if isinstance(conninfo, str) and isinstance(password, str) and password:
+            from psycopg.conninfo import make_conninfo
+
+            conninfo = make_conninfo(conninfo, password=password)
     return f"postgres:{conninfo}" if isinstance(conninfo, str) and conninfo else None
