@@ -133,6 +133,22 @@ class ToolRejectedError(StepError):
     compensates (the message names the tool and the operator's reason)."""
 
 
+class LockError(StepError):
+    """A step could not take a semantic lock on a shared resource (``ctx.lock``)."""
+
+
+class LockBusyError(LockError):
+    """Another saga holds the resource and the step asked to fail fast."""
+
+
+class LockTimeoutError(LockError):
+    """Another saga held the resource for longer than the step was willing to wait."""
+
+
+class DeadlockError(LockError):
+    """Waiting for the resource would close a cycle of sagas each waiting for the next."""
+
+
 class CheckpointerLostError(SagaGraphError):
     """The connection to the checkpointer's database broke while a saga ran: the saga stopped
     at its last checkpoint; once the database answers, ``sagagraph recover`` finishes it."""

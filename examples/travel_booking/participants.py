@@ -16,12 +16,20 @@ Trip = StepContext[TravelStores]
 
 
 class BookFlight:
-    """Book one seat on the trip's flight; compensation cancels the booking."""
+    """Book one seat on the trip's flight; compensation cancels the booking.
+
+    A trip that names its seat (``input["seat"]``) first takes a semantic lock on it
+    (``seat:<flight>:<seat>``), held until the saga ends: another saga that wants the same
+    seat waits until this one completes or has given the seat back, instead of being told
+    the flight is full by a booking that may yet be cancelled (a dirty read).
+    """
 
     name = "book_flight"
 
     def execute(self, ctx: Trip) -> StepResult:
         airline = ctx.deps.airline
+        if ctx.input.get("seat"):
+            ctx.lock(f"seat:{ctx.input['flight']}:{ctx.input['seat']}", timeout=60)
         booking = airline.book(
             ctx.idempotency_key, ctx.saga_id, ctx.input["flight"], ctx.input["traveller"]
         )
@@ -60,7 +68,12 @@ class ReserveHotel:
 
 
 class ChargeWallet:
-    """Charge the flight and the hotel to the traveller's wallet; compensation refunds it."""
+    """Charge the flight and the hotel to the traveller's wallet; compensation refunds it.
+
+    The debit is commutative (``balance = balance - amount`` in one statement, never a value
+    read, changed and written back), so sagas charging one wallet at once lose no update and
+    need no lock; its refund commutes the same way.
+    """
 
     name = "charge_wallet"
 

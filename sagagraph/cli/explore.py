@@ -14,6 +14,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from sagagraph.cli.drawing import langgraph_drawing
 
     PaperSettings.resolve(llm="offline")  # the environment is checked, as for every command
+    if getattr(args, "app", None):
+        from sagagraph.graph.sides import sides_drawing
+
+        print(sides_drawing(args.app))
+        return EXIT_COMPLETED
     print(langgraph_drawing(args.router, args.parallel, args.pipeline))
     return EXIT_COMPLETED
 

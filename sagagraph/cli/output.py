@@ -163,6 +163,11 @@ def print_view(view: dict[str, Any], out: TextIO, *, foreign: str | None = None)
         )
     if view.get("completed"):
         print(f"  completed: {', '.join(view['completed'])}", file=out)
+    if view.get("pivot"):
+        side = "past it: only forward" if view.get("past_pivot") else "before it: can roll back"
+        print(f"  pivot: {view['pivot']} ({side})", file=out)
+    for lock in view.get("locks") or []:
+        print(f"  holds lock: {lock['key']} (step {lock['step']}, since {lock['since']})", file=out)
     if view.get("compensated"):
         print(f"  compensated: {', '.join(view['compensated'])}", file=out)
     for step, path in (view.get("outputs") or {}).items():
@@ -185,7 +190,15 @@ def print_view(view: dict[str, Any], out: TextIO, *, foreign: str | None = None)
             "--why TEXT",
             file=out,
         )
-    if view.get("waiting_for_operator") and not view.get("approvals"):
+    stuck = view.get("forward_failure")
+    if view.get("waiting_for_operator") and stuck:
+        how = foreign or f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
+        print(
+            f"  needs an operator: past the pivot, {stuck.get('step')} failed "
+            f"({stuck.get('error')}); {how}",
+            file=out,
+        )
+    elif view.get("waiting_for_operator") and not view.get("approvals"):
         failure = view.get("compensation_failure") or {}
         how = foreign or f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         print(

@@ -282,6 +282,12 @@ def add_explore(sub: Subparsers) -> None:
     graph = verb(sub, "graph", "print the saga graph as Mermaid", "explore:cmd_graph")
     router_flag(graph, "the graph with fixed edges (default) or with the LLM supervisor")
     graph.add_argument("--parallel", action="store_true", help="the parallel paper saga")
+    graph.add_argument(
+        "--app",
+        metavar="MODULE:FUNCTION",
+        help="draw this saga definition instead of the paper's, each step marked by the side "
+        "of the pivot it stands on",
+    )
     pipeline_flag(graph)
 
     compare = verb(

@@ -26,6 +26,7 @@ from langgraph.types import Command
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.compensation import add_compensation_nodes
 from sagagraph.graph.hooks import graph_hooks, node_hooks, remember_graph
+from sagagraph.graph.locking import locking, release_locks
 from sagagraph.graph.nodes import (
     COMPLETE,
     ROUTES_ITSELF,
@@ -34,13 +35,14 @@ from sagagraph.graph.nodes import (
     context_for,
     saga_identity,
 )
+from sagagraph.graph.pivot import RETRY_GATE, ended, make_retry_gate, pivot_event
 from sagagraph.graph.routing import RouterOptions, after_step, needs_compensation, telling
 from sagagraph.graph.state import SagaOutput, SagaState, committed, failed
 from sagagraph.saga.drivers import Flow
 from sagagraph.saga.execution import StepAttempts, execute_attempts
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import COMPENSATE, refuse_reserved
-from sagagraph.saga.protocol import SagaDefinition, Step
+from sagagraph.saga.protocol import PIVOT, RETRIABLE, SagaDefinition, Step
 from sagagraph.saga.records import halt_record, step_failed
 
 RouterKind = Literal["deterministic", "llm"]
@@ -60,7 +62,7 @@ def step_flow(
     saga_id, update = saga_identity(definition, state, config, router)
     ctx = context_for(definition, state, step.name, saga_id)
     inject = state.get("fail_at") == step.name
-    outcome = yield from execute_attempts(step, ctx, inject_failure=inject, hooks=hooks)
+    outcome = yield from execute_attempts(locking(step), ctx, inject_failure=inject, hooks=hooks)
     return saga_id, recorded(update, outcome, step, saga_id)
 
 
@@ -77,11 +79,17 @@ def recorded(
         failure = step_failed(
             saga_id, step.name, outcome.error, outcome.attempts, described=outcome.described
         )
-        update |= failure.update() | failed(step.name)
+        if step.kind == RETRIABLE:
+            # Past the pivot nothing is undone: an operator decides (graph.pivot).
+            update["forward_failure"] = failure.failure
+        else:
+            update |= failure.update() | failed(step.name)
     elif result.halt:
         update |= halt_record(step.name, result.reason, result.data).update()
     else:
         update |= committed(step.name, result.record())
+        if step.kind == PIVOT:
+            update["events"] = [*update["events"], pivot_event(step.name)]
     return update
 
 
@@ -105,7 +113,13 @@ def make_step_node(
         saga_id, update = yield from step_flow(
             definition, step, state, config, router=router, hooks=told
         )
+        if update.get("forward_failure"):
+            return Command(update=update, goto=RETRY_GATE)
+        if step.kind == RETRIABLE and state.get("forward_failure"):
+            update["forward_failure"] = None
         command, decided = after_step(definition, step.name, state, update, hand_over)
+        if ended(command):
+            release_locks(saga_id)  # the saga ends with this superstep (graph.locking)
         if decided is not None:
             yield from telling(told, saga_id, decided)
         return command
@@ -135,7 +149,10 @@ def successors(definition: SagaDefinition, name: str) -> tuple[str, ...]:
 def _complete(state: SagaState, config: RunnableConfig) -> Flow[dict[str, Any]]:
     """Mark the saga completed once every branch committed (nothing, while compensating)."""
     yield from ()  # a flow that needs nothing done
-    return {} if needs_compensation(state) else {"status": "completed"}
+    if needs_compensation(state):
+        return {}
+    release_locks(state["saga_id"])
+    return {"status": "completed"}
 
 
 def build_saga_graph(
@@ -169,17 +186,26 @@ def build_saga_graph(
     )
     built = graph_hooks(hooks)
     for step in definition.steps:
-        destinations = (
+        destinations: tuple[str, ...] = (
             (SUPERVISOR, COMPENSATE)
             if router == "llm"
             else (*successors(definition, step.name), COMPENSATE)
         )
+        if step.kind == RETRIABLE:  # past the pivot: forward, or wait for an operator
+            destinations = (*successors(definition, step.name), RETRY_GATE)
         node = make_step_node(definition, step, router=router, hooks=built)
         # cast: LangGraph's node protocols do not match a total=False TypedDict state.
         graph.add_node(
             step.name, cast(Any, node), destinations=destinations, metadata={ROUTES_ITSELF: True}
         )
     add_compensation_nodes(graph, definition, hooks=hooks)
+    retriable = [s.name for s in definition.steps if s.kind == RETRIABLE]
+    if retriable:
+        gate = make_retry_gate(definition, hooks)
+        after = {t for name in retriable for t in successors(definition, name)}
+        graph.add_node(
+            RETRY_GATE, cast(Any, gate), destinations=(RETRY_GATE, *retriable, *sorted(after))
+        )
     if router == "llm":
         # Only an LLM-routed graph loads the LLM router (its model calls and prompts).
         from sagagraph.graph.llm_router import make_supervisor

@@ -24,6 +24,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.types import Command, interrupt
 
 from sagagraph.graph.hooks import graph_hooks, node_hooks
+from sagagraph.graph.locking import release_locks
 from sagagraph.graph.nodes import DualNode, context_for
 from sagagraph.graph.state import SagaState, undone
 from sagagraph.saga.drivers import Flow, Tell
@@ -78,6 +79,10 @@ def _finish(state: SagaState, update: dict[str, Any] | None = None) -> Command[A
     ``update`` (the last compensation's record) goes before the ``finish`` event.
     """
     update = dict(update or {})
+    # The saga ends here: its semantic locks go before this superstep is checkpointed (a
+    # crash in between runs this node again, which releases again).
+    if state.get("saga_id"):
+        release_locks(state["saga_id"])
     ran = len(state.get("compensated") or []) + len(update.get("compensated") or [])
     finished = rollback_finished(ran, len(state.get("skipped") or []))
     events = [*(update.get("events") or []), finished.event]

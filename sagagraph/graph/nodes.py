@@ -27,6 +27,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 
+from sagagraph.graph.locking import saga_locks
 from sagagraph.saga.drivers import Flow, adrive, drive
 from sagagraph.saga.names import reserve_names, validate_saga_id
 from sagagraph.saga.protocol import RecordsSettings, SagaDefinition, StepContext, StepResult
@@ -75,6 +76,7 @@ def context_for(
         results=results,
         attempt=1,
         deps=definition.deps,
+        locks=saga_locks(saga_id),
     )
 
 
@@ -101,6 +103,8 @@ def saga_identity(
         stamp = {key: value for key, value in stamp.items() if state.get(key) != value}
         if "reason" not in state:
             stamp["reason"] = None  # so the view's every field is in the state from the start
+        if definition.pivot is not None and "pivot" not in state:
+            stamp["pivot"] = definition.pivot
         if definition.label is not None and "label" not in state:
             label = definition.label(state.get("input") or {})
             stamp["label"] = label if isinstance(label, str) else None

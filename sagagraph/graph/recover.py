@@ -39,7 +39,9 @@ from langgraph.types import Command, Durability
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError, SagaNotFoundError
 from sagagraph.graph.leases import saga_lease
+from sagagraph.graph.locking import held_locks, release_saga_locks
 from sagagraph.graph.nodes import ROUTES_ITSELF
+from sagagraph.graph.pivot import past_pivot
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
     SagaApp,
@@ -197,6 +199,11 @@ def force_compensation(
     if not snap.values:
         raise SagaNotFoundError(f"saga {saga_id!r}: not found in this checkpointer")
     status = snap.values.get("status") or "running"
+    if past_pivot(snap.values):
+        raise InputError(
+            f"saga {saga_id!r}: past its pivot {snap.values['pivot']!r}; it can only go "
+            "forward (resume or resolve it)"
+        )
     if pending_approvals(snap.tasks):
         raise InputError(
             f"saga {saga_id!r}: tool calls wait for approval; reject them (the saga then "
@@ -267,8 +274,9 @@ def recover_saga(
         view = saga_status(app, saga_id)
         if not is_unfinished(view):
             return view
-        if compensate:
-            # A saga already on its way back just carries on (force_compensation sees it).
+        if compensate and not view.get("past_pivot"):
+            # A saga already on its way back just carries on (force_compensation sees it);
+            # one past its pivot can only go forward.
             return rollback_leased(app, saga_id, RECOVER_COMPENSATE_REASON, durability, hooks)
         return resume_leased(app, saga_id, durability, hooks)
 
@@ -302,7 +310,26 @@ def recover_sagas(
             view = _view_or_stub(app, saga_id)
             view["recover_error"] = describe_error(error)
         views.append(view)
+    release_ended_locks(app)
     return views
+
+
+def release_ended_locks(app: SagaApp) -> list[str]:
+    """Release the semantic locks of sagas that have ended (or that the store does not hold);
+    the sagas released. A saga releases its locks as it ends; this sweeps what a store
+    restored from a backup, or a saga deleted by hand, left behind."""
+    released = []
+    for saga_id in sorted({lock["saga_id"] for lock in held_locks(app.checkpointer)}):
+        try:
+            ended = saga_status(app, saga_id)["status"] in TERMINAL_STATUSES
+        except SagaNotFoundError:
+            ended = True
+        except InputError:
+            continue
+        if ended:
+            release_saga_locks(app.checkpointer, saga_id)
+            released.append(saga_id)
+    return released
 
 
 def _view_or_stub(app: SagaApp, saga_id: str) -> dict[str, Any]:

@@ -217,6 +217,11 @@ class SagaState(TypedDict, total=False):
     """Tokens spent, per step."""
     route: dict[str, Any] | None
     """LLM router bookkeeping: the step chosen last and how many proposals were rejected."""
+    pivot: str | None
+    """The definition's pivot step, stamped by the first node (absent: the saga has none)."""
+    forward_failure: FailureRecord | None
+    """A retriable step past the pivot that still fails after its retries: an operator
+    decides (``retry_gate``); the saga never compensates."""
 
 
 class SagaOutput(TypedDict, total=False):
@@ -309,7 +314,9 @@ def state_view(
     view["next"] = [] if view["status"] in TERMINAL_STATUSES else next
     view["waiting_for_operator"] = waiting
     view["approvals"] = list(approvals or [])
-    if view["approvals"] and view["status"] == "running":
+    if (view["approvals"] or (waiting and view.get("forward_failure"))) and view[
+        "status"
+    ] == "running":
         view["status"] = WAITING_FOR_OPERATOR
     return view
 

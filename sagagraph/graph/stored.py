@@ -27,6 +27,7 @@ from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
 from sagagraph.errors import InputError
 from sagagraph.graph.leases import lease_is_held
+from sagagraph.graph.locking import held_locks
 from sagagraph.graph.runner import is_saga_state, saga_config
 from sagagraph.graph.state import INTERRUPT, approvals_in_writes, state_view
 from sagagraph.saga.names import TERMINAL_STATUSES
@@ -92,6 +93,7 @@ def is_orphaned(checkpointer: BaseCheckpointSaver[Any], view: Mapping[str, Any])
 def with_flags(checkpointer: BaseCheckpointSaver[Any], view: dict[str, Any]) -> dict[str, Any]:
     """``view`` with ``dead_lettered`` and ``orphaned`` (booleans) added."""
     view["dead_lettered"] = bool(view.get("dead_letter"))
+    view["locks"] = held_locks(checkpointer, str(view["saga_id"]))
     view["orphaned"] = is_orphaned(checkpointer, view)
     return view
 

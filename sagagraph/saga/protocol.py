@@ -16,18 +16,20 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Generic, Protocol, TypedDict, runtime_checkable
+from typing import Any, Final, Generic, Literal, Protocol, TypedDict, runtime_checkable
 
 from typing_extensions import TypeVar
 
 from sagagraph.errors import (
     CompensatedKeyError,
     ConfigurationError,
+    DeadlockError,
     InjectedFailure,
     InputError,
     ToolUndoError,
 )
-from sagagraph.saga.names import CHOREOGRAPHY, MODES, ORCHESTRATION
+from sagagraph.saga.locks import DEFAULT_LOCK_TIMEOUT, LOCK_MODES, LockGrant, LockMode, SagaLocks
+from sagagraph.saga.names import BLACKBOARD, CHOREOGRAPHY, MODES, ORCHESTRATION
 from sagagraph.saga.names import RESERVED_NAMES as RESERVED_NAMES  # re-exported
 
 ROUTERS = ("deterministic", "llm")
@@ -39,8 +41,18 @@ PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     CompensatedKeyError,
     InjectedFailure,
     ToolUndoError,
+    DeadlockError,
 )
 """Errors a retry cannot fix."""
+
+StepKind = Literal["compensatable", "pivot", "retriable"]
+"""Where a step stands around the saga's pivot: ``compensatable`` (before it: undone on a
+failure), ``pivot`` (the go/no-go step: once it commits the saga only goes forward),
+``retriable`` (after it: retried until it succeeds or an operator acts; never undone)."""
+COMPENSATABLE: Final = "compensatable"
+PIVOT: Final = "pivot"
+RETRIABLE: Final = "retriable"
+STEP_KINDS: tuple[StepKind, ...] = (COMPENSATABLE, PIVOT, RETRIABLE)
 
 Deps = TypeVar("Deps", default=Any)
 """The type of a saga's dependencies (``SagaDefinition.deps``); unnamed, any object."""
@@ -111,6 +123,26 @@ class StepContext(Generic[DepsOut]):
     """1 for the first try, 2 for the first retry, and so on."""
     deps: DepsOut = None  # type: ignore[assignment]
     """The saga definition's dependencies (stores, a chat model, a file loader...)."""
+    locks: SagaLocks | None = None
+    """The saga's semantic locks, in its store's lock table (None: run without a store)."""
+
+    def lock(
+        self,
+        key: str,
+        *,
+        on_busy: LockMode = "wait",
+        timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> LockGrant:
+        """Take a semantic lock on the resource ``key`` until the saga ends (completed, or
+        compensated). When another saga holds it: ``wait`` up to ``timeout`` seconds,
+        ``fail`` at once (LockBusyError), or ``pending``: return a grant whose ``pending``
+        is true and let the step decide (:mod:`sagagraph.saga.locks`)."""
+        if self.locks is None:
+            raise ConfigurationError(
+                f"step {self.step!r}: no lock table (run the saga through a runner with a "
+                "checkpointer)"
+            )
+        return self.locks.acquire(key, self.step, on_busy=on_busy, timeout=timeout)
 
     @property
     def idempotency_key(self) -> str:
@@ -255,6 +287,18 @@ class Step(Generic[Deps]):
     description: str = ""
     """One line saying what the step is for; shown to the LLM router for optional steps and
     alternatives, so that it can choose among them."""
+    kind: StepKind = COMPENSATABLE
+    """Where the step stands around the pivot (:data:`StepKind`). A ``retriable`` step that
+    still fails after its ``retry`` policy waits for an operator (``resolve``: retry, or skip
+    having done it by hand); it is never compensated."""
+    locks: tuple[str, ...] = ()
+    """Resource keys the step locks before it executes, each filled in from the saga's input
+    (``"seat:{flight}:{seat}"``) and taken in sorted order; held until the saga ends."""
+    on_busy: LockMode = "wait"
+    """What the step does when another saga holds one of its ``locks``: ``wait``, ``fail``
+    or ``pending`` (:mod:`sagagraph.saga.locks`)."""
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    """Seconds the step waits for a held key of its ``locks`` before it fails."""
 
     @property
     def name(self) -> str:
@@ -331,6 +375,62 @@ class SagaDefinition(Generic[Deps]):
                     f"{where}{step.after!r}: {dep!r} is {known}; "
                     "a step may only need steps defined before it"
                 )
+
+    @cached_property
+    def pivot(self) -> str | None:
+        """The pivot step's name: once it commits the saga can only go forward."""
+        return next((s.name for s in self.steps if s.kind == PIVOT), None)
+
+    def _check_kinds(self, router: str, mode: str) -> None:
+        """One-line ConfigurationError unless the steps stand in order around the pivot:
+        compensatable steps, then at most one pivot, then retriable steps; and the saga runs
+        where a pivot is supported (deterministic orchestration of a chain)."""
+        where = f"saga {self.name!r}"
+        kinds = [s.kind for s in self.steps]
+        for step in self.steps:
+            if step.kind not in STEP_KINDS:
+                raise ConfigurationError(
+                    f"{where}: step {step.name!r} kind={step.kind!r}: expected one of "
+                    f"{', '.join(STEP_KINDS)}"
+                )
+            if step.on_busy not in LOCK_MODES:
+                raise ConfigurationError(
+                    f"{where}: step {step.name!r} on_busy={step.on_busy!r}: expected one of "
+                    f"{', '.join(LOCK_MODES)}"
+                )
+        if kinds.count(PIVOT) > 1:
+            raise ConfigurationError(f"{where}: a saga has at most one pivot step")
+        pivot = kinds.index(PIVOT) if PIVOT in kinds else len(kinds)
+        for i, step in enumerate(self.steps):
+            if step.kind == RETRIABLE and i < pivot:
+                raise ConfigurationError(
+                    f"{where}: retriable step {step.name!r} comes before the pivot; retriable "
+                    "steps follow it"
+                )
+            if step.kind == COMPENSATABLE and i > pivot:
+                raise ConfigurationError(
+                    f"{where}: compensatable step {step.name!r} comes after the pivot "
+                    f"{self.steps[pivot].name!r}; after it nothing can be undone"
+                )
+            if step.kind != COMPENSATABLE and step.can_halt and i > pivot:
+                raise ConfigurationError(
+                    f"{where}: step {step.name!r} after the pivot cannot halt the saga"
+                )
+        if self.pivot is None:
+            return
+        if mode == CHOREOGRAPHY:
+            raise ConfigurationError(f"{where}: a pivot step needs orchestration, not choreography")
+        if mode == BLACKBOARD:
+            raise ConfigurationError(
+                f"{where}: a pivot step needs orchestration, not the blackboard"
+            )
+        if router != "deterministic":
+            raise ConfigurationError(f"{where}: a pivot step needs router='deterministic'")
+        if not self.is_chain or self.has_choices:
+            raise ConfigurationError(
+                f"{where}: a pivot step needs a chain (no Step.after, optional or alternative "
+                "steps)"
+            )
 
     @cached_property
     def step_names(self) -> tuple[str, ...]:
@@ -428,6 +528,7 @@ class SagaDefinition(Generic[Deps]):
             raise ConfigurationError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
         if router not in ROUTERS:
             raise ConfigurationError(f"router: expected 'deterministic' or 'llm', got {router!r}")
+        self._check_kinds(router, mode)
         where = f"saga {self.name!r}"
         chain = f"{where}: choreography runs steps as a chain;"
         if mode == CHOREOGRAPHY and router != "deterministic":

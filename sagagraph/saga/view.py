@@ -39,7 +39,15 @@ QUEUED: Status = "queued"
 
 
 Action = Literal[
-    "execute", "compensate", "route", "finish", "resolve", "escalate", "tool_call", "tool_undo"
+    "execute",
+    "compensate",
+    "route",
+    "finish",
+    "resolve",
+    "escalate",
+    "tool_call",
+    "tool_undo",
+    "pivot",
 ]
 """What an event records: a step's execute or compensate, a routing decision, the end, an
 agent step's tool call or the undo of one (the tools' own actions, spelled here so the
@@ -200,6 +208,13 @@ def saga_view(values: Mapping[str, Any]) -> dict[str, Any]:
         "approvals": [],
         "dead_letter": dead_letter(events),
         "tools": tools_by_step(events),
+        # Which side of its pivot the saga is on (a saga without one: None, False), the
+        # retriable step waiting for an operator past it, and the semantic locks it holds
+        # (filled in by readers that know its store).
+        "pivot": values.get("pivot"),
+        "past_pivot": bool(values.get("pivot")) and values.get("pivot") in completed,
+        "forward_failure": values.get("forward_failure"),
+        "locks": [],
     }
     if "board" in values:
         view["board"] = [dict(e) for e in values["board"]]

@@ -22,7 +22,9 @@ def test_the_combinations_are_every_flag_the_command_accepts() -> None:
     """A new flag of ``graph`` must be drawn for too: this test names them all."""
     # --help and --debug (tracebacks) never change what is drawn.
     options = {a.dest: a for a in graph_parser()._actions if a.dest not in ("help", "debug")}
-    assert sorted(options) == ["parallel", "pipeline", "router"]
+    # --app draws another saga's definition live, not the paper saga's kept drawings
+    # (tests/cli/test_pivot_cli.py).
+    assert sorted(options) == ["app", "parallel", "pipeline", "router"]
     assert tuple(options["router"].choices or ()) == drawing.ROUTERS
     assert tuple(options["pipeline"].choices or ()) == drawing.PIPELINES
     assert options["parallel"].const is True  # store_true: False or True
