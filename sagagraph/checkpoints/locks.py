@@ -118,6 +118,15 @@ class SqlLockTable:
         self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
         return held
 
+    def release(self, key: str, saga_id: str, step: str) -> bool:
+        if not self._exist():
+            return False
+        rows = self._run(
+            "DELETE FROM sagagraph_locks WHERE key = ? AND saga_id = ? AND step = ? RETURNING key",
+            (key, saga_id, step),
+        )
+        return bool(rows)
+
     def held(self, saga_id: str | None = None) -> list[LockRow]:
         if not self._exist():
             return []

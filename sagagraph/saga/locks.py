@@ -68,6 +68,11 @@ class LockTable(Protocol):
         """Release every key ``saga_id`` holds (and its wait); how many keys it held."""
         ...
 
+    def release(self, key: str, saga_id: str, step: str) -> bool:
+        """Release ``key`` when ``saga_id`` holds it under the name ``step`` (the one that took
+        it); True when it did. A key taken under another name stays."""
+        ...
+
     def held(self, saga_id: str | None = None) -> list[LockRecord]:
         """The locks ``saga_id`` holds (every lock when None), by key."""
         ...
@@ -108,6 +113,14 @@ class MemoryLockTable:
                 del self._locks[key]
             self._waits.pop(saga_id, None)
             return len(keys)
+
+    def release(self, key: str, saga_id: str, step: str) -> bool:
+        with self._mutex:
+            record = self._locks.get(key)
+            if record is None or (record["saga_id"], record["step"]) != (saga_id, step):
+                return False
+            del self._locks[key]
+            return True
 
     def held(self, saga_id: str | None = None) -> list[LockRecord]:
         with self._mutex:
@@ -212,6 +225,11 @@ class SagaLocks:
     def release(self) -> int:
         """Release every key the saga holds (its end: completed, or compensated)."""
         return self.table.release_saga(self.saga_id)
+
+    def release_key(self, key: str, step: str) -> bool:
+        """Release ``key`` before the saga ends, when the saga took it under the name ``step``
+        (a tool call whose effect was undone: nothing of the saga needs the resource now)."""
+        return self.table.release(key, self.saga_id, step)
 
     def held(self) -> list[LockRecord]:
         """The keys the saga holds now."""

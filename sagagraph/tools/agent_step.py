@@ -43,7 +43,13 @@ from sagagraph.saga.execution import emit_event
 from sagagraph.saga.protocol import Deps, Retry, Step, StepContext, StepResult, Usage
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
-from sagagraph.tools.declare import ToolPolicy, policies
+from sagagraph.tools.declare import (
+    ToolPolicy,
+    holding_locks_for,
+    lock_key,
+    lock_owner,
+    policies,
+)
 from sagagraph.tools.middleware import ToolCompensationMiddleware, own_middleware
 from sagagraph.tools.records import (
     ToolCall,
@@ -96,7 +102,8 @@ class AgentParticipant(Generic[Deps]):
         """Run the agent on the step's task; its calls' events go to the saga's trail."""
         agent = self._agent(ctx)
         try:
-            final = agent.invoke({"messages": [HumanMessage(self.prompt(ctx))]})
+            with holding_locks_for(ctx.locks):
+                final = agent.invoke({"messages": [HumanMessage(self.prompt(ctx))]})
         except GraphBubbleUp:
             raise
         except Exception as error:
@@ -111,7 +118,8 @@ class AgentParticipant(Generic[Deps]):
         so its model calls and async tools share the saga's event loop."""
         agent = self._agent(ctx)
         try:
-            final = await agent.ainvoke({"messages": [HumanMessage(self.prompt(ctx))]})
+            with holding_locks_for(ctx.locks):
+                final = await agent.ainvoke({"messages": [HumanMessage(self.prompt(ctx))]})
         except GraphBubbleUp:
             raise
         except Exception as error:
@@ -211,13 +219,35 @@ class AgentParticipant(Generic[Deps]):
                 text = call["result"] if call["result"] is not None else "result lost in a crash"
                 detail = f"{call['tool']} {call['key']} -> {text}"[:300]
                 emit_event(tool_event(ctx.step, TOOL_CALL, outcome, call, detail))
-        calls = [c for c in to_undo([*log, *lost]) if c["key"] not in done]
+        due = to_undo([*log, *lost])
+        calls = [c for c in due if c["key"] not in done]
+        # Undone by an earlier attempt that may have died before releasing their locks.
+        for call in due:
+            if call["key"] in done:
+                self._release_lock(ctx, call)
         report = undo_calls(
-            calls, self._policies, step=ctx.step, retry=self.undo_retry, emit=emit_event
+            calls,
+            self._policies,
+            step=ctx.step,
+            retry=self.undo_retry,
+            emit=emit_event,
+            on_undone=lambda call: self._release_lock(ctx, call),
         )
         failure = report.error()
         if failure is not None:
             raise failure
+
+    def _release_lock(self, ctx: StepContext[Deps], call: ToolCall) -> None:
+        """Release the lock ``call`` took (a tool declared with ``lock=``): its effect is
+        undone, so the resource is free for other sagas before this saga ends. Only a key
+        held under this call's name is released: one an earlier call or a step of the saga
+        took stays with the saga."""
+        policy = self._policies.get(call["tool"])
+        if ctx.locks is None or policy is None or policy.lock is None:
+            return
+        with suppress(ConfigurationError):  # the call lacked the argument: it took no lock
+            key = lock_key(call["tool"], policy.lock, call["args"] or {})
+            ctx.locks.release_key(key, lock_owner(call["n"], ctx.step))
 
 
 def agent_step(

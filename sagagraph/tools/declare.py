@@ -20,7 +20,8 @@ what its call wrote, even when the call's result was lost.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Iterator
+import string
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, overload
@@ -29,6 +30,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 
 from sagagraph.errors import ConfigurationError
+from sagagraph.saga.locks import DEFAULT_LOCK_TIMEOUT, LockMode, SagaLocks
 from sagagraph.tools.records import ToolCall
 
 ToolKind = Literal["compensable", "read_only", "irreversible"]
@@ -51,6 +53,14 @@ class ToolPolicy:
     approval: bool = False
     """True: each call waits for an operator's decision (approve, edit, reject) before it
     runs (:class:`~sagagraph.tools.approval.ToolApprovalMiddleware`)."""
+    lock: str | None = None
+    """The semantic lock each call takes before it runs: a key template filled from the
+    call's arguments (``"seat:{flight}:{seat}"``); None: the tool takes none."""
+    on_busy: LockMode = "fail"
+    """What a call does when another saga holds its key: ``fail`` (the model is told, as the
+    tool's error) or ``wait`` (up to ``lock_timeout``, then the same)."""
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    """Seconds a call waits for a held key when ``on_busy="wait"``."""
 
 
 def _tool_of(tool: BaseTool | Callable[..., Any]) -> BaseTool:
@@ -65,6 +75,8 @@ def _tool_of(tool: BaseTool | Callable[..., Any]) -> BaseTool:
 
 def _declare(tool: BaseTool | Callable[..., Any], policy: ToolPolicy) -> BaseTool:
     declared = _tool_of(tool)
+    if policy.lock is not None:
+        _check_template(declared, policy.lock)
     existing = policy_of(declared)
     if existing is not None and existing != policy:
         raise ConfigurationError(
@@ -76,15 +88,72 @@ def _declare(tool: BaseTool | Callable[..., Any], policy: ToolPolicy) -> BaseToo
     return copy
 
 
+def template_fields(template: str) -> list[str]:
+    """The arguments a lock key template names (``"seat:{flight}:{seat}"``: flight, seat)."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as error:
+        raise ConfigurationError(f"lock {template!r}: not a key template ({error})") from None
+    names = [field for _, field, _, _ in parsed if field is not None]
+    if "" in names or any(n[:1].isdigit() for n in names):
+        raise ConfigurationError(f"lock {template!r}: name each argument ({{flight}}, not {{}})")
+    return [n.split(".", 1)[0].split("[", 1)[0] for n in names]
+
+
+def _check_template(tool: BaseTool, template: str) -> None:
+    """ConfigurationError, naming the argument, when ``template`` names one ``tool`` lacks."""
+    if not template:
+        raise ConfigurationError(f"tool {tool.name!r}: lock must be a non-empty key template")
+    arguments = set(tool.args)
+    for name in template_fields(template):
+        if name not in arguments:
+            raise ConfigurationError(
+                f"tool {tool.name!r}: lock {template!r} names {name!r}, "
+                f"which is not one of its arguments ({', '.join(sorted(arguments)) or 'none'})"
+            )
+
+
+def lock_key(tool: str, template: str, args: Mapping[str, Any]) -> str:
+    """The lock key of one call: ``template`` filled from its arguments.
+
+    ConfigurationError, in one line naming the argument, when the call lacks one the
+    template names (the model left out an optional argument, say).
+    """
+    for name in template_fields(template):
+        if name not in args:
+            raise ConfigurationError(
+                f"tool {tool!r}: lock {template!r} needs the argument {name!r}, "
+                "which the call does not pass"
+            )
+    try:
+        return template.format_map(dict(args))
+    except (KeyError, IndexError, AttributeError, ValueError) as error:
+        raise ConfigurationError(
+            f"tool {tool!r}: lock {template!r} cannot be filled from the call ({error!r})"
+        ) from None
+
+
 @overload
 def compensable(
-    tool: BaseTool | Callable[..., Any], *, undo: UndoFn, approval: bool = False
+    tool: BaseTool | Callable[..., Any],
+    *,
+    undo: UndoFn,
+    approval: bool = False,
+    lock: str | None = None,
+    on_busy: LockMode = "fail",
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> BaseTool: ...
 
 
 @overload
 def compensable(
-    tool: None = None, *, undo: UndoFn, approval: bool = False
+    tool: None = None,
+    *,
+    undo: UndoFn,
+    approval: bool = False,
+    lock: str | None = None,
+    on_busy: LockMode = "fail",
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> Callable[[BaseTool | Callable[..., Any]], BaseTool]: ...
 
 
@@ -93,6 +162,9 @@ def compensable(
     *,
     undo: UndoFn,
     approval: bool = False,
+    lock: str | None = None,
+    on_busy: LockMode = "fail",
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> BaseTool | Callable[[BaseTool | Callable[..., Any]], BaseTool]:
     """Declare ``tool`` compensable: each successful call is logged and undone by ``undo``.
 
@@ -102,10 +174,21 @@ def compensable(
     must be idempotent: after a crash it may run again, and it may run for a call whose result
     was lost (``result`` is None), where it undoes whatever the key shows was written.
     ``approval=True``: each call first waits for an operator (a costly call, say).
+
+    ``lock="seat:{flight}:{seat}"``: each call first takes a semantic lock on that key, filled
+    from its arguments, for the saga the agent step runs in (:mod:`sagagraph.saga.locks`);
+    the lock is released once the call's undo succeeded, else when the saga ends. When
+    another saga holds the key, ``on_busy="fail"`` (the default) answers the model with a
+    one-line tool error at once; ``"wait"`` waits up to ``lock_timeout`` seconds first.
     """
     if not callable(undo):
         raise ConfigurationError("compensable: undo must be a function of the call's record")
-    policy = ToolPolicy("compensable", undo, approval)
+    if on_busy not in ("wait", "fail"):
+        raise ConfigurationError(
+            f"compensable: on_busy must be 'wait' or 'fail', got {on_busy!r} (a tool call "
+            "cannot proceed on a pending resource: the model is told it is busy instead)"
+        )
+    policy = ToolPolicy("compensable", undo, approval, lock, on_busy, lock_timeout)
     if tool is None:
         return lambda t: _declare(t, policy)
     return _declare(tool, policy)
@@ -186,6 +269,33 @@ def note_executed_args(args: dict[str, Any]) -> None:
     flight = _current_call.get()
     if flight is not None:
         flight.args = dict(args)
+
+
+_saga_locks: contextvars.ContextVar[SagaLocks | None] = contextvars.ContextVar(
+    "sagagraph_saga_locks", default=None
+)
+
+
+@contextmanager
+def holding_locks_for(locks: SagaLocks | None) -> Iterator[None]:
+    """Make ``locks`` (the saga's, as its step context holds them) the lock table that
+    calls of tools declared with ``lock=`` take their keys in, while an agent step runs."""
+    token = _saga_locks.set(locks)
+    try:
+        yield
+    finally:
+        _saga_locks.reset(token)
+
+
+def current_saga_locks() -> SagaLocks | None:
+    """The saga's locks for the agent step running now; None outside an agent step."""
+    return _saga_locks.get()
+
+
+def lock_owner(n: int, label: str) -> str:
+    """The name a call's lock is held under (``<step>:call-<n>``): its undo releases the key
+    only when this call took it, not when an earlier call or a step of the saga did."""
+    return f"{label}:call-{n}"
 
 
 def idempotency_key() -> str:

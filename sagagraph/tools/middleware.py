@@ -54,11 +54,26 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from sagagraph.errors import AgentRunError, ToolRejectedError, ToolUndoError
+from sagagraph.errors import (
+    AgentRunError,
+    ConfigurationError,
+    DeadlockError,
+    LockBusyError,
+    LockTimeoutError,
+    ToolRejectedError,
+    ToolUndoError,
+)
 from sagagraph.saga.protocol import Retry
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.approval import ToolApprovalMiddleware, gated_tools
-from sagagraph.tools.declare import ToolPolicy, calling_with_key, require_policy
+from sagagraph.tools.declare import (
+    ToolPolicy,
+    calling_with_key,
+    current_saga_locks,
+    lock_key,
+    lock_owner,
+    require_policy,
+)
 from sagagraph.tools.records import (
     CallStatus,
     ToolCall,
@@ -243,6 +258,9 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
+            refused = self._take_lock(request, tool, policy, n)
+            if refused is not None:
+                return self._finished(request, tool, policy, key, n, refused)
             with calling_with_key(key) as flight:
                 response = handler(request)
         except GraphBubbleUp:
@@ -264,6 +282,9 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         key, n = self._start(request, tool)
         try:
             policy = require_policy(tool)
+            refused = await asyncio.to_thread(self._take_lock, request, tool, policy, n)
+            if refused is not None:
+                return self._finished(request, tool, policy, key, n, refused)
             with calling_with_key(key) as flight:
                 response = await handler(request)
         except GraphBubbleUp:
@@ -320,6 +341,41 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         messages: list[BaseMessage] = list(request.state.get("messages") or [])
         n = call_number(messages, request.tool_call.get("id"), call_offset(request.state))
         return call_key(scope_of(self.label), n), n
+
+    def _take_lock(
+        self, request: ToolCallRequest, tool: BaseTool, policy: ToolPolicy, n: int
+    ) -> ToolMessage | None:
+        """Take the call's semantic lock (a tool declared with ``lock=``) for the saga, under
+        the call's name; None when the call may run, else the tool error the model sees.
+
+        A refusal (the key is busy, the wait timed out or would deadlock, the call lacks an
+        argument the key names) is an answer to the model, not a failure of the run: the
+        call never ran, so nothing needs undoing, and the model may pick another resource.
+        """
+        if policy.kind != "compensable" or policy.lock is None:
+            return None
+        locks = current_saga_locks()
+        if locks is None:
+            raise ConfigurationError(
+                f"tool {tool.name!r} locks {policy.lock!r}, and a lock belongs to a saga: "
+                "run the agent as a saga step (agent_step)"
+            )
+        try:
+            key = lock_key(tool.name, policy.lock, dict(request.tool_call.get("args") or {}))
+            locks.acquire(
+                key,
+                lock_owner(n, self.label),
+                on_busy=policy.on_busy,
+                timeout=policy.lock_timeout,
+            )
+        except (ConfigurationError, LockBusyError, LockTimeoutError, DeadlockError) as error:
+            return ToolMessage(
+                content=f"error: {describe_error(error)}",
+                tool_call_id=str(request.tool_call.get("id")),
+                name=tool.name,
+                status="error",
+            )
+        return None
 
     def _failed(
         self, request: ToolCallRequest, tool: BaseTool, key: str, n: int, error: Exception

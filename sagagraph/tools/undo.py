@@ -62,11 +62,13 @@ def undo_calls(
     retry: Retry = DEFAULT_UNDO_RETRY,
     emit: Callable[[Event], object] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    on_undone: Callable[[ToolCall], object] | None = None,
 ) -> UndoReport:
     """Undo ``calls`` in the order given (newest first), each with ``retry``.
 
     Every call is attempted even when an earlier one gives up: what can be undone is, and
-    the report names the rest. ``emit`` sees each event as it happens (the saga's trail).
+    the report names the rest. ``emit`` sees each event as it happens (the saga's trail);
+    ``on_undone`` sees each call once its undo succeeded (the saga releases its lock).
     """
     report = UndoReport()
 
@@ -102,5 +104,7 @@ def undo_calls(
                 break
             record(tool_event(step, TOOL_UNDO, "ok", call, attempt=attempt))
             report.undone.append({**call, "status": "undone"})
+            if on_undone is not None:
+                on_undone(call)
             break
     return report

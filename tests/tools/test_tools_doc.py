@@ -38,7 +38,7 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_page_has_its_blocks() -> None:
-    assert len(blocks("python")) == 4
+    assert len(blocks("python")) == 5
     assert len(blocks("sh")) == 1
     assert len(blocks("json")) == 1
     fenced = re.findall(r"^```(\w*)$", PAGE.read_text(), flags=re.M)
@@ -70,6 +70,16 @@ def test_the_parallel_calls_block_prints_what_its_comments_say(tmp_path: Path) -
         "still booked: {}",
         "[]",
     ]
+
+
+def test_the_lock_block_prints_what_its_comment_says(tmp_path: Path) -> None:
+    [block] = [b for b in blocks("python") if 'lock="seat:{flight}:{seat}"' in b]
+    script = tmp_path / "snippet.py"
+    script.write_text(block)
+    proc = run([sys.executable, str(script)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    said = [line.removeprefix("# ") for line in block.splitlines() if line.startswith("# ")]
+    assert proc.stdout.splitlines() == said
 
 
 @pytest.mark.slow
