@@ -32,6 +32,7 @@ EXPECTED = [
     "06_agents_with_tools.ipynb",
     "07_three_patterns.ipynb",
     "08_router_risk.ipynb",
+    "09_isolation.ipynb",
 ]
 
 
