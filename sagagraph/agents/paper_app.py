@@ -133,7 +133,7 @@ def settings_of(saga_input: Mapping[str, Any], overrides: Overrides = Overrides(
     outputs = overrides.outputs
     if recorded.get("outputs"):
         # The folder the saga started with, whatever the working directory is now.
-        outputs = same_outputs_root(str(recorded["outputs"]), outputs, "this saga")
+        outputs = same_outputs_root(str(recorded["outputs"]), outputs)
     return PaperSettings.resolve(
         outputs=outputs,
         llm=overrides.llm or recorded.get("llm"),

@@ -313,7 +313,7 @@ def _probe(folder: Path) -> str | None:
     return None
 
 
-def same_outputs_root(recorded: str, given: str | None, saga_id: str) -> str:
+def same_outputs_root(recorded: str, given: str | None) -> str:
     """The outputs folder a saga recorded; ConfigurationError when ``given`` names another.
 
     ``recorded`` is what the saga stored when it started (absolute since it is recorded that
@@ -323,7 +323,7 @@ def same_outputs_root(recorded: str, given: str | None, saga_id: str) -> str:
         return recorded
     if os.path.abspath(given) != os.path.abspath(recorded):
         raise ConfigurationError(
-            f"--outputs {os.path.abspath(given)}: saga {saga_id!r} writes to {recorded} "
+            f"--outputs {os.path.abspath(given)}: the saga writes to {recorded} "
             "(recorded when it started); drop --outputs or give that folder"
         )
     return recorded

@@ -387,6 +387,9 @@ class SagaService:
             except InputError as foreign:
                 done.views.append({"saga_id": saga_id, "recover_skipped": str(foreign)})
                 continue
+            except SagaGraphError as error:  # its settings do not fit this process's flags
+                done.views.append({"saga_id": saga_id, "recover_error": describe_error(error)})
+                continue
             try:
                 if forward:
                     self.definitions.check_forward(view, "recover")
