@@ -28,7 +28,7 @@ PAPER = str(REPO / "examples" / "papers" / "complete_paper.md")
     ids=["input-str", "input-list", "saga-id-int", "saga-id-dotdot", "huge-path", "nul-path"],
 )
 def test_hostile_run_input_is_refused_in_one_line_before_any_step(
-    tmp_path: Path, given: dict[str, Any], message: str
+    tmp_path: Path, given: Any, message: str
 ) -> None:
     graph = build_server_graph(outputs_dir=str(tmp_path / "out")).compile(
         checkpointer=InMemorySaver()
