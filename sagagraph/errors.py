@@ -23,6 +23,11 @@ class ConfigurationError(SagaGraphError):
     exit_code = 2
 
 
+class ForeignOutputsError(ConfigurationError):
+    """A saga's outputs folder exists but this deployment's store did not make it for that
+    saga: nothing is written into it or deleted from it."""
+
+
 class InputError(SagaGraphError):
     """An input (a paper, a saga id) cannot be used; nothing was written."""
 

@@ -46,6 +46,7 @@ from sagagraph.agents.pdf.loader import PaperLoader, check_paper
 from sagagraph.errors import ConfigurationError, InputError, SagaGraphError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.state import SagaState
+from sagagraph.saga.names import validate_saga_id
 from sagagraph.saga.protocol import SagaDefinition
 
 
@@ -56,6 +57,10 @@ class RunRefused(ValueError):
 
 ADMIT = "admit"
 """The node that checks a run's input before the saga's first step (not a step: no events)."""
+
+MAX_PATH = 4096
+"""The longest paper path a run may give (Linux's PATH_MAX); a longer one is refused, not
+echoed back in full."""
 
 SagaGraph = StateGraph[SagaState, None, SagaState, Any]
 
@@ -88,7 +93,12 @@ def build_server_graph(
 
 
 def admission(definition: SagaDefinition) -> Any:
-    """The admit node: refuse a run whose paper cannot be read or whose fail_at is no step."""
+    """The admit node: refuse a run whose paper cannot be read or whose fail_at is no step.
+
+    A hostile client's input is refused the same way, with a one-line reason: an ``input``
+    that is not an object, a ``saga_id`` that is not a valid saga id, a paper path longer
+    than :data:`MAX_PATH` or holding a NUL.
+    """
     steps = definition.step_names
     loader: PaperLoader = definition.deps.loader
 
@@ -101,8 +111,15 @@ def admission(definition: SagaDefinition) -> Any:
 
     def check(state: Mapping[str, Any]) -> str | None:
         """The run's ``fail_at`` (top level, or inside ``input``), once its input is checked."""
+        given = state.get("input")
+        if given is not None and not isinstance(given, Mapping):
+            raise InputError(
+                f'input: expected an object {{"paper": PATH}}, not {type(given).__name__}'
+            )
+        if state.get("saga_id") is not None:
+            validate_saga_id(state["saga_id"])
         fail_at = state.get("fail_at")
-        inner = (state.get("input") or {}).get("fail_at")
+        inner = (given or {}).get("fail_at")
         if fail_at is not None and inner is not None and fail_at != inner:
             raise ConfigurationError(
                 f"fail_at: given twice, as {fail_at!r} and input.fail_at {inner!r}"
@@ -115,6 +132,11 @@ def admission(definition: SagaDefinition) -> Any:
         paper = (state.get("input") or {}).get("paper")
         if not isinstance(paper, str) or not paper.strip():
             raise InputError('input.paper: missing (expected {"input": {"paper": PATH}})')
+        if len(paper) > MAX_PATH or "\x00" in paper:
+            raise InputError(
+                f"input.paper: not a usable path ({len(paper)} characters"
+                f"{', holding a NUL' if chr(0) in paper else ''}; at most {MAX_PATH})"
+            )
         # Parsed once: the loader caches the paper for the steps that follow.
         check_paper(paper, loader=loader)
         return None if fail_at is None else str(fail_at)

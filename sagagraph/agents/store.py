@@ -12,6 +12,13 @@ as an absolute path, so a resume, recover or resolve from another working direct
 and deletes in the same folder. A folder that cannot hold files (a file, a path under a file,
 a read-only folder) is refused before anything is written, instead of failing the first step
 and paging an operator when its compensation cannot run either.
+
+A store touches only saga folders it made itself (:meth:`OutputStore.claim`): the ledger
+records each saga folder this store creates (table ``folders``), and a write or a compensation
+that meets a folder of that name made by someone else (another deployment's folder copied or
+linked in, a hand-made one) refuses with :class:`~sagagraph.errors.ForeignOutputsError` and
+deletes nothing. The record is kept in the ledger rather than in the saga folder, so the folder
+holds only the saga's own files.
 """
 
 from __future__ import annotations
@@ -25,7 +32,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from sagagraph.checkpoints.urls import enable_wal
-from sagagraph.errors import CompensatedKeyError, ConfigurationError, StorageFullError, is_disk_full
+from sagagraph.errors import (
+    CompensatedKeyError,
+    ConfigurationError,
+    ForeignOutputsError,
+    StorageFullError,
+    is_disk_full,
+)
 from sagagraph.redaction import redact
 from sagagraph.saga.names import validate_saga_id
 from sagagraph.storable_text import replace_surrogates
@@ -42,6 +55,9 @@ CREATE TABLE IF NOT EXISTS writes (
 );
 CREATE TABLE IF NOT EXISTS tombstones (
     key TEXT PRIMARY KEY, compensated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS folders (
+    saga_id TEXT PRIMARY KEY, claimed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
 );
 """
 
@@ -155,6 +171,60 @@ class OutputStore:
             return []
         return [self.root / row[0] for row in rows]
 
+    # -- which saga folders are this store's ------------------------------------------------
+
+    def claim(self, saga_id: str, own_names: Iterable[str] = ()) -> None:
+        """Make sure ``<root>/<saga_id>/`` is this store's to write into and delete from.
+
+        A folder this store recorded as its own, or one that does not exist yet (or is empty:
+        nothing in it to harm), is recorded as this store's and passes. A folder that exists
+        with files but no record is either an older saga's (made before folders were
+        recorded) or someone else's: it is adopted only when every file in it (a write's
+        leftover temporary files aside) is one this store's ledger says a step of this saga
+        wrote, or one of ``own_names`` (the files the compensating step always writes, which
+        an older version wrote without a ledger record). Then nothing in it is anyone else's
+        but that step's own file, and older sagas keep resuming and compensating as before.
+        Otherwise ForeignOutputsError, one line naming the folder and why; nothing is written
+        or deleted.
+        """
+        folder = self.saga_dir(saga_id)
+        with self._ledger() as conn:
+            row = conn.execute("SELECT 1 FROM folders WHERE saga_id = ?", (saga_id,)).fetchone()
+            if row is not None:
+                return
+            foreign = self._foreign_files(conn, saga_id, folder, set(own_names))
+            if foreign:
+                raise ForeignOutputsError(
+                    f"outputs folder {folder}: not made by this store for saga {saga_id!r} "
+                    f"(it holds {foreign[0]!r}, which no step of that saga wrote here); "
+                    "refusing to write or delete in it"
+                )
+            conn.execute("INSERT OR IGNORE INTO folders (saga_id) VALUES (?)", (saga_id,))
+
+    def _foreign_files(
+        self, conn: sqlite3.Connection, saga_id: str, folder: Path, own: set[str]
+    ) -> list[str]:
+        """Names in ``folder`` that are neither ``own`` nor recorded by a write of ``saga_id``
+        (their temporary files count as theirs); none when there is no such folder."""
+        if folder.is_symlink():
+            return [f"{folder.name} -> {os.readlink(folder)}"]
+        if not folder.exists():
+            return []
+        if not folder.is_dir():
+            return [folder.name]
+        prefix = f"{saga_id}/"
+        recorded = own | {
+            row[0][len(prefix) :]
+            for row in conn.execute(
+                "SELECT path FROM writes WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+            )
+        }
+        return [
+            p.name
+            for p in sorted(folder.iterdir())
+            if p.name not in recorded and not any(p.name.startswith(f".{r}.") for r in recorded)
+        ]
+
     # -- forward and compensating writes -----------------------------------------------------
 
     def write(self, key: str, name: str, text: str) -> Path:
@@ -180,6 +250,7 @@ class OutputStore:
         name = target.name
         if self.is_compensated(key):
             raise CompensatedKeyError(f"{key}: already compensated; refusing to write {name}")
+        self.claim(split_key(key)[0])
         # Record the intent before the file exists, so a compensation that runs from here on
         # knows which file to delete.
         with self._ledger() as conn:
@@ -205,6 +276,10 @@ class OutputStore:
         The saga's folder is removed when this leaves it empty.
         """
         saga_id, _ = split_key(key)
+        # Another's folder is never touched, not even to undo a step that may have written
+        # there: ForeignOutputsError before anything is marked or deleted.
+        names = tuple(names)
+        self.claim(saga_id, own_names=names)
         # The tombstone first, so a write in flight sees it and undoes itself. On a full disk
         # it may not fit yet: deleting this key's files frees space, then it is tried again.
         marked = self._tombstone(key)

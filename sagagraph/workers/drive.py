@@ -76,13 +76,18 @@ class Driver:
 
     def ledger(self) -> WorkerLedger:
         with self._lock:
-            if self._ledger is None:
+            if self._ledger is None or _closed(self._ledger.connection):
+                # A database connection that was cut stays closed: open another.
                 self._ledger = self._stack.enter_context(open_ledger(self.db))
             return self._ledger
 
     def sagas(self) -> CompiledSagas:
         sagas: CompiledSagas | None = getattr(self._local, "sagas", None)
-        if sagas is None:
+        if sagas is None or _closed(getattr(sagas.checkpointer, "conn", None)):
+            # This thread's checkpointer lost its database connection (a network cut, a
+            # restarted server): a closed psycopg connection never reopens, so every later
+            # saga would fail on it. Open a new checkpointer; the dead one closes with the
+            # driver.
             with self._lock:
                 checkpointer = self._stack.enter_context(open_checkpointer(self.db))
             sagas = self._local.sagas = CompiledSagas(checkpointer, self.definitions)
@@ -178,3 +183,8 @@ class Driver:
         event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
         keep_next_step(app, saga_id, {"events": [event]})
         self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")
+
+
+def _closed(conn: Any) -> bool:
+    """True for a psycopg connection that is closed (or broken); SQLite's never say so."""
+    return bool(getattr(conn, "closed", False)) or bool(getattr(conn, "broken", False))

@@ -70,6 +70,11 @@ class WorkerLedger:
         self._p = placeholder
         self._lock = threading.Lock()
 
+    @property
+    def connection(self) -> Any:
+        """The database connection the ledger uses (a cut one stays closed)."""
+        return self._conn
+
     def _one(self, sql: str, params: tuple[Any, ...]) -> Any:
         with self._lock:
             return self._conn.execute(sql.format(p=self._p), params).fetchone()
