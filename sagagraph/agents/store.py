@@ -277,9 +277,13 @@ class OutputStore:
         """
         saga_id, _ = split_key(key)
         # Another's folder is never touched, not even to undo a step that may have written
-        # there: ForeignOutputsError before anything is marked or deleted.
+        # there: ForeignOutputsError before anything is marked or deleted. With no folder
+        # there is nothing to harm and nothing to claim, and no ledger write is needed (a
+        # full disk still undoes a step that wrote nothing).
         names = tuple(names)
-        self.claim(saga_id, own_names=names)
+        folder = self.saga_dir(saga_id)
+        if folder.exists() or folder.is_symlink():
+            self.claim(saga_id, own_names=names)
         # The tombstone first, so a write in flight sees it and undoes itself. On a full disk
         # it may not fit yet: deleting this key's files frees space, then it is tried again.
         marked = self._tombstone(key)
