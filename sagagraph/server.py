@@ -15,8 +15,9 @@ then, with ``langgraph-sdk``::
 
 A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (inject a
 failure into that step; also taken from inside ``input``) and ``"saga_id"`` (default: the
-thread id the server assigned). A run whose paper cannot be read, or whose ``fail_at`` names
-no step, is refused: the run ends in error with a one-line reason, before any step runs (no
+thread id the server assigned). A run whose paper cannot be read, whose ``fail_at`` names
+no step, or whose input holds any other key (a state field such as ``status`` or
+``completed`` would steer the saga) is refused: the run ends in error with a one-line reason, before any step runs (no
 saga is started, nothing is written). The run's output is the saga's JSON view: ``saga_id``,
 ``status``, ``reason``, ``completed``, ``compensated``, ``outputs`` and ``events``, as
 ``status --json`` prints them; the thread's state holds every field.
@@ -34,8 +35,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
+from langgraph.channels import EphemeralValue
 from langgraph.graph import START, StateGraph
 
 from sagagraph.agents.engine import PaperEngine
@@ -62,6 +64,14 @@ MAX_PATH = 4096
 """The longest paper path a run may give (Linux's PATH_MAX); a longer one is refused, not
 echoed back in full."""
 
+RUN_INPUT_FIELDS = ("input", "fail_at", "saga_id")
+"""The keys a run's input may hold; the admit node writes them to the saga's state."""
+
+RunInput = Annotated[dict[str, Any], EphemeralValue]
+"""A run's input, whole, in one channel that lasts a single step: the START node writes no
+state field, so only the admit node's checked fields reach the saga's state, and a later run
+on the same thread (resuming, with no input) finds nothing left of this one."""
+
 SagaGraph = StateGraph[SagaState, None, SagaState, Any]
 
 
@@ -81,11 +91,11 @@ def build_server_graph(
     definition = paper_saga_definition(
         engine=engine if engine is not None else make_engine(), outputs_dir=outputs
     )
-    graph = build_saga_graph(definition, output="view")
+    graph = build_saga_graph(definition, output="view", input_schema=RunInput)
     first = definition.step_names[0]
     # Bad input is refused, as the CLI refuses it before a saga starts: the admit node raises,
     # which ends the run in error (it has no error handler routing to compensation).
-    graph.add_node(ADMIT, admission(definition))
+    graph.add_node(ADMIT, admission(definition), input_schema=RunInput)
     graph.edges.discard((START, first))
     graph.add_edge(START, ADMIT)
     graph.add_edge(ADMIT, first)
@@ -93,21 +103,46 @@ def build_server_graph(
 
 
 def admission(definition: SagaDefinition) -> Any:
-    """The admit node: refuse a run whose paper cannot be read or whose fail_at is no step.
+    """The admit node: refuse a run whose paper cannot be read or whose fail_at is no step;
+    else write the run's input fields to the saga's state.
 
-    A hostile client's input is refused the same way, with a one-line reason: an ``input``
-    that is not an object, a ``saga_id`` that is not a valid saga id, a paper path longer
-    than :data:`MAX_PATH` or holding a NUL.
+    It reads the run's input whole (:data:`RunInput`). A hostile client's input is refused the
+    same way, with a one-line reason: a run input or ``input`` that is not an object, a key
+    that is not one of :data:`RUN_INPUT_FIELDS` (a state field would steer the saga), a
+    ``saga_id`` that is not a valid saga id, a paper path longer than :data:`MAX_PATH` or
+    holding a NUL.
     """
     steps = definition.step_names
     loader: PaperLoader = definition.deps.loader
 
-    def admit(state: Mapping[str, Any]) -> dict[str, Any]:
+    def admit(run: Any) -> dict[str, Any]:
         try:
+            state = fields(run)
             fail_at = check(state)
         except SagaGraphError as error:
             raise RunRefused(str(error)) from None
-        return {} if fail_at is None else {"fail_at": fail_at}
+        update = {"input": state["input"]}
+        if state.get("saga_id") is not None:
+            update["saga_id"] = state["saga_id"]
+        return update if fail_at is None else {**update, "fail_at": fail_at}
+
+    def fields(run: Any) -> Mapping[str, Any]:
+        """The run's input, once it is known to hold only input fields."""
+        if not isinstance(run, Mapping):
+            raise InputError(
+                f'run input: expected an object {{"input": {{"paper": PATH}}}}, '
+                f"not {type(run).__name__}"
+            )
+        unknown = sorted(str(key)[:40] for key in run if key not in RUN_INPUT_FIELDS)
+        if unknown:
+            named = ", ".join(unknown[:6]) + (
+                f" and {len(unknown) - 6} more" if unknown[6:] else ""
+            )
+            raise InputError(
+                f"run input: not run input fields: {named} "
+                f"(a run's input holds only {', '.join(RUN_INPUT_FIELDS)})"
+            )
+        return run
 
     def check(state: Mapping[str, Any]) -> str | None:
         """The run's ``fail_at`` (top level, or inside ``input``), once its input is checked."""

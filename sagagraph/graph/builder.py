@@ -163,6 +163,7 @@ def build_saga_graph(
     router_options: RouterOptions | None = None,
     hooks: SagaHooks | None = None,
     output: Literal["state", "view"] = "state",
+    input_schema: Any = None,
 ) -> StateGraph[SagaState, None, SagaState, Any]:
     """Build the uncompiled saga graph; compile it with a checkpointer to run it.
 
@@ -172,7 +173,9 @@ def build_saga_graph(
     every run of the graph (:class:`~sagagraph.saga.hooks.SagaHooks`: an alert on escalation,
     say), beside the hooks a runner is given for one run. ``output="view"`` makes the graph
     return the JSON view's fields (:class:`SagaOutput`) instead of the whole state, as
-    LangGraph Server and Studio show a run's result.
+    LangGraph Server and Studio show a run's result. ``input_schema`` is what a run's input
+    writes (default: the state's fields); LangGraph Server's graph takes it whole into one
+    channel that its admit node checks (:mod:`sagagraph.server`).
     """
     if output not in ("state", "view"):
         raise ConfigurationError(f"output: expected 'state' or 'view', got {output!r}")
@@ -182,7 +185,9 @@ def build_saga_graph(
     if router == "llm" and router_model is None:
         raise ConfigurationError("router='llm' needs router_model (a LangChain chat model)")
     graph: StateGraph[SagaState, None, SagaState, Any] = StateGraph(
-        SagaState, output_schema=SagaOutput if output == "view" else SagaState
+        SagaState,
+        input_schema=input_schema,
+        output_schema=SagaOutput if output == "view" else SagaState,
     )
     built = graph_hooks(hooks)
     for step in definition.steps:

@@ -309,8 +309,18 @@ def _refused(client: SyncLangGraphClient, input: dict[str, Any]) -> tuple[str, d
             {"input": {"paper": str(INCOMPLETE_PAPER), "fail_at": "bogus"}},
             "fail_at: unknown step 'bogus'",
         ),
+        (
+            {"input": {"paper": str(INCOMPLETE_PAPER)}, "status": "completed", "completed": []},
+            "run input: not run input fields: completed, status",
+        ),
     ],
-    ids=["unknown-fail-at", "missing-paper", "no-paper", "unknown-fail-at-in-input"],
+    ids=[
+        "unknown-fail-at",
+        "missing-paper",
+        "no-paper",
+        "unknown-fail-at-in-input",
+        "state-fields",
+    ],
 )
 def test_bad_input_is_refused_not_run(
     server: Server, client: SyncLangGraphClient, input: dict[str, Any], message: str
