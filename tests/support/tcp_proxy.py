@@ -12,6 +12,16 @@ import socket
 import threading
 import time
 from types import TracebackType
+from urllib.parse import urlsplit, urlunsplit
+
+
+def through(url: str, port: int) -> str:
+    """``url`` (PostgreSQL, AMQP; credentials, path and query kept) pointed at a proxy on
+    127.0.0.1:``port``."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)
+    host = f"127.0.0.1:{port}"
+    return urlunsplit(parts._replace(netloc=f"{netloc[0]}@{host}" if len(netloc) == 2 else host))
 
 
 class TcpProxy:
