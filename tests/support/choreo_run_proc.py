@@ -1,7 +1,7 @@
 """A ``run`` of the test file saga with its agents in threads, killed on purpose at a boundary.
 
 ``python -m tests.support.choreo_run_proc --bus URL --root DIR --state DIR --saga-id ID
-[--fail-at STEP] [--kill STEP:MOMENT:NTH | --kill runner:after-start]``
+[--fail-at STEP] [--kill STEP:MOMENT:NTH | --kill runner:after-start | --kill-after SECONDS]``
 
 ``MOMENT`` is where the process gets SIGKILL while STEP's agent handles its NTH event:
 
@@ -9,7 +9,9 @@
 - ``after-commit``: the agent's ledger committed its decision; nothing published yet;
 - ``after-publish``: its events are on the bus; the log cursor / broker ack not moved yet.
 
-``runner:after-start`` kills the run right after it published the saga's start event. Prints
+``runner:after-start`` kills the run right after it published the saga's start event.
+``--kill-after SECONDS`` SIGKILLs it that long after the run starts, wherever it is then (a
+random moment, not a boundary). Prints
 the saga's view as JSON when nobody was killed. Nothing here is part of the package.
 """
 
@@ -112,6 +114,7 @@ def main() -> None:
     parser.add_argument("--saga-id", required=True)
     parser.add_argument("--fail-at")
     parser.add_argument("--kill")
+    parser.add_argument("--kill-after", type=float)
     args = parser.parse_args()
     bus: Any = open_bus(args.bus, state_dir=args.state)
     if args.kill:
@@ -120,6 +123,10 @@ def main() -> None:
             os.environ[CRASH_ENV] = f"{step}:{args.saga_id}"
         else:
             bus = KillingBus(bus, step, moment, int(nth[0]) if nth else 1)
+    if args.kill_after is not None:
+        timer = threading.Timer(args.kill_after, die)
+        timer.daemon = True
+        timer.start()
     view = run_choreographed_saga(
         file_saga(args.root), {}, args.saga_id, bus, fail_at=args.fail_at, timeout=60
     )

@@ -13,6 +13,10 @@ process die by SIGKILL when that tool is about to write; ``GATE_KILL_WHEN`` move
 ``before`` (the default), ``during`` (the partner's write made, not committed) or ``after``
 (committed, the call's result not yet checkpointed). ``GATE_KILL_AT=notify`` kills the
 process as the step after the agent starts: the agent's step is checkpointed by then.
+``GATE_KILL_AFTER=SECONDS`` SIGKILLs the process that many seconds after the agent's step
+starts in it, wherever it is then (a kill at a random moment, not at a boundary);
+``GATE_PACE=SECONDS`` makes each partner write and undo take about three times that long
+(before, inside and after its transaction), so such kills land inside calls too.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import json
 import os
 import signal
 import sqlite3
+import threading
+import time
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
@@ -58,6 +64,10 @@ def responder(request: dict[str, Any]) -> Reply:
     return Reply(tool_calls=TURN)
 
 
+def _pace() -> None:
+    time.sleep(float(os.environ.get("GATE_PACE") or 0))
+
+
 class Partner:
     """The partner APIs behind the tools: one table of effects, keyed by call key."""
 
@@ -78,23 +88,29 @@ class Partner:
         when = os.environ.get("GATE_KILL_WHEN", "before")
         if dies and when == "before":  # a crash test: die before the write
             os.kill(os.getpid(), signal.SIGKILL)
+        _pace()
         with closing(self._open()) as conn, conn:
             conn.execute(
                 "INSERT OR IGNORE INTO effects (key, tool, args, state) VALUES (?, ?, ?, 'done')",
                 (key, tool, json.dumps(dict(args), sort_keys=True)),
             )
+            _pace()
             if dies and when == "during":  # written, never committed
                 os.kill(os.getpid(), signal.SIGKILL)
+        _pace()
         if dies and when == "after":  # the partner holds the charge; the saga never hears
             os.kill(os.getpid(), signal.SIGKILL)
         return json.dumps({"key": key, **args})
 
     def undo(self, call: ToolCall) -> None:
+        _pace()
         with closing(self._open()) as conn, conn:
             conn.execute(
                 "UPDATE effects SET state = 'undone', undos = undos + 1 WHERE key = ?",
                 (call["key"],),
             )
+            _pace()
+        _pace()
 
     def undos(self, tool: str) -> int:
         """How many times ``tool``'s effect was undone (0 when it was never made)."""
@@ -176,6 +192,12 @@ def chat_model(base_url: str) -> Any:
     return ChatOpenAI(model="gpt-test", base_url=base_url, api_key="sk-test", max_retries=0)
 
 
+def pay_prompt(ctx: StepContext) -> str:
+    """The agent's prompt; the agent's step starting here arms ``GATE_KILL_AFTER``'s timer."""
+    arm_kill_timer()
+    return f"Pay for the trip of {ctx.input['traveller']}."
+
+
 def definition(
     folder: Path, base_url: str, *, middleware: list[Any] | None = None
 ) -> SagaDefinition:
@@ -184,13 +206,26 @@ def definition(
         "pay",
         lambda deps: deps["chat_model"],  # the model from the saga's deps
         payout_tools(partner),
-        prompt=lambda ctx: f"Pay for the trip of {ctx.input['traveller']}.",
+        prompt=pay_prompt,
         system_prompt="You pay for trips.",
         middleware=middleware or [],
     )
     return SagaDefinition.of(
         "payout", [Order(folder), pay, Notify()], deps={"chat_model": chat_model(base_url)}
     )
+
+
+_kill_armed = False
+
+
+def arm_kill_timer() -> None:
+    """Start ``GATE_KILL_AFTER``'s SIGKILL timer, once per process."""
+    global _kill_armed
+    if (after := os.environ.get("GATE_KILL_AFTER")) and not _kill_armed:
+        _kill_armed = True
+        die = threading.Timer(float(after), os.kill, (os.getpid(), signal.SIGKILL))
+        die.daemon = True
+        die.start()
 
 
 def graph() -> StateGraph[Any, None, Any, Any]:
