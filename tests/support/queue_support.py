@@ -6,7 +6,10 @@ CLI in a process that dies (``os._exit``) whenever a step of that saga writes it
 worker that dies on the same saga every time. ``--die-once KEY:write|compensate:MARKER``
 (KEY: a saga id, or ``SAGA_ID:STEP`` for one step)
 dies only the first time, of all the processes given the same marker file (a crash
-mid-saga or mid-compensation at a chosen point). Nothing here is part of the package.
+mid-saga or mid-compensation at a chosen point). ``--hand-back-after SECONDS`` makes the
+worker hand a saga back (a saga it does not run, a busy one, an error) after that many seconds
+instead of ``ERROR_RETRY``, so a test sees the bounded hand-backs end in seconds. Nothing here
+is part of the package.
 """
 
 from __future__ import annotations
@@ -160,9 +163,11 @@ class WorkerProcess:
         env: dict[str, str],
         die_on: str = "",
         die_once: str = "",
+        hand_back_after: float | None = None,
         verb: str = "worker",
     ):
         prefix = [sys.executable, "-m", "tests.support.queue_support"]
+        prefix += ["--hand-back-after", str(hand_back_after)] if hand_back_after else []
         prefix += ["--die-on", die_on] if die_on else []
         prefix += ["--die-once", die_once] if die_once else []
         self.proc = subprocess.Popen(
@@ -307,9 +312,13 @@ def _die_once(saga_id: str, action: str, marker: str) -> None:
 
 def main(argv: Sequence[str]) -> int:
     argv = list(argv)
-    while argv[:1] in (["--die-on"], ["--die-once"]):
+    while argv[:1] in (["--die-on"], ["--die-once"], ["--hand-back-after"]):
         if argv[0] == "--die-on":
             _die_on(argv[1])
+        elif argv[0] == "--hand-back-after":
+            from sagagraph.workers import celery_app
+
+            celery_app.ERROR_RETRY = float(argv[1])
         else:
             _die_once(*argv[1].rsplit(":", 2))
         argv = argv[2:]
