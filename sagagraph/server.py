@@ -15,12 +15,12 @@ then, with ``langgraph-sdk``::
 
 A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (inject a
 failure into that step; also taken from inside ``input``) and ``"saga_id"`` (default: the
-thread id the server assigned). A run whose paper cannot be read, whose ``fail_at`` names
-no step, or whose input holds any other key (a state field such as ``status`` or
-``completed`` would steer the saga) is refused: the run ends in error with a one-line reason, before any step runs (no
-saga is started, nothing is written). The run's output is the saga's JSON view: ``saga_id``,
-``status``, ``reason``, ``completed``, ``compensated``, ``outputs`` and ``events``, as
-``status --json`` prints them; the thread's state holds every field.
+thread id the server assigned). A run whose paper cannot be read, whose ``fail_at`` names no
+step, or whose input holds any other key (a state field such as ``status`` or ``completed``
+would steer the saga) is refused: the run ends in error with a one-line reason, before any step
+runs (no saga is started, nothing is written). The run's output is the saga's JSON view:
+``saga_id``, ``status``, ``reason``, ``completed``, ``compensated``, ``outputs`` and
+``events``, as ``status --json`` prints them; the thread's state holds every field.
 Relative paths are relative to the server's working directory.
 
 Settings come from the environment when the server imports this module: ``SAGAGRAPH_OUTPUTS``

@@ -1,11 +1,12 @@
 """The saga store's lock tables: semantic locks that outlive the process that took them.
 
 A lock is a row of ``sagagraph_locks`` (key, saga, step, since) in the database the saga's
-checkpoints live in, and a saga waiting for a key is a row of ``sagagraph_lock_waits``: the
-tables are sagagraph's own, beside LangGraph's (never in them), created on first use. A
-process killed while its saga holds a lock leaves the row: the saga is unfinished, and the
-lock is released when the saga ends, whichever process finishes or compensates it
-(:mod:`sagagraph.graph.locking`).
+checkpoints live in, a saga waiting for a key is a row of ``sagagraph_lock_waits``, and a gated
+tool call an operator approved is a row of ``sagagraph_approvals`` (call key, saga, since),
+written before the call runs and kept until the saga ends: the tables are sagagraph's own,
+beside LangGraph's (never in them), created on first use. A process killed while its saga holds
+a lock leaves the row: the saga is unfinished, and the lock is released when the saga ends,
+whichever process finishes or compensates it (:mod:`sagagraph.graph.locking`).
 
 :func:`open_lock_table` finds the database from the saver the way the saga leases do
 (:mod:`sagagraph.graph.leases`): a SQLite saver's database (named by its ``lease_file``, or
@@ -41,6 +42,12 @@ _SCHEMA = (
     "step TEXT NOT NULL, since TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sagagraph_lock_waits (saga_id TEXT PRIMARY KEY, key TEXT NOT NULL)",
 )
+_APPROVALS = (
+    "CREATE TABLE IF NOT EXISTS sagagraph_approvals (call_key TEXT PRIMARY KEY, "
+    "saga_id TEXT NOT NULL, since TEXT NOT NULL)"
+)
+"""Created apart from the lock tables: a store whose lock tables predate it gains it on the
+first approval."""
 _NOW_SQLITE = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
 _NOW_PG = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
@@ -49,12 +56,21 @@ class SqlLockTable:
     """A lock table (:class:`~sagagraph.saga.locks.LockTable`) on one connection of its own
     (autocommit), with the placeholder and clock of its database."""
 
-    def __init__(self, connection: Any, placeholder: str, now_sql: str, exists_sql: str) -> None:
+    def __init__(
+        self,
+        connection: Any,
+        placeholder: str,
+        now_sql: str,
+        exists_sql: str,
+        approvals_exist_sql: str,
+    ) -> None:
         self._conn = connection
         self._p = placeholder
         self._now = now_sql
         self._exists_sql = exists_sql
+        self._approvals_exist_sql = approvals_exist_sql
         self._ready = False
+        self._approvals_ready = False
         self._mutex = threading.Lock()
         # The connection closes with the table (its saver gone), not at the interpreter's end.
         self._closer = weakref.finalize(self, connection.close)
@@ -116,6 +132,8 @@ class SqlLockTable:
         held = len(self.held(saga_id))
         self._run("DELETE FROM sagagraph_locks WHERE saga_id = ?", (saga_id,))
         self._run("DELETE FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
+        if self._approvals_exist():
+            self._run("DELETE FROM sagagraph_approvals WHERE saga_id = ?", (saga_id,))
         return held
 
     def release(self, key: str, saga_id: str, step: str) -> bool:
@@ -156,12 +174,44 @@ class SqlLockTable:
         rows = self._run("SELECT key FROM sagagraph_lock_waits WHERE saga_id = ?", (saga_id,))
         return str(rows[0][0]) if rows else None
 
+    def _approvals_exist(self) -> bool:
+        if not self._approvals_ready:
+            self._approvals_ready = bool(self._run(self._approvals_exist_sql, ())[0][0])
+        return self._approvals_ready
+
+    def note_approved(self, call: str, saga_id: str) -> None:
+        if not self._approvals_ready:
+            self._created()  # the lock tables too: release_saga reads them first
+            try:
+                self._run(_APPROVALS, ())
+            except Exception:
+                if not self._approvals_exist():  # PostgreSQL: created at once elsewhere
+                    raise
+            self._approvals_ready = True
+        # Autocommit: the mark is durable before the call runs.
+        self._run(
+            "INSERT INTO sagagraph_approvals (call_key, saga_id, since) "
+            f"VALUES (?, ?, {self._now}) ON CONFLICT (call_key) DO NOTHING",
+            (call, saga_id),
+        )
+
+    def approved(self, call: str) -> bool:
+        if not self._approvals_exist():
+            return False
+        return bool(self._run("SELECT 1 FROM sagagraph_approvals WHERE call_key = ?", (call,)))
+
 
 def sqlite_lock_table(path: str | Path) -> SqlLockTable:
     """The lock tables in the SQLite database at ``path`` (WAL, as the savers set it)."""
     conn = sqlite3.connect(str(path), timeout=60, isolation_level=None, check_same_thread=False)
-    exists = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'sagagraph_locks'"
-    return SqlLockTable(conn, "?", _NOW_SQLITE, exists)
+    exists = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{}'"
+    return SqlLockTable(
+        conn,
+        "?",
+        _NOW_SQLITE,
+        exists.format("sagagraph_locks"),
+        exists.format("sagagraph_approvals"),
+    )
 
 
 def postgres_lock_table(conninfo: str) -> SqlLockTable:
@@ -169,7 +219,14 @@ def postgres_lock_table(conninfo: str) -> SqlLockTable:
     import psycopg
 
     conn = psycopg.connect(conninfo, autocommit=True)
-    return SqlLockTable(conn, "%s", _NOW_PG, "SELECT to_regclass('sagagraph_locks') IS NOT NULL")
+    exists = "SELECT to_regclass('{}') IS NOT NULL"
+    return SqlLockTable(
+        conn,
+        "%s",
+        _NOW_PG,
+        exists.format("sagagraph_locks"),
+        exists.format("sagagraph_approvals"),
+    )
 
 
 def open_lock_table(checkpointer: Any) -> SqlLockTable | None:

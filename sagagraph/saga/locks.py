@@ -19,6 +19,10 @@ deadlock each other.
 
 The kernel holds the rules; where locks are stored is a :class:`LockTable`: in memory here,
 in the saga store's own tables (SQLite, PostgreSQL) in :mod:`sagagraph.checkpoints.locks`.
+The same table keeps, until the saga ends, a mark for each gated tool call an operator
+approved, written before the call runs (:meth:`SagaLocks.note_approved`): a call rejected
+later ran only if it was approved once (its approving process died before the result was
+checkpointed), so only then may its effect need undoing.
 """
 
 from __future__ import annotations
@@ -85,6 +89,15 @@ class LockTable(Protocol):
         """The key ``saga_id`` waits for, None when it waits for nothing."""
         ...
 
+    def note_approved(self, call: str, saga_id: str) -> None:
+        """Record, durably, that the tool call keyed ``call`` was approved and may run now
+        (kept until :meth:`release_saga`)."""
+        ...
+
+    def approved(self, call: str) -> bool:
+        """True when the tool call keyed ``call`` was approved (it may have run)."""
+        ...
+
 
 class MemoryLockTable:
     """Locks of one process, for in-memory checkpointers and tests."""
@@ -92,6 +105,7 @@ class MemoryLockTable:
     def __init__(self) -> None:
         self._locks: dict[str, LockRecord] = {}
         self._waits: dict[str, str] = {}
+        self._approved: dict[str, str] = {}
         self._mutex = threading.Lock()
 
     def try_acquire(self, key: str, saga_id: str, step: str) -> str | None:
@@ -112,6 +126,8 @@ class MemoryLockTable:
             for key in keys:
                 del self._locks[key]
             self._waits.pop(saga_id, None)
+            for call in [c for c, s in self._approved.items() if s == saga_id]:
+                del self._approved[call]
             return len(keys)
 
     def release(self, key: str, saga_id: str, step: str) -> bool:
@@ -137,6 +153,14 @@ class MemoryLockTable:
     def waiting_for(self, saga_id: str) -> str | None:
         with self._mutex:
             return self._waits.get(saga_id)
+
+    def note_approved(self, call: str, saga_id: str) -> None:
+        with self._mutex:
+            self._approved[call] = saga_id
+
+    def approved(self, call: str) -> bool:
+        with self._mutex:
+            return call in self._approved
 
 
 def _now() -> str:
@@ -234,6 +258,14 @@ class SagaLocks:
     def held(self) -> list[LockRecord]:
         """The keys the saga holds now."""
         return self.table.held(self.saga_id)
+
+    def note_approved(self, call: str) -> None:
+        """Mark the tool call keyed ``call`` approved, before it runs (until the saga ends)."""
+        self.table.note_approved(call, self.saga_id)
+
+    def approved(self, call: str) -> bool:
+        """True when the tool call keyed ``call`` was approved once: it may have run."""
+        return self.table.approved(call)
 
 
 def declared_keys(templates: tuple[str, ...], input: object) -> list[str]:

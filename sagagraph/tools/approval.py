@@ -16,6 +16,12 @@ not handed back to the model to try something else: the call is refused, so the 
 with :class:`~sagagraph.errors.ToolRejectedError`; in a saga the agent's step fails and the
 saga compensates; with :func:`~sagagraph.tools.create_compensating_agent` the run's calls
 are undone.
+
+In a saga, an approved (or edited) call is marked approved in the saga store before it runs
+(:meth:`~sagagraph.saga.locks.SagaLocks.note_approved`). A process can die after the tool ran
+and before its result was checkpointed; the call then waits for approval again, and a
+rejection must undo what the first approval did. The mark tells such a call (its outcome is
+unknown: it is undone) from one never approved (it never ran: nothing to undo).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from sagagraph.errors import ConfigurationError, ToolRejectedError
-from sagagraph.tools.declare import note_executed_args, require_policy
+from sagagraph.tools.declare import current_saga_locks, note_executed_args, require_policy
 from sagagraph.tools.records import call_key, call_number, call_offset, content_text, scope_of
 
 APPROVAL_REQUEST = "tool_approval"
@@ -91,11 +97,15 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
         call's idempotency key, which names the saga and the step even to a reader that does
         not have the saga's graph (:func:`sagagraph.graph.state.approval` reads it)."""
-        messages = list(state.get("messages") or [])
-        n = call_number(messages, tool_call.get("id"), call_offset(state))
-        key = call_key(scope_of(self.label), n)
+        key = self._key(tool_call, state)
         args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
         return f"{self.description}: {tool_call['name']} {args} (call {key})"
+
+    def _key(self, tool_call: ToolCall, state: Any) -> str:
+        """The call's idempotency key (the one its log record and its undo see)."""
+        messages = list(state.get("messages") or [])
+        n = call_number(messages, tool_call.get("id"), call_offset(state))
+        return call_key(scope_of(self.label), n)
 
     def _require_checkpointer(self, request: ToolCallRequest) -> None:
         """ConfigurationError when a gated call runs where no checkpointer keeps the pause:
@@ -143,9 +153,14 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
         calls it runs and, for the log, the arguments each runs with (an operator's edit)."""
         self._require_checkpointer(request)
 
+        gated = request.tool_call.get("name") in self.interrupt_on
+        locks = current_saga_locks() if gated else None
+
         def run(to_run: ToolCallRequest) -> T:
             ran.append(to_run)
             note_executed_args(dict(to_run.tool_call.get("args") or {}))
+            if locks is not None:  # approved: marked before it runs, so a rejection undoes it
+                locks.note_approved(self._key(to_run.tool_call, to_run.state))
             return handler(to_run)
 
         return run

@@ -24,8 +24,10 @@ in a worker thread, since undo functions are plain functions.
 
 Under a saga (``rollback_on_failure=False``, see :mod:`sagagraph.tools.agent_step`) it only
 records: the saga's compensation undoes the calls, across agents. A call an operator
-rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` there too (it never ran, so
-nothing undoes it), and the run fails with ToolRejectedError once its turn has settled.
+rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` there too when it was never
+approved (it never ran, so nothing undoes it); a compensable one whose earlier approval may
+have run it (the saga store marks approved calls) is logged ``unknown``, so its undo runs.
+Either way the run fails with ToolRejectedError once its turn has settled.
 """
 
 from __future__ import annotations
@@ -391,11 +393,16 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         described = describe_error(error)
         status: CallStatus = "failed"
         if isinstance(error, ToolRejectedError) and require_policy(tool).kind == "compensable":
-            # An approval of this call may have run it in a process that died before the
-            # result was checkpointed: its outcome is unknown, so its undo (idempotent by
-            # key, a no-op when nothing was written) runs with the rollback.
-            status = "unknown"
-            described += "; an earlier approval may have run it, so its undo runs"
+            locks = current_saga_locks()
+            if locks is None or locks.approved(key):
+                # An approval of this call may have run it in a process that died before
+                # the result was checkpointed: its outcome is unknown, so its undo
+                # (idempotent by key) runs with the rollback. Outside a saga nothing marks
+                # approvals: the undo runs as well.
+                status = "unknown"
+                described += "; an earlier approval may have run it, so its undo runs"
+            else:
+                described += "; never approved, so it never ran"
         message = ToolMessage(
             content=f"error: {described}",
             tool_call_id=str(request.tool_call.get("id")),

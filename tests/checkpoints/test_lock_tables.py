@@ -103,3 +103,20 @@ def test_declared_keys_are_filled_from_the_input_and_sorted() -> None:
         ("seat:{flight}:{seat}", "room:{hotel}"), {"flight": "SG-1", "seat": "2A", "hotel": "h"}
     )
     assert keys == ["room:h", "seat:SG-1:2A"]
+
+
+def test_an_approved_call_is_marked_across_connections_until_its_saga_ends(
+    tables: Opener,
+) -> None:
+    a_id, b_id, _ = _ids()
+    a, b = SagaLocks(tables(), a_id), SagaLocks(tables(), b_id)
+    assert not tables().approved(f"{a_id}:pay:call-2")  # no mark yet (no table, in SQL)
+    a.note_approved(f"{a_id}:pay:call-2")
+    a.note_approved(f"{a_id}:pay:call-2")  # approved again after a crash: one mark
+    b.note_approved(f"{b_id}:pay:call-1")
+    assert tables().approved(f"{a_id}:pay:call-2") and not a.approved(f"{a_id}:pay:call-3")
+    assert a.held() == []  # a mark is no lock
+    a.release()
+    assert not tables().approved(f"{a_id}:pay:call-2")
+    assert b.approved(f"{b_id}:pay:call-1")
+    b.release()

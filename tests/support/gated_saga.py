@@ -78,6 +78,7 @@ class Partner:
                 "CREATE TABLE IF NOT EXISTS effects "
                 "(key TEXT PRIMARY KEY, tool TEXT, args TEXT, state TEXT, undos INTEGER DEFAULT 0)"
             )
+            conn.execute("CREATE TABLE IF NOT EXISTS undo_calls (key TEXT, tool TEXT)")
 
     def _open(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)
@@ -105,6 +106,8 @@ class Partner:
     def undo(self, call: ToolCall) -> None:
         _pace()
         with closing(self._open()) as conn, conn:
+            # Every undo asked for, a no-op one (of a call never made) included.
+            conn.execute("INSERT INTO undo_calls VALUES (?, ?)", (call["key"], call["tool"]))
             conn.execute(
                 "UPDATE effects SET state = 'undone', undos = undos + 1 WHERE key = ?",
                 (call["key"],),
@@ -117,6 +120,12 @@ class Partner:
         with closing(self._open()) as conn:
             row = conn.execute("SELECT undos FROM effects WHERE tool = ?", (tool,)).fetchone()
         return int(row[0]) if row else 0
+
+    def undo_calls(self, tool: str) -> int:
+        """How many times an undo of ``tool`` was asked for, whether or not it had an effect."""
+        with closing(self._open()) as conn:
+            row = conn.execute("SELECT count(*) FROM undo_calls WHERE tool = ?", (tool,)).fetchone()
+        return int(row[0])
 
     def rows(self) -> list[dict[str, Any]]:
         """Every effect, in key order."""
