@@ -35,7 +35,16 @@ from bench.fake_saga import (
     thread,
 )
 
-ENGINES = ("sagagraph", "sagagraph-group", "plain-sqlite", "plain-memory", "plain-postgres")
+ENGINES = (
+    "sagagraph",
+    "sagagraph-group",
+    "sagagraph-pg-group",
+    "plain-sqlite",
+    "plain-memory",
+    "plain-postgres",
+)
+GROUP_SCHEMES = {"sagagraph-group": "sqlite+group", "sagagraph-pg-group": "postgresql+group"}
+"""The engines that run sagagraph on a group-commit saver, and the URL scheme each opens."""
 TARGET_IDEAL_AT_1S = 1.3
 TARGET_PLAIN_AT_1S = 1.02
 """At 1 s a step the engine's own work hides behind the model: within 1.02× of plain LangGraph
@@ -113,8 +122,13 @@ def main() -> None:
     parser.add_argument("--db", required=True, help="SQLite file (created) or postgresql:// URL")
     args = parser.parse_args()
     if args.engine.startswith("sagagraph"):
-        scheme = "sqlite+group" if args.engine == "sagagraph-group" else "sqlite"
-        url = args.db if args.db.startswith("postgres") else f"{scheme}:///{args.db}"
+        scheme = GROUP_SCHEMES.get(args.engine, "sqlite")
+        if not args.db.startswith("postgres"):
+            url = f"{scheme}:///{args.db}"
+        elif scheme == "postgresql+group":
+            url = args.db.replace("postgresql://", "postgresql+group://", 1)
+        else:
+            url = args.db
         coro = run_sagagraph(url, args.sagas, args.latency)
     else:
         coro = run_plain(args.engine, args.db, args.sagas, args.latency)
@@ -126,10 +140,12 @@ def main() -> None:
 SCENARIOS: tuple[tuple[str, float, int, tuple[str, ...]], ...] = (
     ("sqlite", 0.05, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
     ("sqlite", 1.0, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
-    ("postgres", 0.05, 1, ("sagagraph", "plain-postgres")),
-    ("postgres", 0.05, 10, ("sagagraph", "plain-postgres")),
+    ("postgres", 0.05, 1, ("sagagraph", "plain-postgres", "sagagraph-pg-group")),
+    ("postgres", 0.05, 10, ("sagagraph", "plain-postgres", "sagagraph-pg-group")),
 )
-"""(backend, latency per step, sagas as a multiple of ``sagas``, engines)."""
+"""(backend, latency per step, sagas as a multiple of ``sagas``, engines). The first is
+sagagraph on the URL's default saver; a ``sagagraph-...`` engine after it is sagagraph on
+another saver, set against the same baselines."""
 
 
 @contextmanager
@@ -172,9 +188,22 @@ def scenario(
         "commits": spread(commits) if commits else None,
         "baselines": {},
     }
-    for engine in engines[1:]:
+    baselines = [e for e in engines[1:] if not e.startswith("sagagraph")]
+    for engine in baselines:
         theirs = spread(walls[engine])
         row["baselines"][engine] = {"wall_s": theirs, "ratio": ours["median"] / theirs["median"]}
+    variants = [e for e in engines[1:] if e.startswith("sagagraph")]
+    if variants:
+        row["variants"] = {
+            engine: {
+                "wall_s": spread(walls[engine]),
+                "ratios": {
+                    b: spread(walls[engine])["median"] / spread(walls[b])["median"]
+                    for b in baselines
+                },
+            }
+            for engine in variants
+        }
     return row
 
 

@@ -97,6 +97,11 @@ def _concurrency_rows(rows: list[dict[str, Any]]) -> list[Row]:
                 target = TARGET_PLAIN_AT_1S
             baseline = f"{BASELINES[engine]} {show(b['wall_s'], unit='s')}"
             out.append((what, ours, baseline, f"{b['ratio']:.2f}×", *_target(b["ratio"], target)))
+        for engine, v in (r.get("variants") or {}).items():  # sagagraph on another saver
+            theirs = show(v["wall_s"], unit="s")
+            for base, ratio in v["ratios"].items():
+                baseline = f"{BASELINES[base]} {show(r['baselines'][base]['wall_s'], unit='s')}"
+                out.append((f"{what} ({engine})", theirs, baseline, f"{ratio:.2f}×", "", ""))
     return out
 
 

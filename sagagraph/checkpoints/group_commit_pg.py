@@ -39,7 +39,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing, contextmanager
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
@@ -357,7 +357,7 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
         return CheckpointTuple(
             config=checkpoint_config(thread_id, ns, checkpoint_id),
             checkpoint={**checkpoint, "channel_values": values},
-            metadata=metadata or {},
+            metadata=cast(CheckpointMetadata, metadata or {}),
             parent_config=checkpoint_config(thread_id, ns, parent_id) if parent_id else None,
             pending_writes=pending_writes(stored),
         )

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.retention import prune_sagas, retention_period
 from tests.support.child_processes import reaped
+from tests.support.services import saga_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,11 +50,12 @@ def snapshot(service: SagaService, ids: list[str]) -> tuple[Any, ...]:
     return (service.list(), [service.get(s) for s in ids], [service.events(s) for s in ids])
 
 
-@pytest.fixture(params=["sqlite", "sqlite+group"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file kept by LangGraph's saver (compacted through delete and put) or by the
-    group-commit saver (its own ``prune``)."""
-    return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
+@pytest.fixture(params=["sqlite", "sqlite+group", "postgres+group"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A SQLite file kept by LangGraph's saver (compacted through delete and put), or a
+    SQLite file or PostgreSQL database kept by a group-commit saver (its own ``prune``)."""
+    with saga_database(request.param, tmp_path) as url:
+        yield url
 
 
 def test_finished_sagas_keep_their_last_checkpoint_and_read_the_same(
