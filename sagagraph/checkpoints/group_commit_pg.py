@@ -38,7 +38,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from typing import Any, cast
 
 import psycopg
@@ -140,6 +140,36 @@ _PRUNE = (
 
 Job = Callable[[psycopg.Cursor[Any]], None]
 """A write: SQL on the writer's cursor, inside the batch's transaction."""
+Waiter = Future[None] | asyncio.Future[None]
+"""Who hears a write's outcome: a sync caller's thread future, an async caller's future."""
+Outcome = tuple[Waiter, BaseException | None]
+"""A write's waiter and its error (None: committed)."""
+
+
+def _settle(outcomes: list[Outcome]) -> None:
+    """Tell each waiter its outcome: thread futures at once, asyncio futures on their loop,
+    all of one loop in one call."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[Outcome]] = {}
+    for waiter, error in outcomes:
+        if isinstance(waiter, asyncio.Future):
+            by_loop.setdefault(waiter.get_loop(), []).append((waiter, error))
+        elif error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
+    for loop, settled in by_loop.items():
+        with suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(_settle_on_loop, settled)
+
+
+def _settle_on_loop(settled: list[Outcome]) -> None:
+    for waiter, error in settled:
+        if waiter.done():  # its caller was cancelled; the write committed all the same
+            continue
+        if error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
 
 
 class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
@@ -171,7 +201,7 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
             conninfo, min_size=1, max_size=pool_size, kwargs={"autocommit": True}, open=False
         )
         self._reads = ThreadPoolExecutor(pool_size, thread_name_prefix="sagagraph-pg-read")
-        self._jobs: list[tuple[Job, Future[None]]] = []
+        self._jobs: list[tuple[Job, Waiter]] = []
         self._wake = threading.Condition()
         self._closed = False
         self._pid = os.getpid()
@@ -196,8 +226,10 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
 
     # -- the writer ---------------------------------------------------------------------
 
-    def _submit(self, job: Job) -> Future[None]:
-        done: Future[None] = Future()
+    def _submit(self, job: Job, waiter: Waiter | None = None) -> Waiter:
+        """Queue ``job`` for the next batch; ``waiter`` (a new thread future by default)
+        hears its outcome once the batch has committed."""
+        done: Waiter = Future() if waiter is None else waiter
         if os.getpid() != self._pid:  # a forked child has no writer thread: it would hang
             raise RuntimeError(
                 f"checkpointer: opened in process {self._pid}, used in a fork; "
@@ -218,7 +250,7 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
                 if not self._jobs:
                     return
                 batch, self._jobs = self._jobs, []
-            self._commit(batch)
+            _settle(self._commit(batch))
 
     def _connection(self) -> psycopg.Connection[Any]:
         """The writer's connection, opened again when the last one broke."""
@@ -229,7 +261,7 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
             conn = self._writer_conn = psycopg.Connection.connect(self.conninfo)
         return conn
 
-    def _commit(self, batch: list[tuple[Job, Future[None]]]) -> None:
+    def _commit(self, batch: list[tuple[Job, Waiter]]) -> list[Outcome]:
         try:
             conn = self._connection()
             with conn.pipeline(), conn.transaction(), conn.cursor() as cur:
@@ -237,34 +269,38 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
                     job(cur)
         except Exception as error:
             if len(batch) == 1 or self._writer_conn is None or self._writer_conn.broken:
-                for _, done in batch:  # not committed: every writer hears why
-                    done.set_exception(error)
-                return
-            self._one_by_one(batch)
-            return
+                return [(done, error) for _, done in batch]  # not committed: all hear why
+            return self._one_by_one(batch)
         self.commits += 1
-        for _, done in batch:
-            done.set_result(None)
+        return [(done, None) for _, done in batch]
 
-    def _one_by_one(self, batch: list[tuple[Job, Future[None]]]) -> None:
+    def _one_by_one(self, batch: list[tuple[Job, Waiter]]) -> list[Outcome]:
         """Each job of a batch that failed in a transaction of its own: the failing one
         raises in its caller, the others are committed."""
+        outcomes: list[Outcome] = []
         for job, done in batch:
             try:
                 conn = self._connection()
                 with conn.transaction(), conn.cursor() as cur:
                     job(cur)
             except Exception as error:
-                done.set_exception(error)
+                outcomes.append((done, error))
             else:
                 self.commits += 1
-                done.set_result(None)
+                outcomes.append((done, None))
+        return outcomes
 
     def _write(self, job: Job) -> None:
-        self._submit(job).result()
+        done = self._submit(job)
+        assert isinstance(done, Future)
+        done.result()
 
     async def _awrite(self, job: Job) -> None:
-        await asyncio.wrap_future(self._submit(job))
+        # An asyncio future, settled on its loop with the rest of its batch: one wake-up of
+        # the loop a batch, not one a write.
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._submit(job, waiter)
+        await waiter
 
     def close(self) -> None:
         """Commit what is queued, stop the writer, close every connection."""

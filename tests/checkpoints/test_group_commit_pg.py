@@ -97,6 +97,25 @@ def test_concurrent_writes_share_commits_and_are_visible_on_return(
     assert saver.commits - before < 40
 
 
+def test_concurrent_async_writes_share_commits_too(
+    saver: GroupCommitPostgresSaver, postgres_url: str, prefix: str
+) -> None:
+    saved = {f"{prefix}-a{i}": stored(saver, f"{prefix}-a{i}") for i in range(40)}
+    before = saver.commits
+
+    async def write_all() -> list[int]:
+        async def write(thread: str) -> int:
+            await saver.aput_writes(saved[thread], [("status", "done")], "task-1")
+            return await asyncio.to_thread(rows_seen_elsewhere, postgres_url, thread)
+
+        return await asyncio.gather(*(write(thread) for thread in saved))
+
+    _, release = hold_writer(saver)
+    threading.Timer(0.2, release.set).start()
+    assert asyncio.run(write_all()) == [1] * 40  # each await ended after its commit
+    assert saver.commits - before < 40
+
+
 def test_a_failing_write_fails_alone(
     saver: GroupCommitPostgresSaver, postgres_url: str, prefix: str
 ) -> None:
