@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -59,7 +59,16 @@ BASELINES = {
 }
 
 
-async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
+async def _together(runs: list[Coroutine[Any, Any, Any]], one_at_a_time: bool) -> list[Any]:
+    """The runs' results: all at once, or (``--one-at-a-time``) each after the last."""
+    if not one_at_a_time:
+        return list(await asyncio.gather(*runs))
+    return [await run for run in runs]
+
+
+async def run_sagagraph(
+    url: str, sagas: int, latency: float, one_at_a_time: bool = False
+) -> dict[str, Any]:
     from sagagraph import arun_saga, build_saga_graph, open_async_checkpointer
 
     async with open_async_checkpointer(url) as checkpointer:
@@ -68,9 +77,8 @@ async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
         )
         before = current_rss_mb()
         start = time.perf_counter()
-        views = await asyncio.gather(
-            *(arun_saga(app, PAPER_INPUT, saga_id=f"saga-{i}") for i in range(sagas))
-        )
+        runs = [arun_saga(app, PAPER_INPUT, saga_id=f"saga-{i}") for i in range(sagas)]
+        views = await _together(runs, one_at_a_time)
         wall = time.perf_counter() - start
         commits = getattr(checkpointer, "commits", None)
     return {
@@ -81,30 +89,35 @@ async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
     }
 
 
-async def run_plain(engine: str, db: str, sagas: int, latency: float) -> dict[str, Any]:
+async def run_plain(
+    engine: str, db: str, sagas: int, latency: float, one_at_a_time: bool = False
+) -> dict[str, Any]:
     if engine == "plain-memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
-        return await _plain_on(InMemorySaver(), sagas, latency)
+        return await _plain_on(InMemorySaver(), sagas, latency, one_at_a_time)
     if engine == "plain-postgres":
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(db) as pg_saver:
             await pg_saver.setup()
-            return await _plain_on(pg_saver, sagas, latency)
+            return await _plain_on(pg_saver, sagas, latency, one_at_a_time)
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     async with AsyncSqliteSaver.from_conn_string(db) as sqlite_saver:
-        return await _plain_on(sqlite_saver, sagas, latency)
+        return await _plain_on(sqlite_saver, sagas, latency, one_at_a_time)
 
 
-async def _plain_on(checkpointer: Any, sagas: int, latency: float) -> dict[str, Any]:
+async def _plain_on(
+    checkpointer: Any, sagas: int, latency: float, one_at_a_time: bool = False
+) -> dict[str, Any]:
     app = plain_graph(fake_agents(latency), asynchronous=True).compile(checkpointer=checkpointer)
     before = current_rss_mb()
     start = time.perf_counter()
-    outs = await asyncio.gather(
-        *(app.ainvoke(plain_input(), thread(f"saga-{i}"), durability="sync") for i in range(sagas))
-    )
+    runs = [
+        app.ainvoke(plain_input(), thread(f"saga-{i}"), durability="sync") for i in range(sagas)
+    ]
+    outs = await _together(runs, one_at_a_time)
     wall = time.perf_counter() - start
     return {
         "wall_s": wall,
@@ -120,6 +133,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, required=True)
     parser.add_argument("--sagas", type=int, required=True)
     parser.add_argument("--db", required=True, help="SQLite file (created) or postgresql:// URL")
+    parser.add_argument(
+        "--one-at-a-time", action="store_true", help="run the sagas one after another"
+    )
     args = parser.parse_args()
     if args.engine.startswith("sagagraph"):
         scheme = GROUP_SCHEMES.get(args.engine, "sqlite")
@@ -129,9 +145,9 @@ def main() -> None:
             url = args.db.replace("postgresql://", "postgresql+group://", 1)
         else:
             url = args.db
-        coro = run_sagagraph(url, args.sagas, args.latency)
+        coro = run_sagagraph(url, args.sagas, args.latency, args.one_at_a_time)
     else:
-        coro = run_plain(args.engine, args.db, args.sagas, args.latency)
+        coro = run_plain(args.engine, args.db, args.sagas, args.latency, args.one_at_a_time)
     result = asyncio.run(coro)
     result |= {"peak_rss_mb": peak_rss_mb(), "engine": args.engine}
     emit(result)

@@ -4,8 +4,10 @@
 # fresh PostgreSQL database (created on $PG_ADMIN's server, dropped after the run).
 # Usage: ROUNDS=5 SAGAS=500 bash bench/group_rounds.sh > results.jsonl
 #        BACKEND=postgres ROUNDS=5 bash bench/group_rounds.sh > results.jsonl
+#        EXTRA=--one-at-a-time LATENCY=0 SAGAS=200 bash bench/group_rounds.sh   # one saga at a time
 set -eu
 ROUNDS=${ROUNDS:-5}; SAGAS=${SAGAS:-500}; LATENCY=${LATENCY:-0.05}; BACKEND=${BACKEND:-sqlite}
+EXTRA=${EXTRA:-}
 PG_ADMIN=${PG_ADMIN:-postgresql://root@127.0.0.1:5432/test}
 if [ "$BACKEND" = postgres ]; then
   ENGINES=${ENGINES:-"sagagraph-pg-group sagagraph plain-postgres"}
@@ -22,7 +24,7 @@ for r in $(seq 1 "$ROUNDS"); do
       psql -q "$PG_ADMIN" -c "CREATE DATABASE \"$name\""
       db="${PG_ADMIN%/*}/$name"
     fi
-    python -m bench.concurrency --engine "$e" --latency "$LATENCY" --sagas "$SAGAS" --db "$db" \
+    python -m bench.concurrency --engine "$e" --latency "$LATENCY" --sagas "$SAGAS" --db "$db" $EXTRA \
       | sed "s/^/{\"round\": $r, \"backend\": \"$BACKEND\", \"row\": /; s/\$/}/"
     if [ "$BACKEND" = postgres ]; then
       psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)"

@@ -50,11 +50,15 @@ def payload_bytes(db: Path) -> int:
 
 
 def file_bytes(db: Path) -> int:
-    """The file's size once ``VACUUM`` has dropped its free pages and the WAL is merged."""
+    """The file's size once ``VACUUM`` has dropped its free pages and the WAL is merged: its
+    pages times the page size. (Not the file's size on disk: while another connection of this
+    process is open, SQLite leaves the vacuumed file untruncated until that one closes.)"""
     with closing(sqlite3.connect(db)) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("VACUUM")
-    return db.stat().st_size
+        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    return pages * size
 
 
 def row_counts(db: Path) -> dict[str, int]:
