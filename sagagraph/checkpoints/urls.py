@@ -1,7 +1,9 @@
 """Where a store is: ``sqlite:///path/to/file.sqlite`` (the default), ``memory://`` (one
 process, nothing kept), ``postgresql://user@host:5432/db`` (shared by many processes on many
-machines); URLs shown with their password hidden; the SQLite settings every SQLite store of
-sagagraph shares. No LangGraph here, so a command that needs only a URL starts fast.
+machines), and the group-commit savers' ``sqlite+group:///path`` and
+``postgresql+group://...``; URLs shown with their password hidden; the SQLite settings
+every SQLite store of sagagraph shares. No LangGraph here, so a command that needs only a
+URL starts fast.
 """
 
 from __future__ import annotations

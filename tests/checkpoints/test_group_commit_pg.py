@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from typing import Any
 
 import psycopg
@@ -195,3 +196,18 @@ def test_a_forked_child_is_refused_instead_of_hanging(
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 3
     saver.put_writes(saved, [("status", "done")], "task-1")  # the parent still writes
+
+
+def test_a_cut_writer_connection_is_opened_again(
+    saver: GroupCommitPostgresSaver, postgres_url: str, prefix: str
+) -> None:
+    saved = stored(saver, f"{prefix}-cut")
+    assert saver._writer_conn is not None
+    backend = saver._writer_conn.info.backend_pid
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+    with suppress(psycopg.OperationalError):  # the write that finds it cut may fail
+        saver.put_writes(saved, [("status", "done")], "task-1")
+    saver.put_writes(saved, [("status", "done")], "task-1")  # on a new connection
+    assert rows_seen_elsewhere(postgres_url, f"{prefix}-cut") == 1
+    assert saver._writer_conn.info.backend_pid != backend
