@@ -14,7 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any
 
@@ -127,6 +127,7 @@ def test_a_failing_write_fails_alone(
         cur.execute(f"INSERT INTO {WRITES} (thread_id) VALUES ('x')")  # NOT NULL columns
 
     failing = saver._submit(broken)
+    assert isinstance(failing, Future)  # a sync caller's waiter
     with ThreadPoolExecutor(1) as pool:
         good = pool.submit(saver.put_writes, saved, [("status", "done")], "task-1")
         release.set()
