@@ -3,6 +3,7 @@
     python -m bench                 # everything (the better part of an hour on two cores)
     python -m bench --only 1,2      # engine overhead and concurrency only
     python -m bench --only 9        # the peer harness (../shared/peers) only
+    python -m bench --only 10       # bytes a saga, before and after retention
     python -m bench --only 2 --backend postgres   # item 2's PostgreSQL rows only
     python -m bench --quick         # smaller runs, to check that the benchmarks work
 
@@ -36,6 +37,7 @@ ITEMS = {
     "7": "startup",
     "8": "history",
     "9": "peers",
+    "10": "storage",
 }
 PLUGGED = ("startup", "history")
 """Items whose module may be absent from this checkout: reported "not available", not an error."""
@@ -75,6 +77,10 @@ def _run_item(name: str, quick: bool, args: argparse.Namespace) -> Any:
         return workers.run(sagas=args.sagas, quick=quick)
     if name in PLUGGED:
         return _run_plugged(name, quick)
+    if name == "storage":
+        from bench import storage
+
+        return storage.run(quick=quick)
     if name == "peers":
         from bench import peers
 
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in ITEMS]
     if unknown:
-        parser.error(f"--only: unknown item(s) {', '.join(unknown)} (choose from 1-9)")
+        parser.error(f"--only: unknown item(s) {', '.join(unknown)} (choose from 1-10)")
 
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     results: dict[str, Any] = {}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -35,7 +35,16 @@ from bench.fake_saga import (
     thread,
 )
 
-ENGINES = ("sagagraph", "sagagraph-group", "plain-sqlite", "plain-memory", "plain-postgres")
+ENGINES = (
+    "sagagraph",
+    "sagagraph-group",
+    "sagagraph-pg-group",
+    "plain-sqlite",
+    "plain-memory",
+    "plain-postgres",
+)
+GROUP_SCHEMES = {"sagagraph-group": "sqlite+group", "sagagraph-pg-group": "postgresql+group"}
+"""The engines that run sagagraph on a group-commit saver, and the URL scheme each opens."""
 TARGET_IDEAL_AT_1S = 1.3
 TARGET_PLAIN_AT_1S = 1.02
 """At 1 s a step the engine's own work hides behind the model: within 1.02× of plain LangGraph
@@ -50,7 +59,16 @@ BASELINES = {
 }
 
 
-async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
+async def _together(runs: list[Coroutine[Any, Any, Any]], one_at_a_time: bool) -> list[Any]:
+    """The runs' results: all at once, or (``--one-at-a-time``) each after the last."""
+    if not one_at_a_time:
+        return list(await asyncio.gather(*runs))
+    return [await run for run in runs]
+
+
+async def run_sagagraph(
+    url: str, sagas: int, latency: float, one_at_a_time: bool = False
+) -> dict[str, Any]:
     from sagagraph import arun_saga, build_saga_graph, open_async_checkpointer
 
     async with open_async_checkpointer(url) as checkpointer:
@@ -59,9 +77,8 @@ async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
         )
         before = current_rss_mb()
         start = time.perf_counter()
-        views = await asyncio.gather(
-            *(arun_saga(app, PAPER_INPUT, saga_id=f"saga-{i}") for i in range(sagas))
-        )
+        runs = [arun_saga(app, PAPER_INPUT, saga_id=f"saga-{i}") for i in range(sagas)]
+        views = await _together(runs, one_at_a_time)
         wall = time.perf_counter() - start
         commits = getattr(checkpointer, "commits", None)
     return {
@@ -72,30 +89,35 @@ async def run_sagagraph(url: str, sagas: int, latency: float) -> dict[str, Any]:
     }
 
 
-async def run_plain(engine: str, db: str, sagas: int, latency: float) -> dict[str, Any]:
+async def run_plain(
+    engine: str, db: str, sagas: int, latency: float, one_at_a_time: bool = False
+) -> dict[str, Any]:
     if engine == "plain-memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
-        return await _plain_on(InMemorySaver(), sagas, latency)
+        return await _plain_on(InMemorySaver(), sagas, latency, one_at_a_time)
     if engine == "plain-postgres":
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(db) as pg_saver:
             await pg_saver.setup()
-            return await _plain_on(pg_saver, sagas, latency)
+            return await _plain_on(pg_saver, sagas, latency, one_at_a_time)
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     async with AsyncSqliteSaver.from_conn_string(db) as sqlite_saver:
-        return await _plain_on(sqlite_saver, sagas, latency)
+        return await _plain_on(sqlite_saver, sagas, latency, one_at_a_time)
 
 
-async def _plain_on(checkpointer: Any, sagas: int, latency: float) -> dict[str, Any]:
+async def _plain_on(
+    checkpointer: Any, sagas: int, latency: float, one_at_a_time: bool = False
+) -> dict[str, Any]:
     app = plain_graph(fake_agents(latency), asynchronous=True).compile(checkpointer=checkpointer)
     before = current_rss_mb()
     start = time.perf_counter()
-    outs = await asyncio.gather(
-        *(app.ainvoke(plain_input(), thread(f"saga-{i}"), durability="sync") for i in range(sagas))
-    )
+    runs = [
+        app.ainvoke(plain_input(), thread(f"saga-{i}"), durability="sync") for i in range(sagas)
+    ]
+    outs = await _together(runs, one_at_a_time)
     wall = time.perf_counter() - start
     return {
         "wall_s": wall,
@@ -111,13 +133,21 @@ def main() -> None:
     parser.add_argument("--latency", type=float, required=True)
     parser.add_argument("--sagas", type=int, required=True)
     parser.add_argument("--db", required=True, help="SQLite file (created) or postgresql:// URL")
+    parser.add_argument(
+        "--one-at-a-time", action="store_true", help="run the sagas one after another"
+    )
     args = parser.parse_args()
     if args.engine.startswith("sagagraph"):
-        scheme = "sqlite+group" if args.engine == "sagagraph-group" else "sqlite"
-        url = args.db if args.db.startswith("postgres") else f"{scheme}:///{args.db}"
-        coro = run_sagagraph(url, args.sagas, args.latency)
+        scheme = GROUP_SCHEMES.get(args.engine, "sqlite")
+        if not args.db.startswith("postgres"):
+            url = f"{scheme}:///{args.db}"
+        elif scheme == "postgresql+group":
+            url = args.db.replace("postgresql://", "postgresql+group://", 1)
+        else:
+            url = args.db
+        coro = run_sagagraph(url, args.sagas, args.latency, args.one_at_a_time)
     else:
-        coro = run_plain(args.engine, args.db, args.sagas, args.latency)
+        coro = run_plain(args.engine, args.db, args.sagas, args.latency, args.one_at_a_time)
     result = asyncio.run(coro)
     result |= {"peak_rss_mb": peak_rss_mb(), "engine": args.engine}
     emit(result)
@@ -126,10 +156,12 @@ def main() -> None:
 SCENARIOS: tuple[tuple[str, float, int, tuple[str, ...]], ...] = (
     ("sqlite", 0.05, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
     ("sqlite", 1.0, 1, ("sagagraph", "plain-sqlite", "plain-memory")),
-    ("postgres", 0.05, 1, ("sagagraph", "plain-postgres")),
-    ("postgres", 0.05, 10, ("sagagraph", "plain-postgres")),
+    ("postgres", 0.05, 1, ("sagagraph", "plain-postgres", "sagagraph-pg-group")),
+    ("postgres", 0.05, 10, ("sagagraph", "plain-postgres", "sagagraph-pg-group")),
 )
-"""(backend, latency per step, sagas as a multiple of ``sagas``, engines)."""
+"""(backend, latency per step, sagas as a multiple of ``sagas``, engines). The first is
+sagagraph on the URL's default saver; a ``sagagraph-...`` engine after it is sagagraph on
+another saver, set against the same baselines."""
 
 
 @contextmanager
@@ -172,9 +204,22 @@ def scenario(
         "commits": spread(commits) if commits else None,
         "baselines": {},
     }
-    for engine in engines[1:]:
+    baselines = [e for e in engines[1:] if not e.startswith("sagagraph")]
+    for engine in baselines:
         theirs = spread(walls[engine])
         row["baselines"][engine] = {"wall_s": theirs, "ratio": ours["median"] / theirs["median"]}
+    variants = [e for e in engines[1:] if e.startswith("sagagraph")]
+    if variants:
+        row["variants"] = {
+            engine: {
+                "wall_s": spread(walls[engine]),
+                "ratios": {
+                    b: spread(walls[engine])["median"] / spread(walls[b])["median"]
+                    for b in baselines
+                },
+            }
+            for engine in variants
+        }
     return row
 
 

@@ -97,6 +97,11 @@ def _concurrency_rows(rows: list[dict[str, Any]]) -> list[Row]:
                 target = TARGET_PLAIN_AT_1S
             baseline = f"{BASELINES[engine]} {show(b['wall_s'], unit='s')}"
             out.append((what, ours, baseline, f"{b['ratio']:.2f}×", *_target(b["ratio"], target)))
+        for engine, v in (r.get("variants") or {}).items():  # sagagraph on another saver
+            theirs = show(v["wall_s"], unit="s")
+            for base, ratio in v["ratios"].items():
+                baseline = f"{BASELINES[base]} {show(r['baselines'][base]['wall_s'], unit='s')}"
+                out.append((f"{what} ({engine})", theirs, baseline, f"{ratio:.2f}×", "", ""))
     return out
 
 
@@ -190,6 +195,41 @@ def _workers_rows(rows: list[dict[str, Any]]) -> list[Row]:
     return out
 
 
+def _storage_rows(result: Any) -> list[Row]:
+    from bench.storage import TARGET_AFTER_KB, TARGET_BEFORE
+
+    if not isinstance(result, list):
+        return [("10. Bytes a saga, SQLite", "failed", str(result.get("failed", "")), "", "", "")]
+    out: list[Row] = []
+    for r in result:
+        what = f"10. Bytes a saga, `{r['scheme']}:///`, {r['sagas']:,} sagas, one in five failing"
+        per = r["bytes_per_saga"]
+        ours, plain, after = per["sagagraph"], per["plain"], per["sagagraph_after_prune"]
+        ratio = ours["file"] / plain["file"]
+        baseline = f"plain LangGraph + SqliteSaver {_kb(plain['file'])}"
+        out.append(
+            (
+                f"{what}: file",
+                _kb(ours["file"]),
+                baseline,
+                f"{ratio:.2f}×",
+                *_target(ratio, TARGET_BEFORE),
+            )
+        )
+        kb = after["file"] / 1024
+        out.append(
+            (
+                f"{what}: file after prune",
+                _kb(after["file"]),
+                "",
+                "",
+                f"≤ {TARGET_AFTER_KB:g} KB",
+                _met(kb <= TARGET_AFTER_KB),
+            )
+        )
+    return out
+
+
 def plugged_rows(key: str, name: str, result: Any) -> list[Row]:
     """Rows of an item whose module another branch provides; "not available" without it."""
     if isinstance(result, dict) and "unavailable" in result:
@@ -226,6 +266,8 @@ def table(results: dict[str, Any]) -> str:
     for key, name in (("7", "startup"), ("8", "history")):
         if name in results:
             rows += plugged_rows(key, name, results[name])
+    if "storage" in results:
+        rows += _storage_rows(results["storage"])
     if "peers" in results:
         from bench.peers import table_rows
 
@@ -267,6 +309,10 @@ NOTES = {
     "OpenAI-compatible test server (about 4 characters a token), replies scripted alike "
     "for both sides; sagagraph's validator reads the outline, the first page and the "
     "reference evidence, the naive pipeline sends the whole paper to all three agents.",
+    "storage": "10: `bench/storage.py`: the three-step saga with instant fake agents, one in "
+    "five failing at its last step, on a fresh SQLite file; the file after `VACUUM` divided "
+    "by the sagas, before and after `SagaService.prune` (finished sagas keep their last "
+    "checkpoint), beside plain LangGraph's like graph on `SqliteSaver`.",
     "big_input": "5: a generated text PDF, loaded with pypdf, then the whole offline saga.",
     "peers": "9: `../shared/peers/run_all.sh` run once with every row together (P1 plain "
     "LangGraph, P3 agent-saga, PX sagagraph on SQLite and PostgreSQL), the same number of "

@@ -50,11 +50,15 @@ def payload_bytes(db: Path) -> int:
 
 
 def file_bytes(db: Path) -> int:
-    """The file's size once ``VACUUM`` has dropped its free pages and the WAL is merged."""
+    """The file's size once ``VACUUM`` has dropped its free pages and the WAL is merged: its
+    pages times the page size. (Not the file's size on disk: while another connection of this
+    process is open, SQLite leaves the vacuumed file untruncated until that one closes.)"""
     with closing(sqlite3.connect(db)) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("VACUUM")
-    return db.stat().st_size
+        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    return pages * size
 
 
 def row_counts(db: Path) -> dict[str, int]:
@@ -104,37 +108,50 @@ def measure_plain(db: Path, sagas: int) -> dict[str, Any]:
     return {"payload": payload_bytes(db), "file": file_bytes(db), "rows": row_counts(db)}
 
 
+TARGET_BEFORE = 1.2
+"""Bytes a saga before retention: at most 1.2× plain LangGraph with a like state."""
+TARGET_AFTER_KB = 4.0
+"""Bytes a finished saga after retention: at most 4 KB."""
+SCHEMES = ("sqlite", "sqlite+group")
+
+
+def measure(sagas: int, scheme: str) -> dict[str, Any]:
+    """Bytes and rows a saga, sagagraph on ``scheme`` before and after ``prune``, and plain
+    LangGraph, each on a fresh file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = measure_sagagraph(Path(tmp) / "ours.sqlite", sagas, scheme)
+        plain = measure_plain(Path(tmp) / "plain.sqlite", sagas)
+    return {
+        "sagas": sagas,
+        "scheme": scheme,
+        "bytes_per_saga": {
+            "sagagraph": {k: v / sagas for k, v in ours["before"].items() if k != "rows"},
+            "sagagraph_after_prune": {
+                k: v / sagas for k, v in ours["after"].items() if k != "rows"
+            },
+            "plain": {k: v / sagas for k, v in plain.items() if k != "rows"},
+        },
+        "rows_per_saga": {
+            "sagagraph": {k: v / sagas for k, v in ours["before"]["rows"].items()},
+            "sagagraph_after_prune": {k: v / sagas for k, v in ours["after"]["rows"].items()},
+            "plain": {k: v / sagas for k, v in plain["rows"].items()},
+        },
+        "pruned": ours["pruned"],
+    }
+
+
+def run(*, sagas: int = 1000, quick: bool = False) -> list[dict[str, Any]]:
+    """``make bench``'s storage item: :func:`measure` on every SQLite scheme (bytes do not
+    depend on the machine's load: one run each)."""
+    return [measure(100 if quick else sagas, scheme) for scheme in SCHEMES]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sagas", type=int, default=500)
     parser.add_argument("--url-scheme", default="sqlite", help="sqlite or sqlite+group")
     args = parser.parse_args()
-    n = args.sagas
-    with tempfile.TemporaryDirectory() as tmp:
-        ours = measure_sagagraph(Path(tmp) / "ours.sqlite", n, args.url_scheme)
-        plain = measure_plain(Path(tmp) / "plain.sqlite", n)
-    per = {
-        "sagagraph": {k: v / n for k, v in ours["before"].items() if k != "rows"},
-        "sagagraph_after_prune": {k: v / n for k, v in ours["after"].items() if k != "rows"},
-        "plain": {k: v / n for k, v in plain.items() if k != "rows"},
-    }
-    rows = {
-        "sagagraph": {k: v / n for k, v in ours["before"]["rows"].items()},
-        "sagagraph_after_prune": {k: v / n for k, v in ours["after"]["rows"].items()},
-        "plain": {k: v / n for k, v in plain["rows"].items()},
-    }
-    print(
-        json.dumps(
-            {
-                "sagas": n,
-                "scheme": args.url_scheme,
-                "bytes_per_saga": per,
-                "rows_per_saga": rows,
-                "pruned": ours["pruned"],
-            },
-            indent=1,
-        )
-    )
+    print(json.dumps(measure(args.sagas, args.url_scheme), indent=1))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from tests.support.services import (
     CORPUS,
     CORPUS_NEXT,
     fresh_postgres_database,
+    postgres_backend_url,
     refuse_unmarked,
     require_rabbitmq,
     unavailable,
@@ -29,7 +30,12 @@ SERVICE_FIXTURES = {
     "corpus_next": "corpus",
     "corpus_labels": "corpus",
 }
-SERVICE_PARAMS = {"postgres": "postgres", "rabbitmq": "rabbitmq", "amqp": "rabbitmq"}
+SERVICE_PARAMS = {
+    "postgres": "postgres",
+    "postgres+group": "postgres",
+    "rabbitmq": "rabbitmq",
+    "amqp": "rabbitmq",
+}
 
 
 def service_markers(item: pytest.Item) -> set[str]:
@@ -66,25 +72,24 @@ def amqp_url() -> str:
     return require_rabbitmq()
 
 
-@pytest.fixture(params=["memory", "sqlite", "sqlite+group", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite+group", "postgres", "postgres+group"])
 def checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A checkpointer URL for each backend: memory, a fresh SQLite file (LangGraph's saver,
-    or the group-commit saver), PostgreSQL."""
+    or the group-commit saver), PostgreSQL (either saver)."""
     if request.param == "memory":
         return "memory://"
     if request.param.startswith("sqlite"):
         return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
+    return postgres_backend_url(request.param, request.getfixturevalue("postgres_url"))
 
 
-@pytest.fixture(params=["sqlite", "sqlite+group", "postgres"])
+@pytest.fixture(params=["sqlite", "sqlite+group", "postgres", "postgres+group"])
 def durable_checkpointer_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A checkpointer URL that survives the process: SQLite file (either saver) or PostgreSQL."""
+    """A checkpointer URL that survives the process: SQLite file or PostgreSQL (either
+    saver)."""
     if request.param.startswith("sqlite"):
         return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
+    return postgres_backend_url(request.param, request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,11 @@ async driver, opening the async savers:
 - ``memory://``: LangGraph's ``InMemorySaver`` (it has async methods);
 - ``sqlite:///path``: :class:`~sagagraph.checkpoints.savers.SagaAsyncSqliteSaver`;
 - ``postgresql://...``: :class:`~sagagraph.checkpoints.postgres_savers.SagaAsyncPostgresSaver`,
-  on a connection pool.
+  on a connection pool;
+- ``sqlite+group:///path`` and ``postgresql+group://...``: the group-commit savers
+  (:mod:`~sagagraph.checkpoints.group_commit`, :mod:`~sagagraph.checkpoints.group_commit_pg`),
+  the sync factory's, whose async methods await their writes and never block the loop on a
+  commit.
 
 The databases these open are the ones the sync factory opens: a saga started async can be
 inspected, resumed or recovered by the CLI, and the other way round.

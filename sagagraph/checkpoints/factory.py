@@ -25,11 +25,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from sagagraph.checkpoints.savers import SagaSqliteSaver
 from sagagraph.checkpoints.urls import (
+    GROUP_POSTGRES_SCHEMES,
     GROUP_SQLITE,
     SQLITE_BUSY_TIMEOUT,
     default_db_url,
     first_line,
     lease_file,
+    postgres_conninfo,
     redact_text,
     redact_url,
     sqlite_path,
@@ -53,7 +55,8 @@ class Target:
     path: Path = Path()
     """The SQLite file (``sqlite`` only; else the working directory, unused)."""
     group: bool = False
-    """``sqlite+group:///``: the group-commit saver keeps the file."""
+    """``sqlite+group:///`` or ``postgresql+group://``: a group-commit saver keeps the
+    store."""
 
 
 def target(url: str | None) -> Target:
@@ -70,11 +73,12 @@ def target(url: str | None) -> Target:
         if path.is_dir():
             raise ConfigurationError(f"checkpointer url {url!r}: {path} is a folder, not a file")
         return Target("sqlite", url, path, url.startswith(GROUP_SQLITE))
-    if url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
-        return Target("postgres", url)
+    scheme = url.split(":", 1)[0].lower()
+    if scheme in ("postgresql", "postgres", *GROUP_POSTGRES_SCHEMES):
+        return Target("postgres", url, group=scheme in GROUP_POSTGRES_SCHEMES)
     raise ConfigurationError(
         f"checkpointer url {redact_url(url)!r}: expected sqlite:///PATH, "
-        "sqlite+group:///PATH, memory:// or postgresql://..."
+        "sqlite+group:///PATH, memory://, postgresql://... or postgresql+group://..."
     )
 
 
@@ -141,8 +145,12 @@ def open_checkpointer(url: str | None = None) -> Iterator[BaseCheckpointSaver[st
 
 @contextmanager
 def opened_group_saver(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
-    """The group-commit saver of ``where``'s file (sync and async methods alike), closed on
-    exit after its last commit."""
+    """The group-commit saver of ``where``'s file or database (sync and async methods
+    alike), closed on exit after its last commit."""
+    if where.kind == "postgres":
+        with _open_postgres_group(where) as postgres_saver:
+            yield postgres_saver
+        return
     from sagagraph.checkpoints.group_commit import SagaGroupCommitSqliteSaver
 
     with refused(where, "not a usable SQLite database", sqlite3.Error):
@@ -196,3 +204,32 @@ def _open_postgres(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
             finally:
                 conn.execute(SETUP_UNLOCK)
         yield saver
+
+
+@contextmanager
+def _open_postgres_group(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
+    try:  # the postgres extra
+        from psycopg import Error as PsycopgError
+        from psycopg_pool import PoolTimeout
+
+        from sagagraph.checkpoints.group_commit_pg import SagaGroupCommitPostgresSaver
+        from sagagraph.checkpoints.pg_limits import with_connection_limits
+    except ImportError:  # pragma: no cover - depends on installed extras
+        raise postgres_missing() from None
+    conninfo = with_connection_limits(postgres_conninfo(where.url))
+    with refused(where, "cannot connect", PsycopgError, PoolTimeout):
+        saver = SagaGroupCommitPostgresSaver(conninfo)
+    try:
+        with refused(where, "cannot connect", PsycopgError, PoolTimeout):
+            conn = saver.lease_connection
+            for pause in setup_lock_polls():
+                if took_lock(conn.execute(SETUP_LOCK).fetchone()):
+                    break
+                time.sleep(pause)
+            try:
+                saver.setup()
+            finally:
+                conn.execute(SETUP_UNLOCK)
+        yield saver
+    finally:
+        saver.close()

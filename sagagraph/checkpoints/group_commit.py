@@ -302,18 +302,17 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
             "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             (thread_id, ns, checkpoint_id),
         )
-        writes = [
-            (task_path, task_id, idx, channel, value)
-            for task_id, task_path, value_kind, packed in rows
-            for idx, channel, value in self.serde.loads_typed((value_kind, packed))
-        ]
-        writes.sort(key=lambda w: writes_sort_key(w[0], w[1], w[2]))
-        pending = [(task_id, channel, value) for _, task_id, _, channel, value in writes]
+        pending = pending_writes(
+            [
+                (task_id, task_path, self.serde.loads_typed((value_kind, packed)))
+                for task_id, task_path, value_kind, packed in rows
+            ]
+        )
         return CheckpointTuple(
-            config=_config(thread_id, ns, checkpoint_id),
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
             checkpoint={**checkpoint, "channel_values": values},
             metadata=json.loads(metadata) if metadata else {},
-            parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
+            parent_config=checkpoint_config(thread_id, ns, parent_id) if parent_id else None,
             pending_writes=pending,
         )
 
@@ -350,7 +349,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
                 conn.executemany(f"INSERT OR REPLACE INTO {BLOBS} VALUES (?, ?, ?, ?, ?, ?)", blobs)
             conn.execute(f"INSERT OR REPLACE INTO {CHECKPOINTS} VALUES (?, ?, ?, ?, ?, ?, ?)", row)
 
-        return job, _config(thread_id, ns, checkpoint["id"])
+        return job, checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def put(
         self,
@@ -385,19 +384,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
         thread_id = str(configurable["thread_id"])
         ns = str(configurable.get("checkpoint_ns", ""))
         checkpoint_id = str(configurable["checkpoint_id"])
-        verb = (
-            "INSERT OR REPLACE"
-            if all(channel in WRITES_IDX_MAP for channel, _ in writes)
-            else "INSERT OR IGNORE"
-        )
-        # One row for the task's ordinary writes (slot 0), one for each special write (its
-        # negative index from WRITES_IDX_MAP): a task's writes arrive in one call, and a call
-        # again with the same writes is ignored (replaced, when all are special) as a row.
-        slots: dict[int, list[tuple[int, str, Any]]] = {}
-        for idx, (channel, value) in enumerate(writes):
-            special = WRITES_IDX_MAP.get(channel)
-            key = 0 if special is None else special
-            slots.setdefault(key, []).append((WRITES_IDX_MAP.get(channel, idx), channel, value))
+        verb = writes_verb(writes)
         rows = [
             (
                 thread_id,
@@ -408,7 +395,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
                 task_path,
                 *self.serde.dumps_typed(packed),
             )
-            for slot, packed in slots.items()
+            for slot, packed in pack_writes(writes).items()
         ]
 
         def job(conn: sqlite3.Connection) -> None:
@@ -516,8 +503,7 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
     def get_next_version(self, current: str | None, channel: None) -> str:
         """A version sorts by its counter; the random tail keeps two forks of one
         checkpoint (time travel) from naming different values alike."""
-        counter = 0 if current is None else int(str(current).split(".")[0])
-        return f"{counter + 1:010d}.{random.getrandbits(32):08x}"
+        return next_version(current)
 
 
 def _delete_threads(threads: Sequence[str]) -> Job:
@@ -528,7 +514,49 @@ def _delete_threads(threads: Sequence[str]) -> Job:
     return job
 
 
-def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+def next_version(current: str | None) -> str:
+    """A channel's next version: it sorts by its counter; the random tail keeps two forks of
+    one checkpoint (time travel) from naming different values alike."""
+    counter = 0 if current is None else int(str(current).split(".")[0])
+    return f"{counter + 1:010d}.{random.getrandbits(32):08x}"
+
+
+def writes_verb(writes: Sequence[tuple[str, Any]]) -> str:
+    """``INSERT OR REPLACE`` when every write is special (error, interrupt, resume: stored
+    again as LangGraph's savers store them), else ``INSERT OR IGNORE``."""
+    if all(channel in WRITES_IDX_MAP for channel, _ in writes):
+        return "INSERT OR REPLACE"
+    return "INSERT OR IGNORE"
+
+
+def pack_writes(writes: Sequence[tuple[str, Any]]) -> dict[int, list[tuple[int, str, Any]]]:
+    """A task's writes by row: slot 0 holds its ordinary writes, each special write (its
+    negative index from WRITES_IDX_MAP) a slot of its own. A task's writes arrive in one
+    call, and a call again with the same writes is ignored (replaced, when all are special)
+    as a row."""
+    slots: dict[int, list[tuple[int, str, Any]]] = {}
+    for idx, (channel, value) in enumerate(writes):
+        special = WRITES_IDX_MAP.get(channel)
+        key = 0 if special is None else special
+        slots.setdefault(key, []).append((WRITES_IDX_MAP.get(channel, idx), channel, value))
+    return slots
+
+
+def pending_writes(
+    rows: Sequence[tuple[str, str, Sequence[tuple[int, str, Any]]]],
+) -> list[tuple[str, str, Any]]:
+    """A checkpoint's pending writes from its rows (task id, task path, unpacked slot), in
+    the order LangGraph's savers return them."""
+    writes = [
+        (task_path, task_id, idx, channel, value)
+        for task_id, task_path, packed in rows
+        for idx, channel, value in packed
+    ]
+    writes.sort(key=lambda w: writes_sort_key(w[0], w[1], w[2]))
+    return [(task_id, channel, value) for _, task_id, _, channel, value in writes]
+
+
+def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     return {
         "configurable": {
             "thread_id": thread_id,

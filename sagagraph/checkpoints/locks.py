@@ -253,6 +253,9 @@ def _place(checkpointer: Any) -> str | None:
             rows = cur.execute("PRAGMA database_list").fetchall()
         file = next((f for _, name, f in rows if name == "main" and f), None)
         return f"sqlite:{Path(file).resolve()}" if file else None
+    own = getattr(checkpointer, "conninfo", None)  # the PostgreSQL group-commit saver's
+    if isinstance(own, str) and own and hasattr(checkpointer, "lease_connection"):
+        return f"postgres:{own}"
     conn = getattr(checkpointer, "conn", None)
     conninfo = getattr(conn, "conninfo", None)  # a psycopg pool
     if conninfo is None:

@@ -299,12 +299,15 @@ def _on_table(sql: str, checkpointer: BaseCheckpointSaver[Any]) -> str:
 
 
 def _is_postgres(checkpointer: BaseCheckpointSaver[Any]) -> bool:
-    return not isinstance(checkpointer, SqliteSaver) and not _group_commit(checkpointer)
+    if _group_commit(checkpointer):
+        return getattr(checkpointer, "sql_dialect", "sqlite") == "postgres"
+    return not isinstance(checkpointer, SqliteSaver)
 
 
 def _group_commit(checkpointer: BaseCheckpointSaver[Any]) -> bool:
-    """True for the group-commit SQLite saver (it names its own table of checkpoints; it is
-    not imported here, since it stamps its checkpoints with this module's summary)."""
+    """True for a group-commit saver, SQLite or PostgreSQL (it names its own table of
+    checkpoints, and its ``sql_dialect`` when PostgreSQL; it is not imported here, since it
+    stamps its checkpoints with this module's summary)."""
     return hasattr(checkpointer, "checkpoints_table") and hasattr(checkpointer, "read_cursor")
 
 

@@ -1,7 +1,9 @@
 """Where a store is: ``sqlite:///path/to/file.sqlite`` (the default), ``memory://`` (one
 process, nothing kept), ``postgresql://user@host:5432/db`` (shared by many processes on many
-machines); URLs shown with their password hidden; the SQLite settings every SQLite store of
-sagagraph shares. No LangGraph here, so a command that needs only a URL starts fast.
+machines), and the group-commit savers' ``sqlite+group:///path`` and
+``postgresql+group://...``; URLs shown with their password hidden; the SQLite settings
+every SQLite store of sagagraph shares. No LangGraph here, so a command that needs only a
+URL starts fast.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ DEFAULT_DB_URL = "sqlite:///sagagraph.sqlite"
 GROUP_SQLITE = "sqlite+group:///"
 """The scheme of a SQLite file kept by the group-commit saver
 (:mod:`sagagraph.checkpoints.group_commit`): ``sqlite+group:///path``."""
+GROUP_POSTGRES_SCHEMES = ("postgresql+group", "postgres+group")
+"""The schemes of a PostgreSQL database kept by the group-commit saver
+(:mod:`sagagraph.checkpoints.group_commit_pg`): ``postgresql+group://user@host/db``."""
 DEFAULT_BUS_URL = "sqlite:///sagagraph-events.sqlite"
 """The event log of choreographed sagas when neither ``--bus`` nor a variable names one."""
 SQLITE_BUSY_TIMEOUT = 30.0
@@ -39,6 +44,24 @@ def default_bus_url() -> str:
     directory."""
     env = os.environ
     return env.get("SAGAGRAPH_BUS") or env.get("SAGAGRAPH_AMQP_URL") or DEFAULT_BUS_URL
+
+
+def url_scheme(url: str) -> str:
+    """The scheme of ``url``, lower case (``postgresql+group``)."""
+    return url.split(":", 1)[0].lower()
+
+
+def is_postgres_url(url: str) -> bool:
+    """True for a PostgreSQL URL, kept by LangGraph's saver or by the group-commit one."""
+    return url_scheme(url) in ("postgresql", "postgres", *GROUP_POSTGRES_SCHEMES)
+
+
+def postgres_conninfo(url: str) -> str:
+    """The URL psycopg connects with: a ``postgresql+group://`` URL without ``+group``."""
+    scheme = url_scheme(url)
+    if scheme in GROUP_POSTGRES_SCHEMES:
+        return scheme.removesuffix("+group") + url[len(scheme) :]
+    return url
 
 
 def redact_url(url: str) -> str:

@@ -175,6 +175,24 @@ class SqliteBus(LogBus):
                 bodies += [(int(p), stored_body(b)) for p, b in rows.fetchall()]
         return [b for _, b in sorted(bodies)]
 
+    def forget_sagas(self, saga_ids: Collection[str]) -> int:
+        """Delete every event of these sagas, and their failure counts, in one transaction
+        (retention: :mod:`sagagraph.choreography.retention`); the events deleted. Positions
+        are never reused, so the step services' cursors stay right."""
+        if self._conn is None or not saga_ids:
+            return 0
+        removed = 0
+        with self._lock, write_transaction(self._db()) as conn:
+            for saga_id in sorted(set(saga_ids)):
+                conn.execute(
+                    "DELETE FROM bus_failures WHERE position IN "
+                    "(SELECT position FROM bus_events WHERE saga_id = ?)",
+                    (saga_id,),
+                )
+                cur = conn.execute("DELETE FROM bus_events WHERE saga_id = ?", (saga_id,))
+                removed += cur.rowcount
+        return removed
+
     def cursor(self, consumer: str) -> int:
         with self._lock:
             row = (

@@ -38,8 +38,15 @@ def cmd_prune(args: argparse.Namespace) -> int:
         f"{'would cut' if args.dry_run else 'cut'} {counts['compacted']} finished saga(s) to "
         f"their last checkpoint ({counts['checkpoints_removed']} checkpoint(s) removed)"
     )
+    if counts["log_deleted"]:
+        print(
+            f"{verb} the events of {counts['log_deleted']} choreographed saga(s) finished "
+            "before the cut-off from the event log"
+        )
     if counts["busy"]:
         print(f"{counts['busy']} saga(s) busy in another process: left for the next prune")
     if pruned.not_compacted:
         print(f"finished sagas not compacted: {pruned.not_compacted}", file=sys.stderr)
+    if pruned.log_not_pruned:
+        print(f"event log not pruned: {pruned.log_not_pruned}", file=sys.stderr)
     return EXIT_COMPLETED

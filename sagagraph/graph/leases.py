@@ -6,7 +6,8 @@ The lease dies with the process that holds it: a crash releases it at once, and 
 expiry to tune.
 
 - PostgreSQL: a session advisory lock on the saver's own connection, its public ``conn``
-  used under its public ``lock`` as the saver uses them
+  used under its public ``lock`` as the saver uses them (the group-commit saver's
+  ``lease_connection`` under its ``lease_lock``, sync and async alike)
   (``pg_try_advisory_lock(hashtextextended('sagagraph:<id>', 0))``); the server drops it
   when the connection closes, which a killed process's connection does.
 - SQLite: a POSIX record lock on one byte of ``<database>.leases``, at an offset hashed from
@@ -228,7 +229,8 @@ def _byte_locked(path: str, saga_id: str) -> bool:
 
 
 def _has_own_postgres_connection(checkpointer: Any) -> bool:
-    """True for a PostgresSaver on one psycopg connection (not a pool, not a pipeline).
+    """True for a PostgresSaver on one psycopg connection (not a pool, not a pipeline), or a
+    saver with a connection for leases.
 
     A pool hands out a different connection for each call, and a session lock taken on one
     would stay with that connection after it went back to the pool.
@@ -238,11 +240,17 @@ def _has_own_postgres_connection(checkpointer: Any) -> bool:
         from psycopg import Connection
     except ImportError:  # pragma: no cover - the postgres extra is not installed
         return False
-    return (
+    return _has_lease_connection(checkpointer) or (
         isinstance(checkpointer, PostgresSaver)
         and isinstance(checkpointer.conn, Connection)
         and checkpointer.pipe is None
     )
+
+
+def _has_lease_connection(checkpointer: Any) -> bool:
+    """True for a saver that keeps a connection for leases (``lease_connection``, used under
+    ``lease_lock``): the PostgreSQL group-commit saver, sync and async alike."""
+    return hasattr(checkpointer, "lease_connection") and hasattr(checkpointer, "lease_lock")
 
 
 _LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS ok"
@@ -259,24 +267,34 @@ _HELD_SQL = (
 )
 
 
+def _session(saver: Any) -> tuple[Any, Any]:
+    """The connection the advisory locks go on, and the lock that serialises its use: the
+    group-commit saver's lease connection, or a ``PostgresSaver``'s own connection (its lock
+    serialises every use of it, the saver's own included)."""
+    if _has_lease_connection(saver):
+        return saver.lease_connection, saver.lease_lock
+    return saver.conn, saver.lock
+
+
 def _advisory_locked(saver: Any, saga_id: str) -> bool:
-    with saver.lock:
-        row = saver.conn.execute(_HELD_SQL, (f"sagagraph:{saga_id}",)).fetchone()
+    conn, lock = _session(saver)
+    with lock:
+        row = conn.execute(_HELD_SQL, (f"sagagraph:{saga_id}",)).fetchone()
     return bool(row and row["held"])
 
 
 def _advisory_lock(saver: Any, saga_id: str) -> Release | None:
     key = f"sagagraph:{saga_id}"
-    # The saver's lock serialises every use of its one connection, the saver's own included.
-    with saver.lock:
-        row = saver.conn.execute(_LOCK_SQL, (key,)).fetchone()
+    conn, lock = _session(saver)
+    with lock:
+        row = conn.execute(_LOCK_SQL, (key,)).fetchone()
     if not row or not row["ok"]:
         return None
 
     def release() -> None:
         try:
-            with saver.lock:
-                saver.conn.execute(_UNLOCK_SQL, (key,))
+            with lock:
+                conn.execute(_UNLOCK_SQL, (key,))
         except Exception:  # a lost connection has released the lock already
             pass
 

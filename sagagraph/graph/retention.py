@@ -73,6 +73,11 @@ class Pruned:
     resumed: list[str] = field(default_factory=list)
     """Sagas whose compaction a killed process had left half done, finished first."""
     dry_run: bool = False
+    log_deleted: list[str] = field(default_factory=list)
+    """Choreographed sagas finished before the cut-off whose events left the event log
+    (filled by :meth:`sagagraph.service.SagaService.prune`)."""
+    log_not_pruned: str | None = None
+    """Why the event log was left whole; None when it was pruned or not asked."""
 
     def counts(self) -> dict[str, Any]:
         """The figures, as the CLI's ``--json`` prints them."""
@@ -84,6 +89,7 @@ class Pruned:
             "resumed": len(self.resumed),
             "not_compacted": self.not_compacted,
             "dry_run": self.dry_run,
+            "log_deleted": len(self.log_deleted),
         }
 
 

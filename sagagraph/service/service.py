@@ -332,18 +332,26 @@ class SagaService:
         keep_last: bool = True,
         dry_run: bool = False,
     ) -> Pruned:
-        """Retention: delete the sagas that finished before ``finished_before``; with
-        ``keep_last``, cut the other finished sagas down to their last checkpoint (their view
-        and events stay). Unfinished sagas are never touched
-        (:mod:`sagagraph.graph.retention`, loaded only by this operation)."""
+        """Retention: delete the sagas that finished before ``finished_before`` (orchestrated
+        ones from the checkpointer, choreographed ones from the event log this store reads);
+        with ``keep_last``, cut the other finished sagas down to their last checkpoint (their
+        view and events stay). Unfinished sagas are never touched
+        (:mod:`sagagraph.graph.retention`, :mod:`sagagraph.choreography.retention`, loaded
+        only by this operation)."""
         from sagagraph.graph.retention import Pruned, prune_sagas
 
-        if not self.store.has_checkpoints():
-            return Pruned(dry_run=dry_run)
-        with self.store.checkpointer() as saver:
-            return prune_sagas(
-                saver, finished_before=finished_before, keep_last=keep_last, dry_run=dry_run
-            )
+        done = Pruned(dry_run=dry_run)
+        if self.store.has_checkpoints():
+            with self.store.checkpointer() as saver:
+                done = prune_sagas(
+                    saver, finished_before=finished_before, keep_last=keep_last, dry_run=dry_run
+                )
+        if finished_before is not None and self.store.reads_event_log():
+            from sagagraph.choreography.retention import prune_event_log
+
+            log = prune_event_log(self.store.bus, finished_before, dry_run=dry_run)
+            done.log_deleted, done.log_not_pruned = log.deleted, log.not_pruned
+        return done
 
     def unfinished(self, *, compensate: bool = False) -> tuple[Rows, Rows]:
         """The orchestrated sagas ``recover`` takes up, and those waiting for an operator.

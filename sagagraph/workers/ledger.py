@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 from sagagraph.checkpoints.urls import (
     SQLITE_BUSY_TIMEOUT,
     enable_wal,
+    is_postgres_url,
+    postgres_conninfo,
     redact_text,
     redact_url,
     sqlite_path,
@@ -108,8 +110,7 @@ class WorkerLedger:
 @contextmanager
 def open_ledger(db_url: str) -> Iterator[WorkerLedger]:
     """The ledger in the database of checkpointer ``db_url``; created when missing."""
-    scheme = db_url.split(":", 1)[0].lower()
-    if scheme in ("postgresql", "postgres"):
+    if is_postgres_url(db_url):
         with _postgres(db_url) as ledger:
             yield ledger
     elif db_url.startswith("sqlite:///"):
@@ -139,7 +140,7 @@ def _postgres(db_url: str) -> Iterator[WorkerLedger]:
     from sagagraph.checkpoints.pg_limits import with_connection_limits
 
     try:
-        conn = psycopg.connect(with_connection_limits(db_url), autocommit=True)
+        conn = psycopg.connect(with_connection_limits(postgres_conninfo(db_url)), autocommit=True)
     except psycopg.Error as error:
         cause = redact_text(" ".join(str(error).split()), db_url)
         raise ConfigurationError(

@@ -102,7 +102,8 @@ def test_postgres_url_opens_a_postgres_saver(postgres_url: str) -> None:
         (
             "mysql://ada:s3cret@db.example/sagas",
             "mysql://ada:***@db.example/sagas",
-            "expected sqlite:///PATH, sqlite+group:///PATH, memory:// or postgresql://",
+            "expected sqlite:///PATH, sqlite+group:///PATH, memory://, postgresql://... or "
+            "postgresql+group://...",
         ),
         ("sqlite://relative.db", "sqlite://relative.db", "expected sqlite:///PATH"),
         ("sqlite:///", "sqlite:///", "no file path after sqlite:///"),

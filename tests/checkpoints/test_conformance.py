@@ -4,8 +4,8 @@
 savers (``open_async_checkpointer``) run it as they are; the sync ones (``open_checkpointer``)
 through :class:`SyncAsAsync`, which answers each async method with the saver's own sync
 method, so the sync code paths are the ones tested. Every capability the saver has must
-pass: the base ones (put, put_writes, get_tuple, list, delete_thread) and, on PostgreSQL,
-``prune``.
+pass: the base ones (put, put_writes, get_tuple, list, delete_thread) and, on PostgreSQL and
+the group-commit savers (``sqlite+group:///``, ``postgresql+group://``), ``prune``.
 """
 
 from __future__ import annotations
@@ -152,3 +152,15 @@ def test_the_group_commit_saver_passes_langgraphs_conformance_suite(
         return f"sqlite+group:///{tmp_path / f'{uuid.uuid4().hex}.sqlite'}"
 
     check(conformance(f"sagagraph-sqlite-group-{sync}", url, sync=sync), BASE | {"prune"})
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+def test_the_postgres_group_commit_saver_passes_langgraphs_conformance_suite(
+    postgres_url: str, sync: bool
+) -> None:
+    url = postgres_url.replace("postgresql://", "postgresql+group://", 1)
+    check(
+        conformance(f"sagagraph-postgres-group-{sync}", lambda: url, sync=sync),
+        BASE | {"prune"},
+    )

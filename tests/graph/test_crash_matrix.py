@@ -126,6 +126,8 @@ def _stopped_states(db: str, journal: Journal) -> dict[str, dict[str, Any]]:
         ("postgres", "compensate"),
         ("sqlite+group", "forward"),
         ("sqlite+group", "compensate"),
+        ("postgres+group", "forward"),
+        ("postgres+group", "compensate"),
     ],
     ids=lambda p: "-".join(p),
 )

@@ -76,6 +76,9 @@ FLEETS = [
     ("sqlite+group", "sync", "forward"),
     ("sqlite+group", "async", "forward"),
     ("sqlite+group", "async", "compensate"),
+    ("postgres+group", "sync", "forward"),
+    ("postgres+group", "async", "forward"),
+    ("postgres+group", "async", "compensate"),
 ]
 
 

@@ -28,7 +28,7 @@ def never(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the probe took a lock")
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "postgres+group"])
 def test_the_probe_takes_no_lock_and_sees_a_live_holder_until_it_is_killed(
     backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from sagagraph.errors import ConfigurationError
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.retention import prune_sagas, retention_period
 from tests.support.child_processes import reaped
+from tests.support.services import saga_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,11 +51,12 @@ def snapshot(service: SagaService, ids: list[str]) -> tuple[Any, ...]:
     return (service.list(), [service.get(s) for s in ids], [service.events(s) for s in ids])
 
 
-@pytest.fixture(params=["sqlite", "sqlite+group"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file kept by LangGraph's saver (compacted through delete and put) or by the
-    group-commit saver (its own ``prune``)."""
-    return f"{request.param}:///{tmp_path / 'sagas.sqlite'}"
+@pytest.fixture(params=["sqlite", "sqlite+group", "postgres+group"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A SQLite file kept by LangGraph's saver (compacted through delete and put), or a
+    SQLite file or PostgreSQL database kept by a group-commit saver (its own ``prune``)."""
+    with saga_database(request.param, tmp_path) as url:
+        yield url
 
 
 def test_finished_sagas_keep_their_last_checkpoint_and_read_the_same(
@@ -185,3 +189,33 @@ def test_retention_periods_and_the_beat_entry(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("SAGAGRAPH_RETENTION", "30d")
     app = make_celery_app("amqp://127.0.0.1:5672//")
     assert app.conf.beat_schedule["sagagraph-prune"]["task"] == PRUNE
+
+
+def test_the_event_log_of_choreographed_sagas_finished_before_the_cutoff_goes(
+    offline_cli: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paper = str(ROOT / "examples" / "papers" / "complete_paper.md")
+    assert main(["run", paper, "--mode", "choreography", "--saga-id", "chor-old"]) == 0
+    cutoff = datetime.now(UTC)
+    time.sleep(0.01)  # the kept saga's events are stamped after the cut-off
+    assert main(["run", paper, "--mode", "choreography", "--saga-id", "chor-kept"]) == 0
+    assert main(["run", paper, "--saga-id", "orch-kept"]) == 0
+    capsys.readouterr()
+    service = SagaService.from_urls()
+    kept = ["chor-kept", "orch-kept"]
+    before = (service.list(), [service.get(s) for s in kept], [service.events(s) for s in kept])
+
+    dry = service.prune(finished_before=cutoff, dry_run=True)
+    assert dry.log_deleted == ["chor-old"] and service.get("chor-old") is not None
+    done = service.prune(finished_before=cutoff)
+    assert done.log_deleted == ["chor-old"] and done.counts()["log_deleted"] == 1
+    assert service.get("chor-old") is None  # no event of it is left in the log
+    rows = [r for r in before[0] if r["saga_id"] != "chor-old"]
+    after = (service.list(), [service.get(s) for s in kept], [service.events(s) for s in kept])
+    assert after == (rows, before[1], before[2])  # list, status and events of the others
+
+    assert main(["prune", "--finished-before", "2999-01-01", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["log_deleted"] == 1 and printed["deleted"] == 1
+    assert main(["list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

@@ -126,12 +126,21 @@ def fresh_postgres_database() -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def postgres_backend_url(backend: str, url: str) -> str:
+    """``url`` (``postgresql://``) as ``backend`` opens it: ``postgres`` by LangGraph's saver,
+    ``postgres+group`` by the group-commit saver (``postgresql+group://``)."""
+    if backend == "postgres+group":
+        return url.replace("postgresql://", "postgresql+group://", 1)
+    return url
+
+
 @contextmanager
 def saga_database(backend: str, root: Path) -> Iterator[str]:
     """A checkpointer URL no other test writes to: a SQLite file under ``root``, or a fresh
-    PostgreSQL database (dropped afterwards). Recovery scans every saga in it."""
+    PostgreSQL database (dropped afterwards). Recovery scans every saga in it. ``+group``
+    backends open the group-commit savers."""
     if backend.startswith("sqlite"):  # sqlite, or sqlite+group (the group-commit saver)
         yield f"{backend}:///{root / 'sagas.sqlite'}"
     else:
         with fresh_postgres_database() as url:
-            yield url
+            yield postgres_backend_url(backend, url)

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.graph.definitions import WORKER_KEY, CompiledSagas, Definitions
 from sagagraph.graph.runner import initial_state, saga_config, saga_status
 from sagagraph.workers.ledger import open_ledger
 from sagagraph.workers.watch import take_over_orphans
+from tests.support.services import saga_database
 from tests.support.toy_saga import Journal
 from tests.workers.test_drive import TOY
 
 
-def test_the_watcher_uses_the_delivery_limit_the_saga_recorded(tmp_path: Path) -> None:
-    db = f"sqlite:///{tmp_path / 'sagas.sqlite'}"
+@pytest.mark.parametrize("backend", ["sqlite", "postgres+group"])
+def test_the_watcher_uses_the_delivery_limit_the_saga_recorded(
+    backend: str, tmp_path: Path
+) -> None:
+    with saga_database(backend, tmp_path) as db:  # the group-commit saver's ledger too
+        watch_limited(db, tmp_path)
+
+
+def watch_limited(db: str, tmp_path: Path) -> None:
     journal = tmp_path / "journal.sqlite"
     worker = {"app": TOY, "queue": "q", "max_deliveries": 1}
     saga_input = {"journal": str(journal), WORKER_KEY: worker}
