@@ -44,7 +44,7 @@ from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app
-from sagagraph.workers.dead_letters import WORKER_STEP, keep_next_step
+from sagagraph.workers.dead_letters import WORKER_STEP, keep_next_step, never_taken
 from sagagraph.workers.drive import final_state
 from sagagraph.workers.ledger import open_ledger
 
@@ -227,16 +227,18 @@ def cancel_saga(
         _check_cancellable(view, saga_id)
         with open_ledger(db) as ledger:
             ledger.request_cancel(saga_id, by, reason)
-        _revoke(address, db, saga_id)
-        try:
-            with saga_lease(checkpointer, saga_id):
-                view = saga_status(app, saga_id)
-                if final_state(view) is None:
-                    view = rollback_leased(app, saga_id, reason, by=by)
-                return view | {"cancel": "compensated"}
-        except InputError as error:
-            if "in use by" not in str(error):
-                raise
+            _revoke(address, db, saga_id)
+            try:
+                with saga_lease(checkpointer, saga_id):
+                    view = saga_status(app, saga_id)
+                    if final_state(view) is None:
+                        # A saga no worker took has no step to compensate.
+                        started = not never_taken(view, ledger.deliveries(saga_id))
+                        view = rollback_leased(app, saga_id, reason, by=by, started=started)
+                    return view | {"cancel": "compensated"}
+            except InputError as error:
+                if "in use by" not in str(error):
+                    raise
         return view | {"cancel": "requested: its worker compensates it at its next step"}
 
 

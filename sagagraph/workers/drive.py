@@ -39,6 +39,7 @@ from sagagraph.workers.dead_letters import (
     WORKER_STEP,
     dead_letter_unbuilt,
     keep_next_step,
+    never_taken,
 )
 from sagagraph.workers.ledger import WorkerLedger, open_ledger
 
@@ -124,7 +125,7 @@ class Driver:
             if delivery > self.max_deliveries:
                 self._dead_letter(app, saga_id, delivery - 1)
                 return DEAD_LETTERED
-            view = self._run(app, saga_id, ledger)
+            view = self._run(app, saga_id, ledger, delivery)
         outcome = final_state(view) or str(view["status"])
         self.say(f"worker: saga {saga_id} {outcome} in {time.perf_counter() - started:.1f} s")
         return outcome
@@ -149,8 +150,9 @@ class Driver:
             self.say(f"worker: saga {saga_id} dead-lettered: no worker runs {reference}")
         return done
 
-    def _run(self, app: Any, saga_id: str, ledger: WorkerLedger) -> dict[str, Any]:
-        """Continue the saga until it ends or pauses, checking for a cancel between steps."""
+    def _run(self, app: Any, saga_id: str, ledger: WorkerLedger, delivery: int) -> dict[str, Any]:
+        """Continue the saga until it ends or pauses, checking for a cancel between steps
+        (``delivery``: this one's number, 1 when no worker took the saga before)."""
         cancel = ledger.cancel_request(saga_id)
         if cancel is None:
             output = RunOutput()
@@ -171,7 +173,9 @@ class Driver:
         if final_state(view) is not None:
             return view
         self.say(f"worker: saga {saga_id} cancelled by {cancel.by}; compensating")
-        return rollback_leased(app, saga_id, cancel.reason, by=cancel.by)
+        # Cancelled before its first step, by the first worker to take it: nothing ran.
+        started = not never_taken(view, delivery - 1)
+        return rollback_leased(app, saga_id, cancel.reason, by=cancel.by, started=started)
 
     def _dead_letter(self, app: Any, saga_id: str, deaths: int) -> None:
         """Record in the saga's events that it is dead-lettered; its next step stays as it was,

@@ -163,6 +163,29 @@ def test_a_queued_saga_is_cancelled_at_once_with_who_and_why_in_its_events(
     assert code == 2 and "already rolled_back" in capsys.readouterr().err
 
 
+def test_a_queued_saga_that_never_ran_is_cancelled_with_nothing_compensated(
+    tmp_path: Path, env: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No worker ever took it: no step started, so no step is compensated and the cancel is
+    # filed under the saga, not under its first step; `status` says it stopped on purpose.
+    (paper,) = write_papers(tmp_path / "papers", 1)
+    (row,) = submit(capsys, env, str(paper))
+    saga_id = row["saga_id"]
+    args = ["cancel", saga_id, "--by", "alice", "--reason", "wrong paper", *env["flags"][:4]]
+    view = cli_json(capsys, *args, "--json")
+    assert view["status"] == "rolled_back" and view["compensated"] == []
+    assert view["failure"] is None and view["halted"]["reason"] == "cancelled: wrong paper"
+    assert {e["step"] for e in view["events"]} == {"saga"}
+    cancel = view["events"][0]
+    assert (cancel["action"], cancel["outcome"], cancel["by"]) == ("resolve", "rollback", "alice")
+    capsys.readouterr()
+    code = sagagraph(["status", saga_id, *env["flags"][:2]])
+    shown = capsys.readouterr().out
+    assert code == 5, shown
+    assert "compensated" not in shown and "idempotency key" not in shown
+    assert "cancelled: wrong paper" in shown
+
+
 def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again() -> None:
     from sagagraph.saga.view import make_event, saga_view
     from sagagraph.workers.dead_letters import DEAD_LETTER, WORKER_STEP
