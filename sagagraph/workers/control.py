@@ -199,6 +199,10 @@ def _saga_app(checkpointer: Any, saga_id: str, definitions: Definitions, command
     return CompiledSagas(checkpointer, definitions).app_for(view, command)
 
 
+NOTHING_STARTED = "stopped before its first step: nothing to compensate"
+"""``cancel`` of a queued saga that no worker took: nothing ran, so nothing was undone."""
+
+
 def cancel_saga(
     saga_id: str,
     *,
@@ -208,7 +212,8 @@ def cancel_saga(
     db: str | None = None,
     definitions: Definitions | None = None,
 ) -> dict[str, Any]:
-    """Cancel a queued or running saga; its view (``cancel`` says what happened).
+    """Cancel a queued or running saga; its view (``cancel`` says what happened:
+    ``compensated``, :data:`NOTHING_STARTED`, or requested of its worker).
 
     The saga's task is revoked (a worker that gets it drops it), and the request is written
     to the ledger. A saga no process holds (queued, or orphaned) is compensated here, now; a
@@ -235,6 +240,8 @@ def cancel_saga(
                         # A saga no worker took has no step to compensate.
                         started = not never_taken(view, ledger.deliveries(saga_id))
                         view = rollback_leased(app, saga_id, reason, by=by, started=started)
+                        if not started:
+                            return view | {"cancel": NOTHING_STARTED}
                     return view | {"cancel": "compensated"}
             except InputError as error:
                 if "in use by" not in str(error):
