@@ -66,7 +66,8 @@ EXIT_ROLLED_BACK = 3
 """Rolled back after a failure: a step raised, and the committed steps were compensated."""
 EXIT_NEEDS_OPERATOR = 4
 EXIT_HALTED = 5
-"""A step stopped the saga on purpose (an invalid paper): rolled back, nothing written."""
+"""The saga was stopped on purpose, no step having failed: by a step (an invalid paper), or by
+a cancel before any step ran. Rolled back, nothing written."""
 EXIT_TRY_LATER = 75
 """Not finished yet: ``status`` of a queued or running saga, or ``recover`` leaving one
 unfinished (a live process holds it): ask again later."""
