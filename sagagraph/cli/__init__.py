@@ -1,8 +1,9 @@
 """The ``sagagraph`` command.
 
-Exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step (an invalid paper),
-4 needs an operator, 75 not finished (``status`` of a running saga; ``recover`` leaving one),
-2 bad usage or unreadable input, 1 unexpected error, 130 interrupted. Errors are one line on
+Exit codes: 0 completed, 3 rolled back after a failure, 5 halted on purpose (an invalid paper,
+or a queued saga cancelled before any step ran), 4 needs an operator, 75 not finished
+(``status`` of a running saga; ``recover`` leaving one), 2 bad usage or unreadable input,
+1 unexpected error, 130 interrupted. Errors are one line on
 stderr, never a traceback, unless ``--debug``. Progress goes to stderr, also under ``--json``,
 so the JSON on stdout stays clean.
 

@@ -1,4 +1,5 @@
-"""``sagagraph graph``'s Mermaid text: LangGraph's own drawing of the paper saga.
+"""``sagagraph graph``'s Mermaid text: LangGraph's own drawing of the paper saga, as a reader
+needs it (names and edges; no node metadata, no self-loops: :mod:`sagagraph.graph.drawn`).
 
 The paper saga is built for the command's flags, ``--router``, ``--parallel`` and
 ``--pipeline``, and
@@ -22,11 +23,12 @@ COMBINATIONS = tuple(
 
 
 def langgraph_drawing(router: str, parallel: bool, pipeline: str = "default") -> str:
-    """The paper saga's graph, compiled and drawn by LangGraph (ConfigurationError when the
-    builder refuses the combination)."""
+    """The paper saga's graph, compiled and drawn by LangGraph for a reader
+    (ConfigurationError when the builder refuses the combination)."""
     from sagagraph.agents.paper_app import PaperSettings
     from sagagraph.agents.paper_saga import paper_saga_definition
     from sagagraph.graph.builder import build_saga_graph
+    from sagagraph.graph.drawn import reader_mermaid
 
     settings = PaperSettings.resolve(llm="offline")
     definition = paper_saga_definition(
@@ -35,4 +37,4 @@ def langgraph_drawing(router: str, parallel: bool, pipeline: str = "default") ->
     # Drawing never calls the model; a named stand-in keeps `graph` free of API keys.
     router_model = "drawing-only" if router == "llm" else None
     graph = build_saga_graph(definition, router=router, router_model=router_model)  # type: ignore[arg-type]
-    return str(graph.compile().get_graph().draw_mermaid())
+    return reader_mermaid(graph.compile())

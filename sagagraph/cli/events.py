@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from sagagraph.agents.paper_app import PaperSettings
 from sagagraph.cli.flags import PAPER_STEPS
-from sagagraph.cli.output import EXIT_COMPLETED, emit, format_event, print_view, trail_lines
+from sagagraph.cli.output import (
+    EXIT_COMPLETED,
+    duration_text,
+    emit,
+    format_event,
+    print_view,
+    trail_lines,
+)
 from sagagraph.cli.wiring import paper_definition, service_from, settings_from, store_from
 from sagagraph.errors import ConfigurationError
 from sagagraph.saga.records import alerts_from_env
@@ -124,7 +131,9 @@ def cmd_events(args: argparse.Namespace) -> int:
             else:
                 details = [e["detail"] for e in message.get("events") or [] if e.get("detail")]
                 detail = f"  {details[-1]}" if details else ""
-            print(f"{message['ts']}  {message['type']:<24} {step:<12}{detail}")
+            took = [duration_text(e) for e in message.get("events") or [] if "duration_ms" in e]
+            timing = f"  {', '.join(took)}" if took else ""
+            print(f"{message['ts']}  {message['type']:<24} {step:<12}{timing}{detail}")
     return EXIT_COMPLETED
 
 
@@ -139,7 +148,7 @@ def orchestrated_events(args: argparse.Namespace) -> int:
     elif not events:
         print(f"saga {args.saga_id!r} ({view.get('mode') or 'orchestration'}): no events yet")
     for event in [] if args.json else events:
-        print(f"{event['ts']}  {format_event(event).strip()}")
+        print(f"{event['ts']}  {format_event(event, timed=True).strip()}")
     return EXIT_COMPLETED
 
 

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import TERMINAL_STATUSES
-from sagagraph.saga.view import Event
+from sagagraph.saga.view import Event, format_duration
 
 STARTED = ("execute", "compensate")
 """The actions whose start has a progress line of its own."""
@@ -66,7 +66,8 @@ EXIT_ROLLED_BACK = 3
 """Rolled back after a failure: a step raised, and the committed steps were compensated."""
 EXIT_NEEDS_OPERATOR = 4
 EXIT_HALTED = 5
-"""A step stopped the saga on purpose (an invalid paper): rolled back, nothing written."""
+"""The saga was stopped on purpose, no step having failed: by a step (an invalid paper), or by
+a cancel before any step ran. Rolled back, nothing written."""
 EXIT_TRY_LATER = 75
 """Not finished yet: ``status`` of a queued or running saga, or ``recover`` leaving one
 unfinished (a live process holds it): ask again later."""
@@ -113,13 +114,21 @@ def _unfinished(view: dict[str, Any]) -> bool:
     return bool(view.get("next")) or (status is not None and status not in TERMINAL_STATUSES)
 
 
-def format_event(event: Event, width: int = STEP_COLUMN) -> str:
-    """One progress line: ``  + validator    execute ok      outputs/s1/validation.txt``."""
+def duration_text(event: Event) -> str:
+    """How long the attempt an event ends took (``0.073 s``); empty when it has no duration."""
+    took = event.get("duration_ms")
+    return "" if took is None else format_duration(took)
+
+
+def format_event(event: Event, width: int = STEP_COLUMN, *, timed: bool = False) -> str:
+    """One progress line: ``  + validator    execute ok      outputs/s1/validation.txt``;
+    ``timed``: with a column for the attempt's duration (``events``)."""
     mark = _MARK.get(event["outcome"], "-")
     attempt = f" (attempt {event['attempt']})" if event["attempt"] > 1 else ""
     detail = f"  {event['detail']}" if event["detail"] else ""
     action = f"{event['action']} {event['outcome']}{attempt}"
-    return f"  {mark} {event['step']:<{width}} {action:<22}{detail}".rstrip()
+    took = f"{duration_text(event):>10}" if timed else ""
+    return f"  {mark} {event['step']:<{width}} {action:<22}{took}{detail}".rstrip()
 
 
 def trail_lines(events: Iterable[Event]) -> Iterator[str]:

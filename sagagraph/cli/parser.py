@@ -456,8 +456,9 @@ def add_console(sub: Subparsers) -> None:
 
 
 EXIT_CODES = (
-    "exit codes: 0 completed, 3 rolled back after a failure, 5 halted by a step (invalid "
-    "paper), 4 needs an operator, 75 not finished yet (status of a queued or running saga, "
+    "exit codes: 0 completed, 3 rolled back after a failure, 5 halted on purpose (invalid "
+    "paper, or cancelled before any step ran), 4 needs an operator, 75 not finished yet "
+    "(status of a queued or running saga, "
     "recover leaving one unfinished: ask again later), 2 bad usage or unreadable input, "
     "1 unexpected error, 130 interrupted"
 )

@@ -52,7 +52,7 @@ from sagagraph.console.source import QUEUE_REASONS, SagaSource, matches
 from sagagraph.console.timeline import timeline_svg
 from sagagraph.errors import SagaGraphError
 from sagagraph.redaction import redact
-from sagagraph.saga.view import Status, describe_error
+from sagagraph.saga.view import Status, describe_error, format_duration
 
 STATIC = Path(__file__).with_name("static")
 REFRESH_SECONDS = 3
@@ -96,6 +96,7 @@ def environment() -> Environment:
     env.filters["when"] = when
     env.filters["file_name"] = file_name
     env.filters["clip"] = clip
+    env.filters["duration"] = format_duration
     return env
 
 

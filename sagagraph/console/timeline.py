@@ -1,14 +1,17 @@
 """A saga's timeline as an SVG picture, drawn from its JSON view without matplotlib.
 
 One row per step (the saga's end on the last row, the board's versions on a row of their
-own), one slot per event in the order recorded. Bars: execute (blue) and compensate
-(orange), pale when the attempt failed; thin dark bars for an agent step's tool calls and
-undos, named by their tool. Marks: a red cross for a failed or retried attempt or a rejected
-route, a grey dot for an accepted route, a black diamond where a step halted the saga, a
-purple triangle where it waits for an operator, a green star for an operator's decision
-(retry, skip, rollback), a black bar where it ended, a board version's number where a
-knowledge source wrote it. Each mark's tooltip (``<title>``) is its event, secrets hidden.
-The colours are those of :func:`sagagraph.plotting.plot_saga_timeline`.
+own) over a time axis: elapsed time since the saga's first recorded moment
+(:mod:`sagagraph.console.time_axis`), as a waterfall chart draws it. Bars: an execute (blue)
+or compensate (orange) attempt from when it began to when it ended, pale when it failed
+(an attempt recorded before attempts kept their start is a short bar ending where it ended);
+thin dark bars for an agent step's tool calls and undos, named by their tool. Marks, where
+their event was recorded: a red cross for a failed or retried attempt or a rejected route,
+a grey dot for an accepted route, a black diamond where a step halted the saga, a purple
+triangle where it waits for an operator, a green star for an operator's decision (retry,
+skip, rollback), a black bar where it ended, a board version's number where a knowledge
+source wrote it. Each mark's tooltip (``<title>``) is its event with its duration, secrets
+hidden. The colours are those of :func:`sagagraph.plotting.plot_saga_timeline`.
 """
 
 from __future__ import annotations
@@ -17,11 +20,18 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from sagagraph.console.time_axis import TimeAxis, moments
 from sagagraph.plotting.style import TIMELINE_COLOURS
 from sagagraph.redaction import redact
+from sagagraph.saga.view import format_duration, stamp_ms
 
-SLOT = 40
-"""Width of one event's slot, in pixels."""
+PER_EVENT = 28
+"""Pixels of time axis per event, between :data:`PLOT_MIN` and :data:`PLOT_MAX`."""
+PLOT_MIN = 480
+PLOT_MAX = 1400
+MIN_BAR = 4
+"""The narrowest an attempt's bar is drawn, in pixels (a millisecond's attempt stays visible)."""
+TOOL_BAR = 8
 ROW = 40
 """Height of one row."""
 LABELS = 130
@@ -58,14 +68,17 @@ def rows_of(events: Sequence[Mapping[str, Any]], board: Sequence[Mapping[str, An
     return rows
 
 
-def tooltip(index: int, event: Mapping[str, Any]) -> str:
+def tooltip(index: int, event: Mapping[str, Any], elapsed_ms: int) -> str:
     parts = [
         f"#{index + 1}",
         str(event.get("ts", "")),
+        f"+{format_duration(elapsed_ms)}",
         str(event.get("step")),
         str(event["action"]),
     ]
     parts.append(f"{event['outcome']} (attempt {event.get('attempt', 1)})")
+    if event.get("duration_ms") is not None:
+        parts.append(f"took {format_duration(int(event['duration_ms']))}")
     if event.get("tool"):
         parts.append(f"tool {event['tool']}")
     if event.get("detail"):
@@ -92,14 +105,15 @@ def star(x: float, y: float, size: float = 8) -> str:
     return f'<polygon points="{" ".join(points)}" fill="{TIMELINE_COLOURS["resolve"]}"/>'
 
 
-def event_shape(event: Mapping[str, Any], x: float, y: float) -> str:
-    """The bar or mark of one event centred at (``x``, ``y``)."""
+def event_shape(event: Mapping[str, Any], begin: float, x: float, y: float) -> str:
+    """The bar or mark of one event recorded at ``x`` on row ``y``; an attempt's bar runs
+    from ``begin`` (when it began) to ``x``."""
     action, outcome = str(event["action"]), str(event["outcome"])
-    half = SLOT / 2 - 1
     if action in ("execute", "compensate"):
         opacity = 1.0 if outcome in ("ok", "halted") else 0.45
+        left = min(begin, x - MIN_BAR)
         shape = (
-            f'<rect x="{x - half}" y="{y - 11}" width="{2 * half}" height="22" rx="3" '
+            f'<rect x="{left:.1f}" y="{y - 11}" width="{x - left:.1f}" height="22" rx="2" '
             f'fill="{TIMELINE_COLOURS[action]}" fill-opacity="{opacity}" class="bar-{action}"/>'
         )
         if outcome in FAILED:
@@ -112,7 +126,7 @@ def event_shape(event: Mapping[str, Any], x: float, y: float) -> str:
         return shape
     if action in ("tool_call", "tool_undo"):
         shape = (
-            f'<rect x="{x - half + 3}" y="{y - 5}" width="{2 * half - 6}" height="10" '
+            f'<rect x="{x - TOOL_BAR / 2}" y="{y - 5}" width="{TOOL_BAR}" height="10" '
             f'fill="{TIMELINE_COLOURS[action]}" class="bar-{action}"/>'
             f'<text x="{x}" y="{y - 8}" font-size="8" text-anchor="middle">'
             f"{text(event.get('tool') or 'tool')}</text>"
@@ -137,13 +151,13 @@ def event_shape(event: Mapping[str, Any], x: float, y: float) -> str:
     return f'<circle cx="{x}" cy="{y}" r="3" fill="#999"/>'
 
 
-def board_slot(entry: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> int:
-    """The slot of the first event recorded at or after a board version was written."""
+def board_ms(entry: Mapping[str, Any]) -> int | None:
+    """When a board version was written (epoch milliseconds); None when it has no time."""
     ts = str(entry.get("ts") or "")
-    for index, event in enumerate(events):
-        if str(event.get("ts") or "") >= ts:
-            return index
-    return max(len(events) - 1, 0)
+    try:
+        return stamp_ms(ts) if ts else None
+    except ValueError:
+        return None
 
 
 LEGEND: tuple[tuple[str, str, str], ...] = (
@@ -187,8 +201,28 @@ def legend(events: Sequence[Mapping[str, Any]], y: float, board: bool) -> tuple[
         else:
             parts.append(f'<rect x="{x}" y="{y - 5}" width="10" height="10" fill="{colour}"/>')
         parts.append(f'<text x="{x + 14}" y="{y + 4}" font-size="11">{escape(label)}</text>')
-        x += 26 + 5.6 * len(label)
+        x += 28 + 6.2 * len(label)
     return "".join(parts), x
+
+
+def axis_markup(axis: TimeAxis, y: float, top: float) -> str:
+    """The time axis along ``y``: a tick and its elapsed time every step, a faint grid line
+    up to ``top``, and its name in the labels' column."""
+    parts = [
+        f'<g class="axis"><line x1="{axis.left}" y1="{y}" x2="{axis.left + axis.width}" '
+        f'y2="{y}" stroke="#999"/>'
+        f'<text x="{LABELS - 8}" y="{y + 14}" font-size="11" text-anchor="end" '
+        'fill="#666">elapsed</text>'
+    ]
+    for elapsed, x, label in axis.ticks():
+        parts.append(
+            f'<g class="tick" data-ms="{elapsed}"><line x1="{x}" y1="{top}" x2="{x}" '
+            f'y2="{y}" stroke="#f0f0f0"/><line x1="{x}" y1="{y}" x2="{x}" y2="{y + 4}" '
+            f'stroke="#999"/><text x="{x}" y="{y + 14}" font-size="9" text-anchor="middle" '
+            f'fill="#666">{escape(label)}</text></g>'
+        )
+    parts.append("</g>")
+    return "".join(parts)
 
 
 def timeline_svg(view: Mapping[str, Any]) -> str:
@@ -196,15 +230,22 @@ def timeline_svg(view: Mapping[str, Any]) -> str:
     events: list[Mapping[str, Any]] = list(view.get("events") or [])
     board: list[Mapping[str, Any]] = list(view.get("board") or [])
     rows = rows_of(events, board)
-    width = LABELS + SLOT * max(len(events), 1) + 20
-    height = TOP + ROW * max(len(rows), 1) + 50
+    spans = [moments(event) for event in events]
+    written = [board_ms(entry) for entry in board]
+    stamps = [ms for span in spans for ms in span] + [ms for ms in written if ms is not None]
+    plot = min(max(PER_EVENT * len(events), PLOT_MIN), PLOT_MAX)
+    axis = TimeAxis.over(stamps, LABELS + 10, plot)
+    width = LABELS + 10 + plot + 30
+    bottom = TOP + ROW * max(len(rows), 1)
+    height = bottom + 70
     key, key_end = legend(events, height - 14, bool(board))
     full = max(width, key_end)
     level = {name: TOP + ROW * i + ROW / 2 for i, name in enumerate(rows)}
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{full}" '
         f'height="{height}" viewBox="0 0 {full} {height}" role="img" '
-        f'aria-label="timeline of saga {text(view.get("saga_id"))}" font-family="sans-serif">'
+        f'aria-label="timeline of saga {text(view.get("saga_id"))}" font-family="sans-serif">',
+        axis_markup(axis, bottom + 8, TOP),
     ]
     for name, y in level.items():
         parts.append(
@@ -212,21 +253,17 @@ def timeline_svg(view: Mapping[str, Any]) -> str:
             f'<text x="{LABELS - 8}" y="{y + 4}" font-size="12" text-anchor="end">'
             f"{text(name)}</text>"
         )
-    for index, event in enumerate(events):
-        x = LABELS + SLOT * index + SLOT / 2
-        y = level[row_of(event)]
+    for index, (event, (began, ended)) in enumerate(zip(events, spans, strict=True)):
+        took = event.get("duration_ms")
+        timing = f' data-duration-ms="{int(took)}"' if took is not None else ""
         parts.append(
             f'<g class="event" data-action="{text(event["action"])}" '
-            f'data-outcome="{text(event["outcome"])}">{tooltip(index, event)}'
-            f"{event_shape(event, x, y)}</g>"
+            f'data-outcome="{text(event["outcome"])}"{timing}>'
+            f"{tooltip(index, event, ended - axis.start)}"
+            f"{event_shape(event, axis.x(began), axis.x(ended), level[row_of(event)])}</g>"
         )
-        axis = TOP + ROW * len(rows) + 12
-        parts.append(
-            f'<text x="{x}" y="{axis}" font-size="9" text-anchor="middle" fill="#666">'
-            f"{index + 1}</text>"
-        )
-    for entry in board:
-        x = LABELS + SLOT * board_slot(entry, events) + SLOT / 2
+    for entry, ms in zip(board, written, strict=True):
+        x = axis.x(ms if ms is not None else axis.start + axis.span)
         y = level[BOARD_ROW]
         about = f"{entry.get('topic')} v{entry.get('version')} {entry.get('status')}: "
         parts.append(

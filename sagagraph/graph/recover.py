@@ -154,13 +154,16 @@ def rollback_leased(
     *,
     by: str | None = None,
     config: RunnableConfig | None = None,
+    started: bool = True,
 ) -> dict[str, Any]:
     """:func:`rollback_saga` for a caller that already holds the saga's lease (a worker does).
 
     The event that records the request goes to the hooks' ``on_operator`` (it is recorded
-    before the run that compensates, so ``on_event`` does not see it)."""
+    before the run that compensates, so ``on_event`` does not see it). ``started=False``: the
+    caller knows that no process ever started the saga's next step (a queued saga no worker
+    took), see :func:`force_compensation`."""
     _settle(app, saga_id)
-    requested = force_compensation(app, saga_id, reason=reason, by=by)
+    requested = force_compensation(app, saga_id, reason=reason, by=by, started=started)
     if requested is not None:
         run_hooks(app, hooks).on_operator(saga_id, requested)
     drive(streaming(app, None, saga_id, durability, hooks, config, operation="rollback"))
@@ -179,7 +182,7 @@ def _settle(app: SagaApp, saga_id: str) -> None:
 
 
 def force_compensation(
-    app: Any, saga_id: str, *, reason: str, by: str | None = None
+    app: Any, saga_id: str, *, reason: str, by: str | None = None, started: bool = True
 ) -> Event | None:
     """Turn an unfinished saga toward compensation; the next resume rolls it back.
 
@@ -188,6 +191,9 @@ def force_compensation(
     compensated first with ``result=None`` (it may have written part of its work), then the
     committed steps in reverse order. Nothing runs here: resume the saga to compensate. The
     event that records the request says why (``reason``) and who asked (``by``), when known.
+    ``started=False`` says that no process ever started the next step (a queued saga that no
+    worker took): nothing of it can need undoing, so the saga halts with the request filed
+    under the saga, and only its committed steps (none, for a queued saga) are compensated.
 
     Returns the event that records the request, None when the saga is already compensating
     (resuming carries on). Raises
@@ -217,7 +223,7 @@ def force_compensation(
         # Already on the way back (or about to ask an operator): resuming carries on.
         return None
     step_nodes = [name for name in app.nodes if name not in RESERVED_NAMES]
-    interrupted = [name for name in snap.next if name in step_nodes]
+    interrupted = [name for name in snap.next if name in step_nodes] if started else []
     if interrupted:
         # The step in flight may have written part of its work: as the failed step, it is
         # compensated first, with result=None.

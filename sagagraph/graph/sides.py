@@ -1,6 +1,7 @@
 """A saga definition drawn by the sides of its pivot (``sagagraph graph --app``).
 
-LangGraph's own Mermaid drawing of the definition's graph, with each step classed
+LangGraph's own Mermaid drawing of the definition's graph (as a reader needs it,
+:mod:`sagagraph.graph.drawn`), with each step classed
 ``compensatable``, ``pivot`` or ``retriable`` (:mod:`sagagraph.graph.pivot`), so the reader
 sees where the saga stops being able to roll back.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from sagagraph.errors import ConfigurationError
 from sagagraph.graph.builder import build_saga_graph
 from sagagraph.graph.definitions import load_factory, make
+from sagagraph.graph.drawn import reader_mermaid
 from sagagraph.saga.protocol import SagaDefinition
 
 _SIDES = {
@@ -25,7 +27,7 @@ def sides_drawing(reference: str) -> str:
     made = make(load_factory(reference), {}, reference)
     if not isinstance(made, SagaDefinition):
         raise ConfigurationError(f"--app {reference!r}: expected a SagaDefinition to draw")
-    drawing = build_saga_graph(made).compile().get_graph().draw_mermaid().rstrip("\n")
+    drawing = reader_mermaid(build_saga_graph(made).compile()).rstrip("\n")
     lines = [drawing, *(f"\tclassDef {kind} {style}" for kind, style in _SIDES.items())]
     for kind in _SIDES:
         steps = [s.name for s in made.steps if s.kind == kind]

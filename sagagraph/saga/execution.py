@@ -38,7 +38,7 @@ from sagagraph.redaction import redact, redact_value
 from sagagraph.saga.drivers import Flow, Tell, adrive, drive
 from sagagraph.saga.hooks import NO_HOOKS, SagaHooks
 from sagagraph.saga.protocol import Step, StepContext, StepResult
-from sagagraph.saga.view import Event, describe_error, make_event
+from sagagraph.saga.view import Event, describe_error, make_event, now, timed
 
 log = logging.getLogger("sagagraph")
 
@@ -120,6 +120,8 @@ class Tried:
 
     value: object = None
     error: Exception | None = None
+    started: str = ""
+    """When the attempt began (:func:`~sagagraph.saga.view.now`), set by its loop."""
 
 
 @dataclass(frozen=True)
@@ -209,9 +211,10 @@ def _attempted(call: Call, hooks: SagaHooks) -> Flow[Tried]:
     if hooks is not NO_HOOKS:
         start = hooks.on_step_start, hooks.aon_step_start
         yield Tell(*start, ctx.saga_id, ctx.step, call.action, ctx.attempt)
+    started = now()
     tried = yield call
     assert isinstance(tried, Tried)
-    return tried
+    return replace(tried, started=started)
 
 
 def _recorded(outcome: StepAttempts, event: Event, saga_id: str, hooks: SagaHooks) -> Flow[None]:
@@ -302,15 +305,18 @@ def execute_attempts(
         outcome.attempts = attempt
         injected = injected_failure(step) if inject_failure else None
         call = Call(step, with_attempt(ctx, attempt), outcome.events, "execute", None, injected)
-        done = _tried_result(step, (yield from _attempted(call, hooks)))
+        tried = yield from _attempted(call, hooks)
+        done = _tried_result(step, tried)
         if isinstance(done, StepResult):
-            yield from _recorded(outcome, _finished_event(step, done, attempt), ctx.saga_id, hooks)
+            finished = timed(_finished_event(step, done, attempt), tried.started)
+            yield from _recorded(outcome, finished, ctx.saga_id, hooks)
             outcome.result = done
             return outcome
         retry = not inject_failure and step.retry.should_retry(done, attempt)
         kind = "timeout" if isinstance(done, StepTimeoutError) else "error"
         described = describe_error(done)
         event = make_event(step.name, "execute", "retry" if retry else kind, attempt, described)
+        timed(event, tried.started)
         yield from _recorded(outcome, event, ctx.saga_id, hooks)
         if not retry:
             outcome.error = done
@@ -349,7 +355,7 @@ def compensate_attempts(
         tried = yield from _attempted(call, hooks)
         if tried.error is None:
             detail = UNFINISHED_COMPENSATED if result is None else ""
-            event = make_event(step.name, "compensate", "ok", attempt, detail)
+            event = timed(make_event(step.name, "compensate", "ok", attempt, detail), tried.started)
             yield from _recorded(outcome, event, ctx.saga_id, hooks)
             return outcome
         retry = policy.should_retry(tried.error, attempt)
@@ -357,6 +363,7 @@ def compensate_attempts(
         event = make_event(
             step.name, "compensate", outcome_kind, attempt, describe_error(tried.error)
         )
+        timed(event, tried.started)
         yield from _recorded(outcome, event, ctx.saga_id, hooks)
         if not retry:
             outcome.error = tried.error

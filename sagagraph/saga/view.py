@@ -83,6 +83,11 @@ class Event(TypedDict):
     """That call's idempotency key (``saga_id:step:call-n``)."""
     by: NotRequired[str]
     """Who asked for what the event records (an operator's rollback), when they said."""
+    started: NotRequired[str]
+    """When the attempt an ``execute`` or ``compensate`` event ends began (``ts`` is when it
+    ended); events recorded before durations were kept have none."""
+    duration_ms: NotRequired[int]
+    """How long that attempt took, in milliseconds: ``ts`` minus ``started``."""
 
 
 class FailureRecord(TypedDict):
@@ -119,6 +124,28 @@ def make_event(step: str, action: str, outcome: str, attempt: int = 1, detail: s
         # Details quote model replies and errors: the one place every event passes.
         "detail": redact(detail),
     }
+
+
+def stamp_ms(ts: str) -> int:
+    """Milliseconds since the epoch of a :func:`now` timestamp (or any ISO-8601 one)."""
+    at = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return round(at.timestamp() * 1000)
+
+
+def timed(event: Event, started: str) -> Event:
+    """``event`` (the end of an attempt) with when the attempt began and how long it took;
+    the duration is computed from the two stamps, so the three always agree."""
+    if started:
+        event["started"] = started
+        event["duration_ms"] = max(0, stamp_ms(event["ts"]) - stamp_ms(started))
+    return event
+
+
+def format_duration(ms: int) -> str:
+    """An attempt's duration as ``events`` and the console show it (``0.073 s``)."""
+    return f"{ms / 1000:.3f} s"
 
 
 def describe_error(error: BaseException) -> str:

@@ -12,7 +12,9 @@ shared checkpointer keeps the saga.
 - ``time_limit`` (prefork pool): a hung saga's process is killed, and the saga goes back to
   the queue (``task_acks_on_timeout=False``). There is no soft limit: its exception would
   land inside a step, which would take it for the step's own failure and compensate.
-- task events on (``worker_send_task_events``, ``task_send_sent_event``): Flower shows the pool.
+- task events on (``worker_send_task_events``, ``task_send_sent_event``): Flower shows the pool,
+  and each ``run_saga``'s result says how its saga ended (``{"saga_id": ..., "status":
+  "rolled_back", ...}``): the task succeeds whenever the saga is decided, rolled back or not.
 - a beat schedule that runs ``sagagraph.recover`` every minute (``celery beat``): sagas whose
   process died are taken over without anyone typing ``recover``; and, when a retention period
   is set (``SAGAGRAPH_RETENTION=30d`` or ``retention=``), ``sagagraph.prune`` every hour:
@@ -149,7 +151,7 @@ def _register_tasks(
     rate_limit: str | None,
     say: Callable[[str], None],
 ) -> None:
-    from sagagraph.workers.drive import DEAD_LETTERED, NOT_MINE, Driver
+    from sagagraph.workers.drive import DEAD_LETTERED, NOT_MINE, Driver, task_result
 
     definitions = Definitions.load(accepted) if accepted else Definitions()
     driver = Driver(db, address.max_deliveries, definitions, address.name, say)
@@ -167,14 +169,15 @@ def _register_tasks(
         max_retries=None,
         rate_limit=rate_limit,
     )
-    def run_saga(task: Any, saga_id: str) -> str:
+    def run_saga(task: Any, saga_id: str) -> dict[str, Any]:
+        """Drive the saga; how it ended (:func:`sagagraph.workers.drive.task_result`)."""
         from sagagraph.graph.queue_tracing import worker_span
 
         try:
             # In the submitter's trace when the message carries one (Celery puts a
             # message's own headers on the request).
             with worker_span(saga_id, task.request):
-                outcome = driver.drive(saga_id)
+                result = driver.drive_to_end(saga_id)
         except SagaBusyError:
             raise task.retry(countdown=BUSY_RETRY) from None
         except Exception as error:
@@ -182,14 +185,14 @@ def _register_tasks(
             # broker, a factory that cannot be imported. The saga stays where it was.
             say(f"worker: saga {saga_id} not driven: {error}; trying again")
             raise task.retry(countdown=ERROR_RETRY) from None
-        if outcome == NOT_MINE:
+        if result["status"] == NOT_MINE:
             # Handed back for a worker that runs its factory; when none took it in
             # NOT_MINE_RETRIES hand-backs, it is dead-lettered with that reason.
             retries = int(task.request.retries or 0)
             if retries >= NOT_MINE_RETRIES and driver.dead_letter_unowned(saga_id, retries):
-                return DEAD_LETTERED
+                return task_result(saga_id, DEAD_LETTERED, None)
             raise task.retry(countdown=ERROR_RETRY)
-        return outcome
+        return result
 
     @app.task(name=RECOVER, ignore_result=True, shared=False)  # type: ignore[untyped-decorator]
     def recover() -> int:

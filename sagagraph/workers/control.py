@@ -44,7 +44,7 @@ from sagagraph.saga.names import new_saga_id, validate_saga_id
 from sagagraph.saga.view import QUEUED, make_event
 from sagagraph.workers.address import QueueAddress, queue_address
 from sagagraph.workers.celery_app import MAX_PRIORITY, RUN_SAGA, make_celery_app
-from sagagraph.workers.dead_letters import WORKER_STEP, keep_next_step
+from sagagraph.workers.dead_letters import WORKER_STEP, keep_next_step, never_taken
 from sagagraph.workers.drive import final_state
 from sagagraph.workers.ledger import open_ledger
 
@@ -199,6 +199,10 @@ def _saga_app(checkpointer: Any, saga_id: str, definitions: Definitions, command
     return CompiledSagas(checkpointer, definitions).app_for(view, command)
 
 
+NOTHING_STARTED = "stopped before its first step: nothing to compensate"
+"""``cancel`` of a queued saga that no worker took: nothing ran, so nothing was undone."""
+
+
 def cancel_saga(
     saga_id: str,
     *,
@@ -208,7 +212,8 @@ def cancel_saga(
     db: str | None = None,
     definitions: Definitions | None = None,
 ) -> dict[str, Any]:
-    """Cancel a queued or running saga; its view (``cancel`` says what happened).
+    """Cancel a queued or running saga; its view (``cancel`` says what happened:
+    ``compensated``, :data:`NOTHING_STARTED`, or requested of its worker).
 
     The saga's task is revoked (a worker that gets it drops it), and the request is written
     to the ledger. A saga no process holds (queued, or orphaned) is compensated here, now; a
@@ -227,16 +232,20 @@ def cancel_saga(
         _check_cancellable(view, saga_id)
         with open_ledger(db) as ledger:
             ledger.request_cancel(saga_id, by, reason)
-        _revoke(address, db, saga_id)
-        try:
-            with saga_lease(checkpointer, saga_id):
-                view = saga_status(app, saga_id)
-                if final_state(view) is None:
-                    view = rollback_leased(app, saga_id, reason, by=by)
-                return view | {"cancel": "compensated"}
-        except InputError as error:
-            if "in use by" not in str(error):
-                raise
+            _revoke(address, db, saga_id)
+            try:
+                with saga_lease(checkpointer, saga_id):
+                    view = saga_status(app, saga_id)
+                    if final_state(view) is None:
+                        # A saga no worker took has no step to compensate.
+                        started = not never_taken(view, ledger.deliveries(saga_id))
+                        view = rollback_leased(app, saga_id, reason, by=by, started=started)
+                        if not started:
+                            return view | {"cancel": NOTHING_STARTED}
+                    return view | {"cancel": "compensated"}
+            except InputError as error:
+                if "in use by" not in str(error):
+                    raise
         return view | {"cancel": "requested: its worker compensates it at its next step"}
 
 

@@ -20,10 +20,23 @@ from sagagraph.graph.runner import saga_config
 from sagagraph.graph.state import SagaState
 from sagagraph.graph.stored import read_view
 from sagagraph.saga.view import DEAD_LETTER as DEAD_LETTER
-from sagagraph.saga.view import make_event
+from sagagraph.saga.view import QUEUED, make_event
 
 WORKER_STEP = "worker"
 """The ``step`` of events a queue worker records about a saga (not one of its steps)."""
+
+
+def never_taken(view: Mapping[str, Any], deliveries: int) -> bool:
+    """True when no worker has started the saga: it is still ``queued``, the ledger counts
+    ``deliveries`` earlier deliveries (none), and it was never dead-lettered (a dead letter
+    means workers took it, and ``requeue`` resets the count). Its first step never ran, so
+    a cancel has nothing to compensate, not even that step's partial work."""
+    if view.get("status") != QUEUED or deliveries:
+        return False
+    return not any(
+        e.get("step") == WORKER_STEP and e.get("outcome") == DEAD_LETTER
+        for e in view.get("events") or []
+    )
 
 
 def keep_next_step(app: Any, saga_id: str, update: Mapping[str, Any]) -> None:

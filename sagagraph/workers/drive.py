@@ -39,6 +39,7 @@ from sagagraph.workers.dead_letters import (
     WORKER_STEP,
     dead_letter_unbuilt,
     keep_next_step,
+    never_taken,
 )
 from sagagraph.workers.ledger import WorkerLedger, open_ledger
 
@@ -101,33 +102,42 @@ class Driver:
 
         SagaBusyError when another process holds the saga's lease (try again later).
         """
+        return str(self.drive_to_end(saga_id)["status"])
+
+    def drive_to_end(self, saga_id: str) -> dict[str, Any]:
+        """:meth:`drive`, answered as the task's result: how the saga ended, in a few keys
+        (:func:`task_result`) that Flower and any task-event reader show."""
+        outcome, view = self._drive(saga_id)
+        return task_result(saga_id, outcome, view)
+
+    def _drive(self, saga_id: str) -> tuple[str, Mapping[str, Any] | None]:
         sagas = self.sagas()
         stored = read_view(sagas.checkpointer, saga_id)
         if stored is None:
             self.say(f"worker: saga {saga_id} is not in this checkpointer; dropped")
-            return NOT_FOUND
+            return NOT_FOUND, None
         try:
             app = sagas.app_for(stored)
         except InputError:
             reference = recorded_reference(stored["input"]) or stored.get("saga")
             self.say(f"worker: saga {saga_id} runs {reference}, which this worker does not run")
-            return NOT_MINE
+            return NOT_MINE, None
         started = time.perf_counter()
         with saga_lease(sagas.checkpointer, saga_id):
             view = saga_status(app, saga_id)
             done = final_state(view)
             if done is not None:
-                return done
+                return done, view
             ledger = self.ledger()
             delivery = ledger.deliver(saga_id)
             self.say(f"worker: took saga {saga_id} (delivery {delivery} of {self.max_deliveries})")
             if delivery > self.max_deliveries:
                 self._dead_letter(app, saga_id, delivery - 1)
-                return DEAD_LETTERED
-            view = self._run(app, saga_id, ledger)
+                return DEAD_LETTERED, None
+            view = self._run(app, saga_id, ledger, delivery)
         outcome = final_state(view) or str(view["status"])
         self.say(f"worker: saga {saga_id} {outcome} in {time.perf_counter() - started:.1f} s")
-        return outcome
+        return outcome, view
 
     def dead_letter_unowned(self, saga_id: str, hand_backs: int) -> bool:
         """Dead-letter a saga this worker handed back ``hand_backs`` times because no worker
@@ -149,8 +159,9 @@ class Driver:
             self.say(f"worker: saga {saga_id} dead-lettered: no worker runs {reference}")
         return done
 
-    def _run(self, app: Any, saga_id: str, ledger: WorkerLedger) -> dict[str, Any]:
-        """Continue the saga until it ends or pauses, checking for a cancel between steps."""
+    def _run(self, app: Any, saga_id: str, ledger: WorkerLedger, delivery: int) -> dict[str, Any]:
+        """Continue the saga until it ends or pauses, checking for a cancel between steps
+        (``delivery``: this one's number, 1 when no worker took the saga before)."""
         cancel = ledger.cancel_request(saga_id)
         if cancel is None:
             output = RunOutput()
@@ -171,7 +182,9 @@ class Driver:
         if final_state(view) is not None:
             return view
         self.say(f"worker: saga {saga_id} cancelled by {cancel.by}; compensating")
-        return rollback_leased(app, saga_id, cancel.reason, by=cancel.by)
+        # Cancelled before its first step, by the first worker to take it: nothing ran.
+        started = not never_taken(view, delivery - 1)
+        return rollback_leased(app, saga_id, cancel.reason, by=cancel.by, started=started)
 
     def _dead_letter(self, app: Any, saga_id: str, deaths: int) -> None:
         """Record in the saga's events that it is dead-lettered; its next step stays as it was,
@@ -183,6 +196,19 @@ class Driver:
         event = make_event(WORKER_STEP, "escalate", DEAD_LETTER, detail=detail)
         keep_next_step(app, saga_id, {"events": [event]})
         self.say(f"worker: saga {saga_id} dead-lettered; it needs an operator")
+
+
+def task_result(saga_id: str, outcome: str, view: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the ``run_saga`` task returns: ``saga_id``, ``status`` (the saga's final status, or
+    ``needs_operator``, ``dead_lettered``, ``not_found``, ``not_mine``), and from its view the
+    ``reason`` it ended for and the steps ``compensated``. Celery marks the task SUCCESS
+    whenever the saga was decided (a rolled-back saga is no task failure to retry); this
+    result, in the ``task-succeeded`` event, says how it was decided."""
+    result: dict[str, Any] = {"saga_id": saga_id, "status": outcome}
+    if view is not None:
+        result["reason"] = view.get("reason")
+        result["compensated"] = list(view.get("compensated") or [])
+    return result
 
 
 def _closed(conn: Any) -> bool:

@@ -49,7 +49,12 @@ def test_graph_prints_langgraphs_drawing(
     args = graph_parser().parse_args(list(flags))
     out = capsys.readouterr().out
     assert out == drawing.langgraph_drawing(args.router, args.parallel, args.pipeline) + "\n"
-    assert "compensate -.-> compensate;" in out  # one compensation a superstep
+    # What a reader needs: the nodes by name and the edges between them; no metadata the
+    # builder keeps for itself, no self-loops (compensate's one compensation a superstep).
+    assert "sagagraph_routes_itself" not in out and "<hr/>" not in out
+    edges = [line.strip().rstrip(";") for line in out.splitlines() if "->" in line]
+    assert edges and all(e.split()[0] != e.split()[-1] for e in edges), edges
+    assert "\tvalidator(validator)" in out and "compensate -.-> __end__;" in out
 
 
 def test_a_refused_combination_is_refused_as_before(capsys: pytest.CaptureFixture[str]) -> None:

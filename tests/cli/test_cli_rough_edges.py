@@ -162,7 +162,8 @@ def test_events_of_an_orchestrated_saga_are_its_recorded_events(
 
     code, out, _ = run(capsys, "events", "orch")
     assert code == 0
-    assert out.splitlines() == [f"{e['ts']}  {format_event(e).strip()}" for e in recorded]
+    lines = [f"{e['ts']}  {format_event(e, timed=True).strip()}" for e in recorded]
+    assert out.splitlines() == lines
     code, out, _ = run(capsys, "events", "orch", "--json")
     assert (code, json.loads(out)) == (0, recorded)
 

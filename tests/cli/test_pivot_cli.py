@@ -37,6 +37,8 @@ def test_graph_marks_each_step_by_its_side_of_the_pivot(tmp_path: Path) -> None:
     # Past the pivot no edge leads back to compensation.
     assert "ship -.-> compensate" not in done.stdout
     assert "ship -.-> retry_gate" in done.stdout
+    assert "sagagraph_routes_itself" not in done.stdout
+    assert "compensate -.-> compensate" not in done.stdout
 
 
 def test_status_shows_the_pivot_and_the_locks_of_a_saga_waiting_past_it(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ Chromium with apt-get.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from collections.abc import Iterator
@@ -104,3 +105,51 @@ def test_the_queue_and_a_saga_page_update_themselves(acted_on: Stores, browser_p
         assert view is not None
         ACTIONS["retry"].run(ActionRequest(source, view, "cy", "the store is back"))
         expect(page.locator("#saga-status")).to_have_text("rolled_back")
+
+
+def test_the_timeline_has_a_time_axis_and_each_attempt_its_duration(
+    acted_on: Stores, browser_page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    source = SagaSource.from_urls(acted_on.db, acted_on.bus)
+    view = source.view("undone")
+    assert view is not None
+    attempts = [e for e in view["events"] if e["action"] in ("execute", "compensate")]
+    with console_in_thread(source) as url:
+        page.goto(url + "/sagas/undone")
+        # The events table says how long each attempt took.
+        expect(page.locator("table.events td.took")).to_have_count(len(view["events"]))
+        took = page.locator("table.events td.took").all_inner_texts()
+        assert [t for t in took if t] == [f"{e['duration_ms'] / 1000:.3f} s" for e in attempts]
+        # The x axis is elapsed time: ticks from 0 s, evenly spaced in time and in pixels.
+        ticks = page.locator("svg.timeline g.axis g.tick")
+        assert ticks.count() >= 3
+        expect(ticks.first).to_contain_text("0")
+        expect(page.locator("svg.timeline g.axis")).to_contain_text("elapsed")
+        first, second = (ticks.nth(i) for i in (0, 1))
+        ms = int(second.get_attribute("data-ms") or 0) - int(first.get_attribute("data-ms") or 0)
+        px = tick_x(second) - tick_x(first)
+        per_ms = px / ms
+        # Each attempt's bar spans its duration on that scale (a short one is drawn 4 px
+        # wide, ending where it ended), and begins after the attempt before it ended.
+        bars = page.locator("svg.timeline g.event[data-duration-ms] rect")
+        assert bars.count() == len(attempts)
+        ends = []
+        for index, event in enumerate(attempts):
+            box = bars.nth(index).bounding_box()
+            expected = max(event["duration_ms"] * per_ms, 4)
+            assert abs(box["width"] - expected) <= 1.5, (event, box, per_ms)
+            ends.append((box["x"], box["x"] + box["width"]))
+        for (_, end), (begin, later_end) in itertools.pairwise(ends):
+            assert later_end >= end - 0.5 and begin >= end - 4.5, ends
+        tip = page.locator("svg.timeline g.event[data-duration-ms] title").first.inner_html()
+        assert f"took {attempts[0]['duration_ms'] / 1000:.3f} s" in tip
+
+
+def tick_x(tick: Any) -> float:
+    """Where a tick of the time axis stands, in the page's pixels."""
+    box = tick.locator("line").nth(1).bounding_box()
+    assert box is not None
+    return float(box["x"])

@@ -402,7 +402,11 @@ def test_the_view_is_json_with_the_documented_fields(journal: Journal) -> None:
     assert decoded["usage"] == {"input_tokens": 0, "output_tokens": 0}
     stamps = []
     for event in decoded["events"]:
-        assert set(event) == {"ts", "step", "action", "outcome", "attempt", "detail"}
+        base = {"ts", "step", "action", "outcome", "attempt", "detail"}
+        # An attempt's event also says when it began and how long it took.
+        attempt = event["action"] in ("execute", "compensate")
+        timing = {"started", "duration_ms"} if attempt else set()
+        assert set(event) == base | timing
         assert isinstance(event["attempt"], int) and event["attempt"] >= 1
         stamps.append(datetime.fromisoformat(event["ts"]))
     assert stamps == sorted(stamps)

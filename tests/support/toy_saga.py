@@ -374,8 +374,9 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def comparable(view: dict[str, Any]) -> dict[str, Any]:
-    """A view without what differs between two runs: timestamps and the saga id."""
-    events = [{k: v for k, v in e.items() if k != "ts"} for e in view["events"]]
+    """A view without what differs between two runs: timestamps, durations and the saga id."""
+    timing = ("ts", "started", "duration_ms")
+    events = [{k: v for k, v in e.items() if k not in timing} for e in view["events"]]
     return {**view, "events": events, "saga_id": None}
 
 

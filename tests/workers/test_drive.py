@@ -101,6 +101,9 @@ def test_a_cancel_request_compensates_before_the_next_step(
     assert any(
         e.get("by") == "alice" and "cancelled: wrong trip" in e["detail"] for e in view["events"]
     )
+    # Its first step never started: nothing is compensated, the cancel is the saga's.
+    assert view["compensated"] == [] and view["failure"] is None
+    assert {e["step"] for e in view["events"]} == {"saga"}
 
 
 def test_a_factory_the_worker_was_not_given_is_not_run(db: str, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from sagagraph.cli.entry import main as sagagraph
 from sagagraph.errors import BusError, ConfigurationError
 from sagagraph.workers.address import queue_address
 from sagagraph.workers.broker import queue_counts
+from sagagraph.workers.control import NOTHING_STARTED
 from tests.support.queue_support import files_of, write_papers
 
 pytestmark = [pytest.mark.postgres, pytest.mark.rabbitmq]
@@ -152,7 +153,7 @@ def test_a_queued_saga_is_cancelled_at_once_with_who_and_why_in_its_events(
         *env["flags"][:4],
         "--json",
     )
-    assert view["status"] == "rolled_back" and view["cancel"] == "compensated"
+    assert view["status"] == "rolled_back" and view["cancel"] == NOTHING_STARTED
     assert any(
         e.get("by") == "alice" and "cancelled: wrong paper" in e["detail"] for e in view["events"]
     )
@@ -161,6 +162,30 @@ def test_a_queued_saga_is_cancelled_at_once_with_who_and_why_in_its_events(
     capsys.readouterr()
     code = sagagraph(["cancel", saga_id, "--by", "bob", "--reason", "again", *env["flags"][:4]])
     assert code == 2 and "already rolled_back" in capsys.readouterr().err
+
+
+def test_a_queued_saga_that_never_ran_is_cancelled_with_nothing_compensated(
+    tmp_path: Path, env: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No worker ever took it: no step started, so no step is compensated and the cancel is
+    # filed under the saga, not under its first step; `status` says it stopped on purpose.
+    (paper,) = write_papers(tmp_path / "papers", 1)
+    (row,) = submit(capsys, env, str(paper))
+    saga_id = row["saga_id"]
+    args = ["cancel", saga_id, "--by", "alice", "--reason", "wrong paper", *env["flags"][:4]]
+    view = cli_json(capsys, *args, "--json")
+    assert view["status"] == "rolled_back" and view["compensated"] == []
+    assert view["cancel"] == NOTHING_STARTED
+    assert view["failure"] is None and view["halted"]["reason"] == "cancelled: wrong paper"
+    assert {e["step"] for e in view["events"]} == {"saga"}
+    cancel = view["events"][0]
+    assert (cancel["action"], cancel["outcome"], cancel["by"]) == ("resolve", "rollback", "alice")
+    capsys.readouterr()
+    code = sagagraph(["status", saga_id, *env["flags"][:2]])
+    shown = capsys.readouterr().out
+    assert code == 5, shown
+    assert "compensated" not in shown and "idempotency key" not in shown
+    assert "cancelled: wrong paper" in shown
 
 
 def test_a_dead_letter_shows_in_the_view_until_anything_runs_for_the_saga_again() -> None:
@@ -186,6 +211,6 @@ def test_cancel_needs_only_the_saga_id(
     (paper,) = write_papers(tmp_path / "papers", 1)
     (row,) = submit(capsys, env, str(paper))
     view = cli_json(capsys, "cancel", row["saga_id"], *env["flags"][:4], "--json")
-    assert view["status"] == "rolled_back" and view["cancel"] == "compensated"
+    assert view["status"] == "rolled_back" and view["cancel"] == NOTHING_STARTED
     cancels = [e for e in view["events"] if e.get("by") == "carol"]
     assert cancels and all("cancelled: no reason given" in e["detail"] for e in cancels)
