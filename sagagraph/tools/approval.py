@@ -90,7 +90,7 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
     def _describe(self, tool_call: ToolCall, state: AgentState[Any], runtime: Runtime[Any]) -> str:
         """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
         call's idempotency key, which names the saga and the step even to a reader that does
-        not have the saga's graph (:func:`sagagraph.graph.state.approval` reads it)."""
+        not have the saga's graph (:func:`sagagraph.graph.views.approval` reads it)."""
         messages = list(state.get("messages") or [])
         n = call_number(messages, tool_call.get("id"), call_offset(state))
         key = call_key(scope_of(self.label), n)
