@@ -22,6 +22,8 @@ class SagaPostgresSaver(Stamping, PostgresSaver):
     """``PostgresSaver`` that stamps the saga's summary into each checkpoint's metadata and
     keeps each finished saga's fields."""
 
+    keeps_finished = True
+
     def setup(self) -> None:
         super().setup()
         with self.own_cursor() as cur:

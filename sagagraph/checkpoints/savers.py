@@ -47,6 +47,8 @@ class Stamping(BaseCheckpointSaver[str]):
     lease_file: str | None = None
     """A SQLite saver's: the file whose byte locks are its sagas' leases
     (:mod:`sagagraph.graph.leases`), set by the factory that opened it."""
+    keeps_finished: bool = False
+    """True for a saver that keeps finished sagas' fields (:meth:`keep_finished`)."""
 
     def put(
         self,
@@ -56,7 +58,7 @@ class Stamping(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         saved = super().put(config, checkpoint, stamp(checkpoint, metadata), new_versions)
-        record = finished_record(config, checkpoint)
+        record = finished_record(config, checkpoint) if self.keeps_finished else None
         if record is not None:
             self.keep_finished(record)
         return saved
@@ -85,6 +87,8 @@ class Stamping(BaseCheckpointSaver[str]):
 class SagaSqliteSaver(Stamping, SqliteSaver):
     """``SqliteSaver`` that stamps the saga's summary into each checkpoint's metadata and
     keeps each finished saga's fields."""
+
+    keeps_finished = True
 
     def setup(self) -> None:
         if self.is_setup:

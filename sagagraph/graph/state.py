@@ -15,9 +15,8 @@ the same superstep; a plain LangGraph field refuses two writes at once, so these
 :class:`OneOf`: a later superstep still replaces the value as usual, and writes that arrive
 together are settled by a fixed rule.
 
-The JSON view of a saga's state values (:func:`state_view`) is what ``status`` prints and the
-runners return; the runners build it from a snapshot or from the values a run streamed, the
-readers of a stored checkpoint from its channel values.
+The JSON view of a saga's state values (:func:`~sagagraph.graph.views.state_view`, in a
+module of its own that loads no LangGraph) is what ``status`` prints and the runners return.
 
 What a saga's last checkpoint leaves to do includes the work LangGraph hides from ``next``
 (:func:`pending_nodes`). A process can die after a step's writes were stored

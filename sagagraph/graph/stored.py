@@ -13,6 +13,10 @@ Two of LangGraph's channel names are read (docs/architecture.md lists both;
 
 Tool calls waiting for approval and compensations waiting for an operator are the
 checkpoint's pending ``__interrupt__`` writes.
+
+A finished saga is also read without LangGraph (:func:`view_of_finished`), from the fields
+its saver kept when it ended (:mod:`sagagraph.checkpoints.finished`); the view is the same.
+This module loads LangGraph only when a function here is handed a saver.
 """
 
 from __future__ import annotations
