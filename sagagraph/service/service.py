@@ -94,7 +94,9 @@ class SagaService:
     def get(self, saga_id: str, *, choreographed: bool = True) -> dict[str, Any] | None:
         """``saga_id``'s view (orchestrated, blackboard or, unless ``choreographed`` is
         False, choreographed) with its ``input``, ``dead_lettered`` and ``orphaned``; None
-        when no store asked knows it."""
+        when no store asked knows it. A finished saga is read from the fields its saver kept
+        when it ended, with the database driver alone (:mod:`sagagraph.checkpoints.finished`:
+        no LangGraph loaded); any other saga through the saver."""
         try:
             validate_saga_id(saga_id)
         except InputError:
