@@ -63,7 +63,14 @@ def test_reading_finished_sagas_imports_no_langgraph_nor_langchain(
     finished: tuple[str, list[str]], tmp_path: Path
 ) -> None:
     db, ids = finished
-    for args in [("status", ids[0]), ("events", ids[2]), ("list",), ("status", ids[1], "--json")]:
+    for args in [
+        ("status", ids[0]),
+        ("status", ids[1], "--json"),
+        ("events", ids[2]),
+        ("events", ids[4], "--json"),
+        ("list",),
+        ("list", "--json"),
+    ]:
         result = probe(tmp_path, *args, "--db", db)
         assert result["code"] in (0, 3, 5), args
         loaded = [
