@@ -55,8 +55,13 @@ _UPSERT = (
     "ON CONFLICT (saga_id) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, "
     "fields = excluded.fields"
 )
-_SKIPPED = ("__", "branch:to:")
-"""LangGraph's own channels (``__start__``, ``__interrupt__``, triggers): not saga fields."""
+
+
+def _is_field(channel: str) -> bool:
+    """False for LangGraph's own channels (``__start__``, ``__interrupt__``, the triggers
+    ``branch:to:NODE`` and the barriers ``join:A+B:NODE`` of parallel steps): a saga's fields
+    are plain names, and its view reads nothing else."""
+    return not channel.startswith("__") and ":" not in channel
 
 
 def finished_record(
@@ -70,7 +75,7 @@ def finished_record(
     values: Mapping[str, Any] = checkpoint.get("channel_values") or {}
     if values.get("status") not in TERMINAL_STATUSES or "__start__" in values:
         return None
-    fields = {k: v for k, v in values.items() if not k.startswith(_SKIPPED)}
+    fields = {k: v for k, v in values.items() if _is_field(k)}
     if not _plain(fields):
         return None
     try:

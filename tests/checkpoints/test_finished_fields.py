@@ -7,6 +7,7 @@ with it; a record older than the saga's latest checkpoint is left to the full re
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,15 @@ def test_a_finished_checkpoint_of_plain_data_is_recorded() -> None:
 )
 def test_anything_json_would_not_give_back_exactly_is_not_recorded(values: Any) -> None:
     assert finished_record(ROOT, checkpoint(**values)) is None
+
+
+def test_langgraph_channels_are_not_saga_fields() -> None:
+    """A parallel saga's barrier channel holds a set: left out, the saga is still recorded."""
+    record = finished_record(
+        ROOT, checkpoint(**{"join:a+b:c": set(), "branch:to:c": None, "__interrupt__": []})
+    )
+    assert record is not None
+    assert json.loads(record[2]) == {"saga_id": "s1", "status": "completed"}
 
 
 def test_a_subgraph_checkpoint_is_not_recorded() -> None:

@@ -29,6 +29,7 @@ ENDINGS = {
     "undone": (COMPLETE, ("--fail-at", "summarizer")),
     "par-undone": (COMPLETE, ("--parallel", "--fail-at", "reviewer")),
     "bb-done": (COMPLETE, ("--mode", "blackboard")),
+    "adaptive": (COMPLETE, ("--pipeline", "adaptive")),
 }
 """Saga suffix -> the paper and the flags ``run`` gets."""
 
@@ -63,8 +64,9 @@ def test_reading_finished_sagas_imports_no_langgraph_nor_langchain(
     finished: tuple[str, list[str]], tmp_path: Path
 ) -> None:
     db, ids = finished
+    every_ending = [("status", saga_id) for saga_id in ids]
     for args in [
-        ("status", ids[0]),
+        *every_ending,
         ("status", ids[1], "--json"),
         ("events", ids[2]),
         ("events", ids[4], "--json"),
