@@ -1,4 +1,5 @@
-"""Start-up: wall time of ``sagagraph --help``, ``list``, ``status ID`` and ``graph``.
+"""Start-up: wall time of ``sagagraph --help``, ``list``, ``status ID``, ``events ID`` and
+``graph``.
 
 Each command runs in a fresh process, as a user types it: the interpreter starts, imports
 what the command needs, answers and exits; the wall time covers all of it. ``list`` and
@@ -8,8 +9,9 @@ The commands take turns, round after round, so that a burst of load on the machi
 on all of them alike; each figure is the median of the rounds, with the fastest and the
 slowest, and the median CPU time (user + system), which a busy machine inflates less.
 The baseline is a process that only imports ``langgraph.graph``: the floor of any
-command that builds the saga's graph. ``list`` and ``status`` of these finished sagas, and
-``graph``, no longer do (they read checkpoint metadata, or print a kept drawing).
+command that builds the saga's graph. ``list``, ``status`` and ``events`` of these finished
+sagas, and ``graph``, load no LangGraph (they read the stamped index and the fields kept
+when each saga ended with the database driver, or print a kept drawing).
 
     python -m bench.startup            # 11 rounds
     python -m bench.startup --quick    # 5 rounds
@@ -36,6 +38,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "--help": ("--help",),
     "list": ("list",),
     "status": ("status", "s-completed"),
+    "events": ("events", "s-rolled-back"),
     "graph": ("graph",),
 }
 """What is measured: the label, and the arguments after ``sagagraph``."""

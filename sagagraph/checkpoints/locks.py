@@ -23,8 +23,6 @@ import weakref
 from pathlib import Path
 from typing import Any, TypedDict
 
-from langgraph.checkpoint.sqlite import SqliteSaver
-
 from sagagraph.checkpoints.urls import LEASE_FILE_SUFFIX
 
 
@@ -248,6 +246,8 @@ def _place(checkpointer: Any) -> str | None:
     if isinstance(named, str) and named.endswith(LEASE_FILE_SUFFIX):
         # sagagraph's SQLite savers, the async one included, name their database's lease file.
         return f"sqlite:{named.removesuffix(LEASE_FILE_SUFFIX)}"
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     if isinstance(checkpointer, SqliteSaver):
         with checkpointer.cursor(transaction=False) as cur:
             rows = cur.execute("PRAGMA database_list").fetchall()

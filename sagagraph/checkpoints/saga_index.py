@@ -41,19 +41,18 @@ import json
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
-
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-)
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from sagagraph.redaction import redact
 from sagagraph.storable_text import replace_surrogates
+
+if TYPE_CHECKING:  # LangGraph is loaded by the savers, not by a reader of the index
+    from langgraph.checkpoint.base import (
+        BaseCheckpointSaver,
+        Checkpoint,
+        CheckpointMetadata,
+        CheckpointTuple,
+    )
 
 __all__ = [
     "KEY",
@@ -64,6 +63,7 @@ __all__ = [
     "read_summary",
     "saga_ids",
     "stamp",
+    "summaries_by_sql",
     "summarize",
     "thread_ids",
 ]
@@ -247,8 +247,26 @@ def latest_checkpoints(
     if cursor is None:
         yield from (s for s in _generic(checkpointer) if s.status not in skip)
         return
-    sql = _POSTGRES_PAGE if _is_postgres(checkpointer) else _SQLITE_PAGE
-    sql = _on_table(sql, checkpointer)
+    table = getattr(checkpointer, "checkpoints_table", "checkpoints")
+    yield from summaries_by_sql(
+        cursor, postgres=_is_postgres(checkpointer), table=table, page_size=page_size, skip=skip
+    )
+
+
+def summaries_by_sql(
+    cursor: Cursor,
+    *,
+    postgres: bool,
+    table: str = "checkpoints",
+    page_size: int = PAGE_SIZE,
+    skip: Collection[str] = (),
+) -> Iterator[SagaSummary]:
+    """:func:`latest_checkpoints` by the index's query on any connection to the database
+    (PostgreSQL's or SQLite's), on ``table``: one query per page of ``page_size`` sagas."""
+    sql = _POSTGRES_PAGE if postgres else _SQLITE_PAGE
+    sql = sql.replace("FROM checkpoints", f"FROM {table}").replace(
+        "JOIN checkpoints", f"JOIN {table}"
+    )
     after = ""
     while True:
         with cursor() as cur:
@@ -278,6 +296,8 @@ def saga_ids(checkpointer: BaseCheckpointSaver[Any]) -> list[str]:
     """Every saga id (root thread id) the checkpointer holds, sorted, each once: one query on
     the SQLite and PostgreSQL sync savers, the in-memory saver's dict, or else a walk of
     ``list(None)``, which reads every checkpoint and is kept only as the fallback."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
     if isinstance(checkpointer, InMemorySaver):
         return sorted(str(t) for t, spaces in checkpointer.storage.items() if "" in spaces)
     ids = thread_ids(checkpointer)
@@ -301,6 +321,8 @@ def _on_table(sql: str, checkpointer: BaseCheckpointSaver[Any]) -> str:
 def _is_postgres(checkpointer: BaseCheckpointSaver[Any]) -> bool:
     if _group_commit(checkpointer):
         return getattr(checkpointer, "sql_dialect", "sqlite") == "postgres"
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     return not isinstance(checkpointer, SqliteSaver)
 
 
@@ -315,6 +337,8 @@ def sql_cursor(checkpointer: BaseCheckpointSaver[Any]) -> Cursor | None:
     """Opens a cursor on the database of a sync SQLite or PostgreSQL saver, through its
     public connection (safe beside running sagas: the saver's own lock is held), or on the
     group-commit saver's read connection; None for any other saver."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     if _group_commit(checkpointer):
         read_cursor: Cursor = checkpointer.read_cursor  # type: ignore[attr-defined]
         return read_cursor

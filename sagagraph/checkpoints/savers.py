@@ -4,7 +4,10 @@ saver a saga lives in, lent to its steps while a process holds the saga's lease.
 A saver here adds one thing to LangGraph's: before LangGraph's own ``put`` / ``aput`` stores a
 checkpoint, its metadata gets the saga's summary
 (:func:`sagagraph.checkpoints.saga_index.stamp`), which ``list`` and ``recover`` read
-(:mod:`sagagraph.checkpoints.saga_index`). Everything else, the SQL included, is LangGraph's.
+(:mod:`sagagraph.checkpoints.saga_index`). The sync SQLite and PostgreSQL savers also keep
+the fields of the checkpoint that ends a saga in a table of sagagraph's own
+(:mod:`sagagraph.checkpoints.finished`), so reading a finished saga needs no LangGraph.
+Everything else, LangGraph's tables and their SQL included, is LangGraph's.
 The PostgreSQL savers, an extra, are in :mod:`sagagraph.checkpoints.postgres_savers`.
 
 LangGraph gives a node no public handle on the saver its graph runs with. A step that reads
@@ -17,8 +20,9 @@ tasks, and two sagas run side by side each see their own.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any
@@ -33,6 +37,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from sagagraph.checkpoints.finished import CREATE, TABLE, finished_record, record_finished
 from sagagraph.checkpoints.saga_index import stamp
 
 
@@ -42,6 +47,8 @@ class Stamping(BaseCheckpointSaver[str]):
     lease_file: str | None = None
     """A SQLite saver's: the file whose byte locks are its sagas' leases
     (:mod:`sagagraph.graph.leases`), set by the factory that opened it."""
+    keeps_finished: bool = False
+    """True for a saver that keeps finished sagas' fields (:meth:`keep_finished`)."""
 
     def put(
         self,
@@ -50,7 +57,22 @@ class Stamping(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return super().put(config, checkpoint, stamp(checkpoint, metadata), new_versions)
+        saved = super().put(config, checkpoint, stamp(checkpoint, metadata), new_versions)
+        record = finished_record(config, checkpoint) if self.keeps_finished else None
+        if record is not None:
+            self.keep_finished(record)
+        return saved
+
+    def keep_finished(self, record: tuple[str, str, str]) -> None:
+        """Keep a finished saga's fields (:mod:`sagagraph.checkpoints.finished`); a saver
+        with no table for them keeps none (its finished sagas are read through it)."""
+
+    def delete_thread(self, thread_id: str) -> None:
+        super().delete_thread(thread_id)
+        self.forget_finished(str(thread_id))
+
+    def forget_finished(self, saga_id: str) -> None:
+        """Drop a deleted saga's kept fields (a saver with no table for them has none)."""
 
     async def aput(
         self,
@@ -63,7 +85,29 @@ class Stamping(BaseCheckpointSaver[str]):
 
 
 class SagaSqliteSaver(Stamping, SqliteSaver):
-    """``SqliteSaver`` that stamps the saga's summary into each checkpoint's metadata."""
+    """``SqliteSaver`` that stamps the saga's summary into each checkpoint's metadata and
+    keeps each finished saga's fields."""
+
+    keeps_finished = True
+
+    def setup(self) -> None:
+        if self.is_setup:
+            return
+        super().setup()
+        try:
+            self.conn.execute(CREATE)
+        except sqlite3.OperationalError as error:
+            if "readonly" not in str(error):  # a read-only store is still read through the saver
+                raise
+
+    def keep_finished(self, record: tuple[str, str, str]) -> None:
+        # A record that cannot be written (a full disk) only leaves the saga to the full read.
+        with suppress(sqlite3.Error), self.cursor() as cur:
+            record_finished(cur, record)
+
+    def forget_finished(self, saga_id: str) -> None:
+        with suppress(sqlite3.Error), self.cursor() as cur:
+            cur.execute(f"DELETE FROM {TABLE} WHERE saga_id = ?", (saga_id,))
 
 
 class SagaAsyncSqliteSaver(Stamping, AsyncSqliteSaver):

@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sagagraph.agents.paper_app import PaperSettings
 from sagagraph.cli.flags import PAPER_STEPS
 from sagagraph.cli.output import (
     EXIT_COMPLETED,
@@ -22,11 +21,17 @@ from sagagraph.cli.output import (
     print_view,
     trail_lines,
 )
-from sagagraph.cli.wiring import paper_definition, service_from, settings_from, store_from
+from sagagraph.cli.wiring import (
+    paper_definition,
+    reader_from,
+    settings_from,
+    store_from,
+)
 from sagagraph.errors import ConfigurationError
 from sagagraph.saga.records import alerts_from_env
 
 if TYPE_CHECKING:
+    from sagagraph.agents.paper_app import PaperSettings
     from sagagraph.choreography.bus import EventBus
 
 
@@ -114,9 +119,12 @@ def cmd_events(args: argparse.Namespace) -> int:
     (its audit trail) when the bus has none for it; SagaNotFoundError when neither knows it."""
     from sagagraph.choreography.runner import saga_events
 
-    settings = settings_from(args)
     with cli_bus(args, runs_agents=False, create=False) as bus:
-        events = saga_events(bus, args.saga_id, paper_definition(settings))
+        # The paper saga's definition tells refused events apart: built only when the log
+        # has events of this saga (an orchestrated saga's are read without it).
+        events = saga_events(bus, args.saga_id)
+        if events:
+            events = saga_events(bus, args.saga_id, paper_definition(settings_from(args)))
     if not events:
         return orchestrated_events(args)
     if args.json:
@@ -140,7 +148,7 @@ def cmd_events(args: argparse.Namespace) -> int:
 def orchestrated_events(args: argparse.Namespace) -> int:
     """``events ID`` of an orchestrated saga: the events its checkpoints record, one a line
     (``--json``: a JSON array), or a line that says it has recorded none yet."""
-    view = service_from(args).require(args.saga_id)
+    view = reader_from(args).require(args.saga_id)
     events = list(view.get("events") or [])
     if args.json:
         json.dump(events, sys.stdout, indent=2, default=str)

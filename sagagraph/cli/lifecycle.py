@@ -24,7 +24,7 @@ from sagagraph.cli.output import (
     progress_printer,
     recover_exit_code,
 )
-from sagagraph.cli.wiring import service_from
+from sagagraph.cli.wiring import reader_from, service_from
 from sagagraph.errors import InputError, SagaGraphError
 from sagagraph.redaction import redact
 
@@ -33,11 +33,10 @@ __all__ = ["cmd_recover", "cmd_resolve", "cmd_resume", "cmd_rollback", "cmd_stat
 
 def cmd_status(args: argparse.Namespace) -> int:
     """The saga's view; its exit code is the one ``run`` gave (a script need not parse JSON)."""
-    service = service_from(args)
-    view = service.require(args.saga_id)
+    view = reader_from(args).require(args.saga_id)
     foreign = None
     if view.get("mode") != "choreography" and view.get("waiting_for_operator"):
-        foreign = service.definitions.cannot_act(view, "resolve")
+        foreign = service_from(args).definitions.cannot_act(view, "resolve")
     return emit(view, args.json, foreign=foreign)
 
 
@@ -72,7 +71,7 @@ def operator_name() -> str:
 def cmd_rollback(args: argparse.Namespace) -> int:
     """Exit 0 once the saga is rolled back, 4 when a compensation needs an operator, 75 when
     it stopped unfinished; 2 when the saga cannot be rolled back (unknown, finished...)."""
-    from sagagraph.graph.recover import DEFAULT_ROLLBACK_REASON
+    from sagagraph.saga.names import DEFAULT_ROLLBACK_REASON
 
     service = service_from(args)
     roll_back = partial(

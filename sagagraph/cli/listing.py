@@ -19,7 +19,7 @@ from typing import Any
 from sagagraph.cli.flags import short_name
 from sagagraph.cli.output import EXIT_COMPLETED
 from sagagraph.cli.times import since_flag
-from sagagraph.cli.wiring import service_from
+from sagagraph.cli.wiring import reader_from
 
 COLUMNS = ("saga_id", "status", "mode", "paper", "updated", "completed", "reason")
 """What each row (and each JSON object) carries."""
@@ -42,7 +42,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         # The orchestrated sagas are still worth listing when the event log cannot be read.
         print(f"sagagraph: warning: {line}", file=sys.stderr)
 
-    rows = service_from(args).list(status=args.status, since=start, limit=args.limit, warn=warn)
+    rows = reader_from(args).list(status=args.status, since=start, limit=args.limit, warn=warn)
     for r in rows:
         r.pop("text", None)
     if args.json:

@@ -54,9 +54,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     # An outputs folder that cannot hold files is refused before anything is written; it is
     # recorded absolute, so resume and recover write to it from any working directory.
     settings = replace(settings, outputs=str(usable_outputs_root(settings.outputs)))
+    loader = PaperLoader(pdf_password(args))
+    saga_input = {"paper": str(Path(args.paper).resolve()), "settings": settings.recorded()}
+    # A model (or router) that cannot be set up is refused first: before the paper is read
+    # (a long PDF takes seconds), and before the saga is announced.
+    if args.mode == CHOREOGRAPHY:
+        paper_definition(settings, forward=True)
+    else:
+        service = service_from(args, loader)
+        service.definitions.check_forward({"input": saga_input}, "run", PAPER_APP)
     # Unreadable input ends here, with exit 2, before any saga or output exists. The loader
     # caches what it parsed, so the saga's steps do not read the PDF again.
-    loader = PaperLoader(pdf_password(args))
     on_page = page_printer(repr(Path(args.paper).name)[1:-1])
     during(lambda: loader.load(args.paper, on_page=on_page), None)
     # Absolute, so that resume, recover and choreography agents find it from any folder.
@@ -64,12 +72,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.paper = str(Path(args.paper).resolve())
     if args.mode == CHOREOGRAPHY:
         return run_choreography(args, settings, saga_id, loader)
-    service = service_from(args, loader)
     if service.exists(saga_id, mode="orchestration"):
         raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
-    saga_input = {"paper": str(args.paper), "settings": settings.recorded()}
-    # A model (or router) that cannot be set up is refused before the saga is announced.
-    service.definitions.check_forward({"input": saga_input}, "run", PAPER_APP)
     announce_saga(args, saga_id)
 
     def run() -> dict[str, Any]:

@@ -1,17 +1,22 @@
 """From flags to the application core: the store, the paper app and the service a command
 acts through. Flags first, then the environment (``SAGAGRAPH_DB``, ``SAGAGRAPH_BUS``,
-``SAGAGRAPH_QUEUE``, ``SAGAGRAPH_APP``, ``SAGAGRAPH_ALERT_HOOK``...)."""
+``SAGAGRAPH_QUEUE``, ``SAGAGRAPH_APP``, ``SAGAGRAPH_ALERT_HOOK``...).
+
+The paper app and LangGraph are loaded by the commands that build or act on a saga; a
+reading command (:func:`reader_from`) loads neither.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sagagraph.agents.paper_app import PAPER_APP, Overrides, PaperApp, PaperSettings
-from sagagraph.graph.definitions import Definitions
 from sagagraph.saga.records import alerts_from_env
 from sagagraph.service import SagaService, SagaStore
+
+if TYPE_CHECKING:
+    from sagagraph.agents.paper_app import PaperApp, PaperSettings
 
 
 def store_from(args: argparse.Namespace) -> SagaStore:
@@ -22,6 +27,8 @@ def store_from(args: argparse.Namespace) -> SagaStore:
 
 def settings_from(args: argparse.Namespace) -> PaperSettings:
     """A new paper saga's settings from its flags."""
+    from sagagraph.agents.paper_app import PaperSettings
+
     return PaperSettings.resolve(
         outputs=getattr(args, "outputs", None),
         llm=getattr(args, "llm", None),
@@ -57,6 +64,8 @@ def router_options(args: argparse.Namespace | None) -> Any:
 
 def paper_app_from(args: argparse.Namespace, loader: Any = None) -> PaperApp:
     """The paper saga's factory, with the flags that may change a saga's recorded settings."""
+    from sagagraph.agents.paper_app import Overrides, PaperApp
+
     wants_password = (
         getattr(args, "password", None) is not None
         or getattr(args, "password_file", None) is not None
@@ -87,14 +96,26 @@ def app_references(args: argparse.Namespace) -> list[str]:
 
 def service_from(args: argparse.Namespace, loader: Any = None) -> SagaService:
     """The service a command acts through: the paper saga and the ``--app`` definitions."""
+    from sagagraph.agents.paper_app import PAPER_APP
+    from sagagraph.graph.definitions import Definitions
+
     own = {PAPER_APP: paper_app_from(args, loader)}
     definitions = Definitions.load(app_references(args), own=own, default=PAPER_APP)
     return SagaService(store_from(args), definitions, alerts_from_env())
 
 
+def reader_from(args: argparse.Namespace) -> SagaService:
+    """The service a reading command (``status``, ``list``, ``events``) reads through:
+    reading a saga needs no definition, so neither the paper app nor an ``--app`` module is
+    loaded (a finished saga is read without LangGraph)."""
+    return SagaService(store_from(args))
+
+
 def paper_definition(settings: PaperSettings, loader: Any = None, *, forward: bool = False) -> Any:
     """The paper saga's definition for ``settings``; ``forward``: its steps will run forward,
     so a model that cannot be built is refused now (a missing key), not by the first step."""
+    from sagagraph.agents.paper_app import PaperApp
+
     app = PaperApp(loader=loader)
     if forward:
         app.check_forward({"settings": settings.recorded()})

@@ -27,10 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.graph import StateGraph
-
 from sagagraph.errors import ConfigurationError, InputError
-from sagagraph.graph.builder import build_saga_graph
 from sagagraph.saga.protocol import SagaDefinition
 from sagagraph.saga.view import describe_error
 
@@ -104,6 +101,8 @@ def takes_input(factory: SagaFactory) -> bool:
 
 def make(factory: SagaFactory, saga_input: Mapping[str, Any], reference: str) -> Any:
     """What ``factory`` returns for ``saga_input``: a SagaDefinition or a StateGraph."""
+    from langgraph.graph import StateGraph  # loaded to build or act on a saga, not to read one
+
     made = factory(saga_input) if takes_input(factory) else factory()
     if not isinstance(made, (SagaDefinition, StateGraph)):
         raise ConfigurationError(
@@ -185,6 +184,10 @@ class Definitions:
         if reference not in self.factories:
             raise InputError(f"--app {reference!r}: not a definition this process was given")
         made = make(self.factories[reference], saga_input, reference)
+        from langgraph.graph import StateGraph
+
+        from sagagraph.graph.builder import build_saga_graph
+
         if isinstance(made, StateGraph):
             return made
         with self._lock:

@@ -52,12 +52,14 @@ from sagagraph.graph.runner import (
     saga_status,
     streaming,
 )
-from sagagraph.graph.state import START, failed, needs_settling, pending_approvals
+from sagagraph.graph.state import START, failed, needs_settling
+from sagagraph.graph.views import pending_approvals
 from sagagraph.redaction import redact
 from sagagraph.saga.drivers import drive
 from sagagraph.saga.hooks import SagaHooks
 from sagagraph.saga.names import (
     COMPENSATE,
+    DEFAULT_ROLLBACK_REASON,
     ESCALATE,
     SAGA,
     TERMINAL_STATUSES,
@@ -113,10 +115,6 @@ def unfinished_sagas(app: SagaApp, *, mode: str | None = None) -> list[str]:
     ``recover`` then finds its lease taken and leaves it alone.
     """
     return [v["saga_id"] for v in open_sagas(app, mode=mode) if is_unfinished(v)]
-
-
-DEFAULT_ROLLBACK_REASON = "rollback requested by an operator"
-"""The ``reason`` of a rollback asked for without one."""
 
 
 def rollback_saga(

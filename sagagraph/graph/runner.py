@@ -44,12 +44,12 @@ from sagagraph.errors import (
 from sagagraph.graph.hooks import HOOKS_KEY, check_new_input, definition_of, hooks_of
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.nodes import recorded_input
-from sagagraph.graph.state import (
-    START,
+from sagagraph.graph.state import START, pending_nodes
+from sagagraph.graph.views import (
     approvals_in_writes,
     finished_view,
+    is_saga_state,
     pending_approvals,
-    pending_nodes,
     state_view,
 )
 from sagagraph.saga.drivers import Flow, Tell, drive
@@ -407,42 +407,6 @@ def snapshot_view(
     return state_view(
         snap.values, saga_id, next=pending_nodes(snap), waiting=waiting, approvals=approvals
     )
-
-
-def is_saga_state(values: Mapping[str, Any], saga_id: str) -> bool:
-    """A saga's state carries its own id from its first step on. Before it (under LangGraph
-    Server, which starts a saga from its input alone) it holds its input; killed while its
-    input was being saved, only its channels' defaults. Another graph's thread shows the
-    channels it shares with a saga graph (a ``status``, say), which no saga holds alone."""
-    if "saga_id" in values:
-        return bool(values["saga_id"] == saga_id)
-    if "input" not in values and not _NOTHING_YET.issuperset(values):
-        return False
-    results = values.get("results") or {}
-    events = values.get("events") or []
-    return (
-        isinstance(values.get("input", {}), Mapping)
-        and isinstance(results, Mapping)
-        and all(isinstance(r, Mapping) for r in results.values())
-        and isinstance(events, list)
-        and all(isinstance(e, Mapping) for e in events)
-    )
-
-
-_NOTHING_YET = frozenset(
-    [
-        "fail_at",
-        "results",
-        "completed",
-        "cleanup",
-        "outputs",
-        "events",
-        "compensated",
-        "skipped",
-        "usage",
-    ]
-)
-"""The fields a saga graph's state shows before its input is saved: defaults only."""
 
 
 def status_flow(app: SagaApp, saga_id: str) -> Flow[dict[str, Any]]:

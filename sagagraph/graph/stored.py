@@ -13,24 +13,26 @@ Two of LangGraph's channel names are read (docs/architecture.md lists both;
 
 Tool calls waiting for approval and compensations waiting for an operator are the
 checkpoint's pending ``__interrupt__`` writes.
+
+A finished saga is also read without LangGraph (:func:`view_of_finished`), from the fields
+its saver kept when it ended (:mod:`sagagraph.checkpoints.finished`); the view is the same.
+This module loads LangGraph only when a function here is handed a saver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
-
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from typing import TYPE_CHECKING, Any
 
 from sagagraph.checkpoints import saga_index
 from sagagraph.checkpoints.saga_index import SagaSummary, latest_checkpoints
 from sagagraph.errors import InputError
-from sagagraph.graph.leases import lease_is_held
-from sagagraph.graph.locking import held_locks
-from sagagraph.graph.runner import is_saga_state, saga_config
-from sagagraph.graph.state import INTERRUPT, approvals_in_writes, state_view
+from sagagraph.graph.views import INTERRUPT, approvals_in_writes, is_saga_state, state_view
 from sagagraph.saga.names import TERMINAL_STATUSES
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 START = "__start__"
 """LangGraph's input channel: it holds the input until the first step reads it."""
@@ -43,6 +45,8 @@ UNFINISHED = ("running", "compensating")
 def read_view(checkpointer: BaseCheckpointSaver[Any], saga_id: str) -> dict[str, Any] | None:
     """``saga_id``'s view (with its ``input``) from its latest checkpoint; None when the
     checkpointer holds no saga of that id (or another graph's thread under it)."""
+    from sagagraph.graph.runner import saga_config
+
     try:
         saved = checkpointer.get_tuple(saga_config(saga_id))
     except InputError:
@@ -87,11 +91,15 @@ def is_orphaned(checkpointer: BaseCheckpointSaver[Any], view: Mapping[str, Any])
         or view.get("dead_letter")
     ):
         return False
+    from sagagraph.graph.leases import lease_is_held
+
     return not lease_is_held(checkpointer, str(view["saga_id"]))
 
 
 def with_flags(checkpointer: BaseCheckpointSaver[Any], view: dict[str, Any]) -> dict[str, Any]:
     """``view`` with ``dead_lettered`` and ``orphaned`` (booleans) added."""
+    from sagagraph.graph.locking import held_locks
+
     view["dead_lettered"] = bool(view.get("dead_letter"))
     view["locks"] = held_locks(checkpointer, str(view["saga_id"]))
     view["orphaned"] = is_orphaned(checkpointer, view)
@@ -205,3 +213,22 @@ def has_text(row: Mapping[str, Any], text: str | None) -> bool:
         return True
     haystack = f"{row['saga_id']} {row.get('paper') or ''} {row.get('text') or ''}"
     return text.casefold() in haystack.casefold()
+
+
+def view_of_finished(
+    fields: Mapping[str, Any], saga_id: str, locks: Iterable[Mapping[str, Any]] = ()
+) -> dict[str, Any] | None:
+    """A finished saga's view with its flags, from the fields kept when it ended
+    (:mod:`sagagraph.checkpoints.finished`) and the locks it holds: what :func:`read_view`
+    then :func:`with_flags` return for it, read without LangGraph. None when the fields
+    hold no saga of that id (the full read then decides)."""
+    if not fields or not is_saga_state(fields, saga_id):
+        return None
+    view = state_view(fields, saga_id, next=[], waiting=False, approvals=[])
+    saga_input = fields.get("input")
+    view["input"] = dict(saga_input) if isinstance(saga_input, Mapping) else {}
+    view["label"] = fields.get("label")
+    view["dead_lettered"] = bool(view.get("dead_letter"))
+    view["locks"] = [dict(lock) for lock in locks]
+    view["orphaned"] = False  # a finished saga has no process to lose
+    return view

@@ -24,14 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
-
-from langgraph.errors import GraphBubbleUp
 
 from sagagraph.errors import ConfigurationError, InjectedFailure, StepTimeoutError
 from sagagraph.redaction import redact, redact_value
@@ -224,10 +223,19 @@ def _recorded(outcome: StepAttempts, event: Event, saga_id: str, hooks: SagaHook
         yield Tell(hooks.on_step_end, hooks.aon_step_end, saga_id, event)
 
 
+def _is_control_flow(error: Exception) -> bool:
+    """True for LangGraph's ``GraphBubbleUp`` (an interrupt): looked up in ``sys.modules``,
+    since an error of that class exists only once LangGraph is loaded, and the kernel does
+    not load it (choreography and reading a saga run without it)."""
+    errors = sys.modules.get("langgraph.errors")
+    bubble_up = getattr(errors, "GraphBubbleUp", None)
+    return isinstance(bubble_up, type) and isinstance(error, bubble_up)
+
+
 def failed(error: Exception) -> Tried:
     """An attempt's error, for its loop; LangGraph's control flow (``interrupt()`` inside a
     step, ``GraphBubbleUp``) is no failure and passes through to the driver's caller."""
-    if isinstance(error, GraphBubbleUp):
+    if _is_control_flow(error):
         raise error
     # The saga records an error's description, never its traceback (DEBUG logs it). Dropped
     # here, the failed call's frames, and LangGraph's runner frames above them, are freed

@@ -91,3 +91,7 @@ def validate_saga_id(saga_id: object) -> str:
 def new_saga_id(prefix: str = "saga") -> str:
     """A fresh, unique saga id such as ``saga-1f0c9a2e7b``."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+DEFAULT_ROLLBACK_REASON = "rollback requested by an operator"
+"""The ``reason`` of a rollback asked for without one."""

@@ -22,22 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from sagagraph.checkpoints import finished
 from sagagraph.checkpoints.saga_index import latest_checkpoints
 from sagagraph.errors import InputError, SagaBusyError, SagaGraphError, SagaNotFoundError
 from sagagraph.graph import stored as reading
 from sagagraph.graph.definitions import Definitions
-from sagagraph.graph.recover import (
-    DEFAULT_ROLLBACK_REASON,
-    approve_tool_call,
-    is_unfinished,
-    recover_saga,
-    reject_tool_call,
-    rollback_saga,
-)
-from sagagraph.graph.runner import resolve_saga, resume_saga, run_saga
 from sagagraph.redaction import redact
 from sagagraph.saga.hooks import SagaHooks, combine_hooks
-from sagagraph.saga.names import TERMINAL_STATUSES, validate_saga_id
+from sagagraph.saga.names import DEFAULT_ROLLBACK_REASON, TERMINAL_STATUSES, validate_saga_id
 from sagagraph.saga.view import QUEUED, Event, describe_error
 from sagagraph.service.store import SagaStore
 
@@ -102,16 +94,24 @@ class SagaService:
     def get(self, saga_id: str, *, choreographed: bool = True) -> dict[str, Any] | None:
         """``saga_id``'s view (orchestrated, blackboard or, unless ``choreographed`` is
         False, choreographed) with its ``input``, ``dead_lettered`` and ``orphaned``; None
-        when no store asked knows it."""
+        when no store asked knows it. A finished saga is read from the fields its saver kept
+        when it ended, with the database driver alone (:mod:`sagagraph.checkpoints.finished`:
+        no LangGraph loaded); any other saga through the saver."""
         try:
             validate_saga_id(saga_id)
         except InputError:
             return None
         if self.store.has_checkpoints():
-            with self.store.checkpointer() as saver:
-                view = reading.read_view(saver, saga_id)
+            kept = finished.read_finished(self.store.db, saga_id)
+            if kept is not None and kept.fields is not None:
+                view = reading.view_of_finished(kept.fields, saga_id, kept.locks)
                 if view is not None:
-                    return reading.with_flags(saver, view)
+                    return view
+            if kept is None or kept.fields is not None:  # not known absent: read in full
+                with self.store.checkpointer() as saver:
+                    view = reading.read_view(saver, saga_id)
+                    if view is not None:
+                        return reading.with_flags(saver, view)
         return self.choreographed(saga_id) if choreographed else None
 
     def require(self, saga_id: str) -> dict[str, Any]:
@@ -166,8 +166,16 @@ class SagaService:
         return kept[offset : None if limit is None else offset + limit]
 
     def orchestrated_rows(self) -> Rows:
+        """A row per orchestrated saga: when every saga of the store has finished, from the
+        stamped index alone, read with the database driver (no LangGraph); else through the
+        saver (:func:`~sagagraph.graph.stored.orchestrated_rows`)."""
         if not self.store.has_checkpoints():
             return []
+        summaries = finished.read_summaries(self.store.db)
+        if summaries is not None and all(
+            s.stamped and s.status in TERMINAL_STATUSES for s in summaries
+        ):
+            return [reading.row_of_summary(s) for s in summaries]
         with self.store.checkpointer() as saver:
             return list(reading.orchestrated_rows(saver))
 
@@ -246,6 +254,8 @@ class SagaService:
         waits for an operator; its view. InputError when ``saga_id`` exists already."""
         if saga_id is not None and self.exists(saga_id, mode="orchestration"):
             raise InputError(f"saga {saga_id!r}: already exists; use: sagagraph resume {saga_id}")
+        from sagagraph.graph.runner import run_saga
+
         view = {"saga_id": saga_id or "", "input": dict(saga_input)}
         graph = self.definitions.graph_of(reference, saga_input)
         self.definitions.check_forward(view, "run", reference)
@@ -257,6 +267,8 @@ class SagaService:
 
     def resume(self, saga_id: str, *, hooks: SagaHooks | None = None) -> dict[str, Any]:
         """Continue an unfinished saga from its last checkpoint."""
+        from sagagraph.graph.runner import resume_saga
+
         view = self.orchestrated(saga_id, "resume")
         with self.app(view, "resume", forward=not only_compensates(view)) as app:
             return resume_saga(app, saga_id, hooks=self.told(hooks))
@@ -266,6 +278,8 @@ class SagaService:
     ) -> dict[str, Any]:
         """Answer a compensation that gave up: ``retry`` it, or ``skip`` it (``note`` says
         who decided and why)."""
+        from sagagraph.graph.runner import resolve_saga
+
         view = self.orchestrated(saga_id, "resolve")
         with self.app(view, "resolve", forward=False) as app:
             return resolve_saga(
@@ -286,6 +300,8 @@ class SagaService:
     ) -> dict[str, Any]:
         """Compensate one unfinished saga (who asked, and why, go into its events). A saga
         still queued on the work queue is refused: ``cancel`` takes it off the queue."""
+        from sagagraph.graph.recover import rollback_saga
+
         view = self.orchestrated(saga_id, "rollback")
         if view["status"] == QUEUED and not view.get("dead_letter"):
             raise InputError(
@@ -310,6 +326,8 @@ class SagaService:
         hooks: SagaHooks | None = None,
     ) -> dict[str, Any]:
         """Approve the saga's waiting tool calls (or the one ``call`` names); it carries on."""
+        from sagagraph.graph.recover import approve_tool_call
+
         view = self.orchestrated(saga_id, "approve")
         with self.app(view, "approve", forward=True) as app:
             return approve_tool_call(
@@ -321,6 +339,8 @@ class SagaService:
     ) -> dict[str, Any]:
         """Reject the saga's waiting tool calls (or the one ``call`` names): its step fails
         and the saga compensates."""
+        from sagagraph.graph.recover import reject_tool_call
+
         view = self.orchestrated(saga_id, "reject")
         with self.app(view, "reject", forward=False) as app:
             return reject_tool_call(app, saga_id, redact(why), call=call, hooks=self.told(hooks))
@@ -360,6 +380,8 @@ class SagaService:
         ``cancel`` or ``rollback``): it took its workers down, so recovering it forward in
         this process would only repeat that; rolling it back (``compensate``) runs no step.
         """
+        from sagagraph.graph.recover import is_unfinished
+
         if not self.store.has_checkpoints():
             return [], []
         pending, waiting = [], []
@@ -385,6 +407,8 @@ class SagaService:
         ``compensate``). A saga a live process holds, or one this process cannot build, is
         skipped (``recover_skipped``); one whose recovery fails does not stop the others
         (``recover_error``). ``on_saga`` hears each saga as it is taken up."""
+        from sagagraph.graph.recover import recover_saga
+
         pending, waiting = self.unfinished(compensate=compensate)
         done = Recovered(waiting=waiting)
         for view in pending:

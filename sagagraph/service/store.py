@@ -13,11 +13,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
-
-from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.urls import (
     GROUP_SQLITE,
     default_bus_url,
@@ -25,6 +22,9 @@ from sagagraph.checkpoints.urls import (
     redact_url,
     sqlite_path,
 )
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ class SagaStore:
     @contextmanager
     def checkpointer(self) -> Iterator[BaseCheckpointSaver[Any]]:
         """The checkpointer, opened (and its tables set up) for the block."""
+        from sagagraph.checkpoints.factory import open_checkpointer  # loads LangGraph
+
         with open_checkpointer(self.db) as saver:
             yield saver
 

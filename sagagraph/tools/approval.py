@@ -96,7 +96,7 @@ class ToolApprovalMiddleware(HumanInTheLoopMiddleware[Any, Any, Any]):
     def _describe(self, tool_call: ToolCall, state: AgentState[Any], runtime: Runtime[Any]) -> str:
         """``<tool> <args as JSON> (call <key>)``: what the operator is asked about, with the
         call's idempotency key, which names the saga and the step even to a reader that does
-        not have the saga's graph (:func:`sagagraph.graph.state.approval` reads it)."""
+        not have the saga's graph (:func:`sagagraph.graph.views.approval` reads it)."""
         key = self._key(tool_call, state)
         args = json.dumps(tool_call.get("args") or {}, sort_keys=True, default=str)
         return f"{self.description}: {tool_call['name']} {args} (call {key})"

@@ -30,8 +30,8 @@ from sagagraph.graph.definitions import CompiledSagas, Definitions, recorded_ref
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.recover import rollback_leased
 from sagagraph.graph.runner import DEFAULT_DURABILITY, RunOutput, saga_config, saga_status
-from sagagraph.graph.state import finished_view
 from sagagraph.graph.stored import read_view
+from sagagraph.graph.views import finished_view
 from sagagraph.saga.names import TERMINAL_STATUSES
 from sagagraph.saga.view import make_event
 from sagagraph.workers.dead_letters import (

@@ -131,6 +131,28 @@ def test_a_refused_run_announces_no_saga_id(
     assert run(capsys, "status", "never")[0] == 2
 
 
+@pytest.mark.parametrize(
+    ("flags", "cause"),
+    [
+        (["--router", "llm"], "needs a chat model"),
+        (["--llm", "openai"], "OPENAI_API_KEY"),
+        (["--llm", "openai", "--mode", "choreography"], "OPENAI_API_KEY"),
+    ],
+    ids=["router-without-model", "engine-without-key", "choreography-no-key"],
+)
+def test_a_missing_model_is_refused_before_the_paper_is_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: list[str], cause: str
+) -> None:
+    """The model check comes first: a paper the loader would refuse (or take long to read)
+    is never opened when no model can run the saga."""
+    paper = tmp_path / "unreadable.pdf"
+    paper.write_bytes(b"not a PDF at all")
+    code, _, err = run(capsys, "run", str(paper), *flags)
+    assert code == 2
+    assert cause in err
+    assert "not a PDF" not in err
+
+
 # --- help --------------------------------------------------------------------------------------
 
 

@@ -2,9 +2,9 @@
 
 Each probe runs the command in a fresh interpreter, as the ``sagagraph`` script does, then
 records which modules were imported. ``--help`` needs neither LangGraph nor any agent;
-``list`` and ``status`` of finished sagas read their checkpoints' metadata with the database
-driver alone: none of them loads LangGraph (``graph`` asks LangGraph to draw).
-Sagas that have not finished are read through the saga's graph, never with the model
+``list``, ``status`` and ``events`` of finished sagas read what was kept when they ended with
+the database driver alone: none of them loads LangGraph (``graph`` asks LangGraph to draw).
+Sagas that have not finished are read through LangGraph's saver, never with the model
 client, the PDF reader or the plotting stack.
 """
 
@@ -18,50 +18,17 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
 from sagagraph.cli import main
 from sagagraph.cli.parser import Handler, build_parser
+from tests.support.command_probe import REPO, imported, probe
 
-REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "examples" / "papers" / "complete_paper.md"
-
-PROBE = """
-import json, sys
-from sagagraph.cli import entry, main
-try:
-    code = main(sys.argv[2:])
-except SystemExit as stop:  # --help and --version leave through argparse
-    code = stop.code
-with open(sys.argv[1], "w") as out:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
-"""
 
 HEAVY = ("langchain_openai", "openai", "pypdf", "matplotlib")
 """Never needed to list, show or draw sagas: the model client, the PDF reader, the plots."""
-
-
-def probe(tmp_path: Path, *args: str) -> dict[str, Any]:
-    """The exit code of ``sagagraph ARGS`` in a fresh process, and the modules it imported."""
-    out = tmp_path / "probe.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SAGAGRAPH_", "OPENAI_"))}
-    env |= {"PYTHONPATH": str(REPO), "SAGAGRAPH_LLM": "offline"}
-    subprocess.run(
-        [sys.executable, "-c", PROBE, str(out), *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    result: dict[str, Any] = json.loads(out.read_text())
-    return result
-
-
-def imported(modules: list[str], package: str) -> bool:
-    return any(m == package or m.startswith(f"{package}.") for m in modules)
 
 
 @pytest.fixture
@@ -104,8 +71,10 @@ LANGGRAPH = ("langgraph.graph", "langgraph.checkpoint", "langgraph.types", "lang
 """What building or reading a saga's graph loads (``import langgraph.graph``: 0.6-1.4 s)."""
 
 
-def test_status_of_an_unfinished_saga_reads_it_through_the_graph(one_saga: Path) -> None:
-    """The probe sees LangGraph when it is loaded: a saga left running needs its graph."""
+def test_status_of_an_unfinished_saga_reads_it_through_the_saver(one_saga: Path) -> None:
+    """The probe sees LangGraph when it is loaded: a saga with writes after its last
+    checkpoint is read through LangGraph's saver (tests/cli/test_cli_fast_reads.py checks
+    that a finished one is not)."""
     from sagagraph import open_checkpointer, saga_config
 
     with open_checkpointer("sqlite:///sagagraph.sqlite") as checkpointer:
@@ -114,7 +83,7 @@ def test_status_of_an_unfinished_saga_reads_it_through_the_graph(one_saga: Path)
         # Writes after the last checkpoint: only a full read applies them.
         checkpointer.put_writes(latest.config, [("status", "running")], "a-task")
     result = probe(one_saga, "status", "s1")
-    assert imported(result["modules"], "langgraph.graph")
+    assert imported(result["modules"], "langgraph.checkpoint")
 
 
 def test_import_sagagraph_alone_loads_nothing_heavy(tmp_path: Path) -> None:
