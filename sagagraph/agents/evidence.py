@@ -56,26 +56,9 @@ _NOT_OWN_SECTION = re.compile(
     r"abbreviations|nomenclature"
 )
 _REFERENCE_LIKE = re.compile(r"^\s*(?:\[\d{1,3}\]|\d{1,3}\.\s+[A-Z][a-z]+,)")
-_OWN = re.compile(
-    r"\b(?:we|our|ours|us|here)\b|\bthis (?:paper|study|work|article|package|thesis|chapter|"
-    r"report|system|tool|library|approach|method|model|analysis|research|survey|review)\b|"
-    r"\bthe present (?:study|work|paper|analysis)\b|\bin the current (?:study|work)\b",
-    re.IGNORECASE,
-)
-_METHOD_OR_RESULT = re.compile(
-    r"method|material|experiment|evaluation|result|finding|analysis|implementation|design|"
-    r"procedure|participants|study|setup|data|discussion|conclusion|summary|abstract|"
-    r"performance|measure",
-    re.IGNORECASE,
-)
 _CITATION = re.compile(
     r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
     r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]|\[(?:19|20)\d\d[a-z]?\]|\bet al\."
-)
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|lack(?:s|ed|ing)?|unable|absence of|"
-    r"n't|fail(?:s|ed)? to)\b",
-    re.IGNORECASE,
 )
 
 
@@ -126,26 +109,10 @@ def own_section(section: Section) -> bool:
     return not _NOT_OWN_SECTION.search(section.name)
 
 
-def about_own_work(sentence: Sentence) -> bool:
-    """True when the sentence speaks of the paper's own work: first person or "this study",
-    or any sentence of a method, results or discussion section that is not about others'."""
-    if not own_section(sentence.section):
-        return False
-    if _OWN.search(sentence.text):
-        return True
-    return bool(_METHOD_OR_RESULT.search(sentence.section.name))
-
-
 def cites_others(text: str) -> bool:
     """True when the sentence cites other work (``[12]``, ``(Smith et al., 2020)``): it
     then describes that work, not the paper's own."""
     return bool(_CITATION.search(text))
-
-
-def negated(sentence: str, start: int) -> bool:
-    """True when a negation stands in the six words before position ``start``."""
-    before = sentence[:start].split()[-6:]
-    return bool(_NEGATION.search(" ".join(before)))
 
 
 def paper_sentences(paper: Paper, keys: PageKeys | None = None) -> list[Sentence]:

@@ -289,8 +289,6 @@ MAX_STRENGTHS = 5
 """At most this many strengths."""
 MAX_WEAKNESSES = 3
 """At most this many weaknesses (each with its suggestion)."""
-MAX_REMARKS = MAX_STRENGTHS
-"""The longest list a review has."""
 
 OFFLINE_REVIEW_NOTE = (
     "Heuristic offline review: rules over the paper's text, without a language model. It states "

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from sagagraph.console.source import SagaSource
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 
 
 def serve(source: SagaSource, guard: Guard, host: str, port: int, *, debug: bool = False) -> None:

@@ -43,10 +43,6 @@ from sagagraph.errors import ConfigurationError, ToolRejectedError
 from sagagraph.tools.declare import current_saga_locks, note_executed_args, require_policy
 from sagagraph.tools.records import call_key, call_number, call_offset, content_text, scope_of
 
-APPROVAL_REQUEST = "tool_approval"
-"""The ``type`` of the interrupt value a gated call pauses on (LangChain's
-``ToolApprovalRequest``: ``tool_call_id``, ``name``, ``args``, ``description``)."""
-
 DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject")
 """What an operator may answer a gated call with."""
 
