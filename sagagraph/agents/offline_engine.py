@@ -25,20 +25,9 @@ verifies. When nothing checkable is found, the review says so in a point that qu
 paper's own statement of its aim; a paper not written in English gets only such points, since
 the rules read English.
 
-What a weakness rests on: the reviewer never says that a paper does not discuss its limits (a
-paper may call its model "too simple" without the word "limitation"). It quotes what the paper
-says of itself instead, and otherwise states only a fact it checked:
-
-- :func:`stated_limits`: sentences where the paper names a limit of its own work, strongest
-  first: "a limitation of this study", "our evaluation is limited to", "may not generalize",
-  "too simple", "we were not able to", "only a small number of", "might have skewed", a
-  shortcoming or failure of its own model, and any sentence under a Limitations heading. A
-  sentence about others' work ("limitations of previous research") is none;
-- :func:`left_for_later`: what it says it has not done yet ("not implemented yet", "we plan
-  to", "future work", "further research is needed");
-- :func:`limitations_heading`: whether a section or a paragraph is headed Limitations (or
-  Threats to validity), searched in the outline and in every line of the text, so that a
-  review may say "no section or paragraph is headed Limitations" as the fact it is.
+A weakness never says that a paper does not discuss its limits (a paper may call its model
+"too simple" without the word "limitation"): it quotes :func:`stated_limits` or
+:func:`left_for_later`, or states the fact :func:`limitations_heading` checked.
 """
 
 from __future__ import annotations
