@@ -200,19 +200,13 @@ def print_view(view: dict[str, Any], out: TextIO, *, foreign: str | None = None)
             file=out,
         )
     stuck = view.get("forward_failure")
-    if view.get("waiting_for_operator") and stuck:
+    if view.get("waiting_for_operator") and (stuck or not view.get("approvals")):
+        failed = stuck or view.get("compensation_failure") or {}
+        what = "past the pivot," if stuck else "compensation of"
         how = foreign or f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
         print(
-            f"  needs an operator: past the pivot, {stuck.get('step')} failed "
-            f"({stuck.get('error')}); {how}",
-            file=out,
-        )
-    elif view.get("waiting_for_operator") and not view.get("approvals"):
-        failure = view.get("compensation_failure") or {}
-        how = foreign or f"run: sagagraph resolve {view['saga_id']} --retry | --skip --note TEXT"
-        print(
-            f"  needs an operator: compensation of {failure.get('step')} failed "
-            f"({failure.get('error')}); {how}",
+            f"  needs an operator: {what} {failed.get('step')} failed ({failed.get('error')}); "
+            f"{how}",
             file=out,
         )
 
