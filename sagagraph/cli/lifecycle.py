@@ -23,6 +23,7 @@ from sagagraph.cli.output import (
     print_view,
     progress_printer,
     recover_exit_code,
+    say,
 )
 from sagagraph.cli.wiring import reader_from, service_from
 from sagagraph.errors import InputError, SagaGraphError
@@ -84,10 +85,6 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     final = interruptible(roll_back, args.saga_id)
     emit(final, args.json)
     return recover_exit_code([final])
-
-
-def say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def watch_orphans(args: argparse.Namespace) -> int:

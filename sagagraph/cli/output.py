@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
@@ -20,10 +21,14 @@ STARTED = ("execute", "compensate")
 
 def say(text: str) -> None:
     """One line on stderr, written whole: a step announces its start from the thread it runs
-    on while the run reports ends from another, and ``print`` writes the text and its newline
-    apart, which can splice two lines into one."""
-    sys.stderr.write(f"{text}\n")
-    sys.stderr.flush()
+    on while the run reports ends from another (a worker's threads speak at once too), and
+    ``print`` writes the text and its newline apart, which can splice two lines into one."""
+    with _say_lock:
+        sys.stderr.write(f"{text}\n")
+        sys.stderr.flush()
+
+
+_say_lock = threading.Lock()
 
 
 STEP_COLUMN = 12

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
@@ -19,19 +18,9 @@ from typing import Any
 from sagagraph.agents.paper_app import PAPER_APP
 from sagagraph.cli.flags import NO_REASON_GIVEN, PAPER_STEPS
 from sagagraph.cli.lifecycle import operator_name
-from sagagraph.cli.output import EXIT_COMPLETED
+from sagagraph.cli.output import EXIT_COMPLETED, say
 from sagagraph.cli.wiring import service_from, settings_from, store_from
 from sagagraph.errors import ConfigurationError, InputError
-
-
-def _say(line: str) -> None:
-    """One whole line on stderr (a worker's threads say theirs at the same time)."""
-    with _say_lock:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-
-_say_lock = threading.Lock()
 
 
 def _eta(text: str | None) -> datetime | None:
@@ -103,9 +92,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
             print(f"{d.saga_id}  {label or ''}".rstrip())
     for d in done:
         if not d.created:
-            _say(f"saga {d.saga_id}: already exists ({d.status}); not submitted again")
+            say(f"saga {d.saga_id}: already exists ({d.status}); not submitted again")
     created = sum(1 for d in done if d.created)
-    _say(f"submitted {created} saga(s); status: queued")
+    say(f"submitted {created} saga(s); status: queued")
     return EXIT_COMPLETED
 
 
@@ -122,13 +111,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
     db = store_from(args).db
     # A reference that cannot be imported fails here, in one line.
     celery = make_celery_app(
-        args.queue, db, apps=apps, time_limit=args.time_limit, rate_limit=args.rate_limit, say=_say
+        args.queue, db, apps=apps, time_limit=args.time_limit, rate_limit=args.rate_limit, say=say
     )
     address = celery.conf.sagagraph["address"]
 
     @worker_ready.connect  # type: ignore[untyped-decorator]
     def consuming(**_: Any) -> None:
-        _say(
+        say(
             f"worker: consuming queue {address.name} at {address.shown} "
             f"({args.concurrency} at once, pool {args.pool})"
         )
@@ -138,7 +127,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     argv += ["--without-mingle", "--without-gossip"]
     # SIGTERM: Celery's warm shutdown, which finishes the sagas in flight.
     celery.worker_main(argv)
-    _say("worker: stopped")
+    say("worker: stopped")
     return EXIT_COMPLETED
 
 
