@@ -1,34 +1,18 @@
 """The saga graph LangGraph Server serves: ``langgraph.json`` points ``langgraph dev`` here.
 
-``graph`` is the paper saga (validator, then reviewer, then summarizer) as an *uncompiled*
-``StateGraph``: the server compiles it with its own checkpointer, and refuses a graph that
-brings one. From the repository root::
+``graph`` is the paper saga as an *uncompiled* ``StateGraph``: the server compiles it with its
+own checkpointer (``langgraph dev`` keeps them in memory and in ``.langgraph_api/``, not in
+``SAGAGRAPH_DB``), and refuses a graph that brings one. The README shows a client.
 
-    langgraph dev --no-browser                  # prints the URL it serves (2024 if free)
+A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (also
+taken from inside ``input``) and ``"saga_id"`` (default: the thread id). A run whose paper
+cannot be read, whose ``fail_at`` names no step, or whose input holds any other key (a state
+field such as ``status`` would steer the saga) ends in error with a one-line reason before
+any step runs. Its output is the saga's JSON view, as ``status --json`` prints it. Relative
+paths are relative to the server's working directory.
 
-then, with ``langgraph-sdk``::
-
-    client = get_sync_client(url=URL)
-    thread = client.threads.create()
-    view = client.runs.wait(thread["thread_id"], "saga", input={"input": {"paper": "p.pdf"}})
-    view["status"], view["completed"]           # "completed", ["validator", ...]
-
-A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (inject a
-failure into that step; also taken from inside ``input``) and ``"saga_id"`` (default: the
-thread id the server assigned). A run whose paper cannot be read, whose ``fail_at`` names no
-step, or whose input holds any other key (a state field such as ``status`` or ``completed``
-would steer the saga) is refused: the run ends in error with a one-line reason, before any step
-runs (no saga is started, nothing is written). The run's output is the saga's JSON view:
-``saga_id``, ``status``, ``reason``, ``completed``, ``compensated``, ``outputs`` and
-``events``, as ``status --json`` prints them; the thread's state holds every field.
-Relative paths are relative to the server's working directory.
-
-Settings come from the environment when the server imports this module: ``SAGAGRAPH_OUTPUTS``
-(where each saga writes ``<saga_id>/...``, default ``outputs`` of the server's working folder,
-made absolute at import), and the engine's
-``SAGAGRAPH_LLM``, ``SAGAGRAPH_MODEL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (see
-:mod:`sagagraph.agents.models`; offline without a key). Checkpoints belong to the server, not
-to ``SAGAGRAPH_DB``: ``langgraph dev`` keeps them in memory and in ``.langgraph_api/``.
+Settings come from the environment at import: ``SAGAGRAPH_OUTPUTS`` (default ``outputs``,
+made absolute) and the engine's (:mod:`sagagraph.agents.models`; offline without a key).
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
 """Authenticated events: an HMAC-SHA256 over each event's canonical body with the deployment key.
 
-A bus is a pipe anyone with publish rights can write to. With a deployment key
-(``SAGAGRAPH_BUS_KEY``, or a file named by ``SAGAGRAPH_BUS_KEY_FILE`` or ``--bus-key-file``),
-every event a participant or a runner publishes carries ``sig``: the hex HMAC-SHA256 of the
-event's canonical body (its JSON without ``sig``, keys sorted, no spaces, ASCII), prefixed by a
-domain tag and the log's scope (a SQLite log's own id, a RabbitMQ namespace), under that key.
-Every reader checks it: step services refuse (and record) an unsigned or badly signed event,
-and the log a saga is judged and shown by holds signed events only. The scope makes an event
-genuine in its own log only: copied into another log that shares the key, it is refused.
+With a deployment key (``SAGAGRAPH_BUS_KEY``, or a file named by ``SAGAGRAPH_BUS_KEY_FILE`` or
+``--bus-key-file``), every event published carries ``sig``: the hex HMAC-SHA256, under that
+key, of a domain tag, the log's scope (a SQLite log's own id, a RabbitMQ namespace) and the
+event's canonical body (its JSON without ``sig``, keys sorted, no spaces, ASCII). Every reader
+checks it: step services refuse (and record) an unsigned or badly signed event, and a saga is
+judged and shown by signed events only; the scope makes a copy into another log refused.
 
-One key is shared by the deployment: it proves that the sender holds the key, not which
-participant it is. Which participant may say what is decided by the saga's own history
-(:mod:`.admission`): a ``reviewed`` counts only as the reviewer's, after the saga made the
-reviewer due, and it cannot be replaced by another copy. Keys derived per participant from one
-deployment key would add nothing, since every verifier must hold the deployment key to derive
-the sender's; separating participants needs asymmetric signatures.
-
-Without a key, events are neither signed nor checked: fit for one user on one machine (the
-SQLite log, the in-memory bus); the CLI refuses RabbitMQ so unless told ``--insecure-bus``.
-The key never appears in an event, a log line or an output: it is registered with
-:mod:`sagagraph.redaction`, and its ``repr`` names only where it came from.
+The key proves that the sender holds it, not which participant it is: the saga's own history
+decides who may say what (:mod:`.admission`); separating participants would need asymmetric
+signatures (docs/choreography.md). Without a key, events are neither signed nor checked: fit
+for one user on one machine; the CLI refuses RabbitMQ so unless told ``--insecure-bus``. The
+key is registered with :mod:`sagagraph.redaction`, and its ``repr`` names only its source.
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """A human gate before costly or irreversible tool calls: :class:`ToolApprovalMiddleware`.
 
-A tool declared with ``approval=True`` (``irreversible(tool, approval=True)``,
-``compensable(tool, undo=..., approval=True)``) does not run until an operator decides. The
-gate is LangChain's ``HumanInTheLoopMiddleware`` in its ``per_call`` mode: each gated call
-pauses the agent with LangGraph's ``interrupt()`` as the call starts, so several gated calls
-of one model turn are several pending approvals, answered together or one by one, each
-keyed by its interrupt id. The pause is a checkpoint like any other: a process that stops
-while a call waits leaves it waiting, and whichever process resumes the saga (or the agent's
-thread) with ``Command(resume={interrupt_id: decision})`` carries it on.
-
-The decisions are LangChain's: ``{"type": "approve"}``, ``{"type": "edit", "edited_action":
-{"name": tool, "args": {...}}}`` (the call runs with the operator's arguments, and its log
-record, so its undo, shows them) and ``{"type": "reject", "message": why}``. A rejection is
-not handed back to the model to try something else: the call is refused, so the run fails
-with :class:`~sagagraph.errors.ToolRejectedError`; in a saga the agent's step fails and the
-saga compensates; with :func:`~sagagraph.tools.create_compensating_agent` the run's calls
-are undone.
+A tool declared with ``approval=True`` does not run until an operator decides (docs/tools.md,
+section 4). The gate is LangChain's ``HumanInTheLoopMiddleware`` in its ``per_call`` mode: each
+gated call pauses the agent with LangGraph's ``interrupt()``, keyed by its interrupt id, and
+the pause is a checkpoint any process can resume with ``Command(resume={interrupt_id:
+decision})``. The decisions are LangChain's (approve, edit, reject); a rejection fails the run
+with :class:`~sagagraph.errors.ToolRejectedError` instead of going back to the model.
 
 In a saga, an approved (or edited) call is marked approved in the saga store before it runs
-(:meth:`~sagagraph.saga.locks.SagaLocks.note_approved`). A process can die after the tool ran
-and before its result was checkpointed; the call then waits for approval again, and a
-rejection must undo what the first approval did. The mark tells such a call (its outcome is
-unknown: it is undone) from one never approved (it never ran: nothing to undo).
+(:meth:`~sagagraph.saga.locks.SagaLocks.note_approved`): a process can die after the tool ran
+and before its result was checkpointed, and the mark tells such a call (outcome unknown: a
+rejection undoes it) from one never approved (it never ran: nothing to undo).
 """
 
 from __future__ import annotations

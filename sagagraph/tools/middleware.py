@@ -3,31 +3,17 @@
 It records every call of a declared tool in the agent's state (key ``tool_calls``), so the
 agent's own checkpointer makes the log durable. When the run fails as a whole (a tool or the
 model raises), it undoes this run's calls newest first, each under its retry policy, records
-the undos in the log, and re-raises. The rules:
-
-- A tool error the model can see and recover from (the tool reported it as an error message)
-  is not a failure of the run: the call is logged ``failed`` and nothing is undone.
-- Several calls of one model turn run in parallel (``create_agent`` sends each to the tools
-  node as its own task). A call whose tool raises does not roll back by itself: it is logged
-  ``failed`` and noted in ``tool_failures``, and its siblings run to their end. The rollback
-  runs once, in the ``before_model`` step that follows the turn, when every call of the turn
-  has settled and its record is in the log: each committed call is undone exactly once, and
-  no undo runs ahead of a forward call still in flight.
-- A call is never undone twice: the rollback is checkpointed as part of the state before the
-  error is raised (by the ``after_agent`` hook), so resuming the failed run raises again
-  without undoing again, and :meth:`ToolCompensationMiddleware.rollback` skips what is undone.
-- A failed undo is never swallowed: retried, then reported as :class:`ToolUndoError` naming
-  every call left in effect (chained to the run's error).
-
-Sync (``invoke``) and async (``ainvoke``) runs behave alike; under ``ainvoke`` the undos run
-in a worker thread, since undo functions are plain functions.
+the undos in the log, and re-raises. docs/tools.md (section 3) gives the rules: a tool error
+the model can see is no failure of the run; the rollback waits until every call of a turn has
+settled (it runs in the ``before_model`` step after the turn); it is checkpointed before the
+error is raised (by ``after_agent``), so no call is undone twice; a failed undo is retried,
+then reported as :class:`ToolUndoError`. Under ``ainvoke`` the undos run in a worker thread.
 
 Under a saga (``rollback_on_failure=False``, see :mod:`sagagraph.tools.agent_step`) it only
 records: the saga's compensation undoes the calls, across agents. A call an operator
-rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` there too when it was never
-approved (it never ran, so nothing undoes it); a compensable one whose earlier approval may
-have run it (the saga store marks approved calls) is logged ``unknown``, so its undo runs.
-Either way the run fails with ToolRejectedError once its turn has settled.
+rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` when it was never approved (it
+never ran), ``unknown`` when an earlier approval may have run it (so its undo runs); the run
+then fails with ToolRejectedError once its turn has settled.
 """
 
 from __future__ import annotations

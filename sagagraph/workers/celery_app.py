@@ -1,25 +1,15 @@
 """The Celery app of sagagraph's workers: RabbitMQ delivers "run or resume saga ID", the
 shared checkpointer keeps the saga.
 
-:func:`make_celery_app` configures Celery for sagas that take minutes and must not be lost:
-
-- ``acks_late``: a task is acknowledged only when its saga is final (or parked for an
-  operator), so a worker that dies hands it back to the broker, which delivers it to another
-  worker; that one resumes the saga from its last checkpoint. ``reject_on_worker_lost`` does
-  the same for a pool process that dies under a living worker.
-- prefetch 1 per slot: a worker holds no more sagas than it runs; a priority queue
-  (``x-max-priority``) so ``submit --priority`` is honoured among waiting sagas.
-- ``time_limit`` (prefork pool): a hung saga's process is killed, and the saga goes back to
-  the queue (``task_acks_on_timeout=False``). There is no soft limit: its exception would
-  land inside a step, which would take it for the step's own failure and compensate.
-- task events on (``worker_send_task_events``, ``task_send_sent_event``): Flower shows the pool,
-  and each ``run_saga``'s result says how its saga ended (``{"saga_id": ..., "status":
-  "rolled_back", ...}``): the task succeeds whenever the saga is decided, rolled back or not.
-- a beat schedule that runs ``sagagraph.recover`` every minute (``celery beat``): sagas whose
-  process died are taken over without anyone typing ``recover``; and, when a retention period
-  is set (``SAGAGRAPH_RETENTION=30d`` or ``retention=``), ``sagagraph.prune`` every hour:
-  finished sagas keep their last checkpoint, those finished before the period go
-  (:mod:`sagagraph.graph.retention`).
+:func:`make_celery_app` configures Celery for sagas that take minutes and must not be lost
+(docs/workers.md): a task is acknowledged only when its saga is decided (``acks_late``,
+``reject_on_worker_lost``), so a dead worker's saga is delivered to another, which resumes it
+from its last checkpoint; prefetch one a slot, on a priority queue for ``submit --priority``;
+``time_limit`` kills a hung saga's process and hands the saga back, with no soft limit (its
+exception would land inside a step and be taken for the step's failure); task events for
+Flower, each ``run_saga`` result saying how its saga ended. Its beat schedule runs
+``sagagraph.recover`` every minute and, with a retention period (``SAGAGRAPH_RETENTION=30d``
+or ``retention=``), ``sagagraph.prune`` every hour (:mod:`sagagraph.graph.retention`).
 
 Use it from the CLI (``sagagraph worker``) or as ``celery -A sagagraph.workers.main worker``.
 """
