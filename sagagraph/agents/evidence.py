@@ -11,25 +11,10 @@ statistically significant generalisation").
 
 Each finder returns :class:`Evidence`: the sentence, the span that is the evidence (so the
 review can quote it), and the detail a reader wants (the number, the spread, the compared
-system, the location). What counts, by kind (issue 37):
-
-- a **result** is a sentence that states a finding (a finding verb: "achieves", "outperforms",
-  "we found", "showed no association") with a number about the paper's own work: not a citation,
-  a year, a section, figure or table number, nor a configuration ("a batch size of 32", "the
-  results obtained with 4 workers");
-- a **spread** is ±, an interval with its bounds, an SD/SE, a p-value or a test statistic in a
-  result, or a statement that results are given as mean ± SD: never "significantly" alone, nor
-  the spread of an input the paper sets ("drawn with a standard deviation of 0.5 mg");
-- a **comparison** is a result that names what it is compared with ("than BM25", "compared with
-  the PDF reader"): an inclusion rule ("studies in which X was compared with Y") is none;
-- a **release** is the paper's own code, data or software with a location (a URL, a repository
-  host, the supporting information): another project's toolkit "available at" is none, nor is a
-  promise ("will be shared");
-- a **sample** is a count of the units the results rest on (participants, patients, plants,
-  annotators, runs, seeds, replicates, ``n = 3``).
-
-A sentence that cites others (``[12]``, ``(Smith et al., 2020)``) describes their work and is no
-evidence of the paper's, unless it speaks in the first person.
+system, the location). What counts as a result, a spread, a comparison, a release and a sample,
+and what does not, is the table of docs/reviewer.md (issue 37). A sentence that cites others
+(``[12]``, ``(Smith et al., 2020)``) describes their work and is no evidence of the paper's,
+unless it speaks in the first person.
 """
 
 from __future__ import annotations
@@ -375,7 +360,7 @@ _PRESENTED = re.compile(
 
 
 def spreads(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
-    """Spreads, intervals and tests of the paper's own results (see the module docstring)."""
+    """Spreads, intervals and tests of the paper's own results (docs/reviewer.md)."""
     found = []
     for s in sentences:
         m = _SPREAD.search(s.text)

@@ -5,29 +5,15 @@ reviews with heuristics over the paper's own content (:func:`offline_review`, be
 summarises extractively (:mod:`~sagagraph.agents.offline_summary`). The same paper always gets
 the same results, which makes it the engine for tests, notebooks and machines without a key.
 
-The offline reviewer gives strengths, weaknesses and suggestions it can verify, each quoting
-the paper. No model is involved, so the review says only what its rules can check in the
-paper's own words, and withholds the rest (issue 37):
-
-- a strength rests on evidence of its kind (:mod:`~sagagraph.agents.evidence`): a result with
-  its number, a spread or a test, a comparison that names what it is compared with, a release
-  with its location, the size of the sample; the point names the detail ("28.4", "BM25",
-  "github.com/...") and quotes the passage;
-- a weakness comes from the paper's own words: a limit it states, or what it leaves for later;
-  or from a fact of structure, stated as such ("no section or paragraph is headed
-  Limitations"). It never claims that something is absent from the paper, which a keyword
-  search cannot know;
-- the kind of paper is named only on strong evidence, else "not determined"
-  (:mod:`~sagagraph.agents.paper_kind`), and no kind brings a checklist.
-
-Every point carries ``(p.N) "the paper's words"``, which :mod:`~sagagraph.agents.reply_checks`
-verifies. When nothing checkable is found, the review says so in a point that quotes the
-paper's own statement of its aim; a paper not written in English gets only such points, since
-the rules read English.
-
-A weakness never says that a paper does not discuss its limits (a paper may call its model
-"too simple" without the word "limitation"): it quotes :func:`stated_limits` or
-:func:`left_for_later`, or states the fact :func:`limitations_heading` checked.
+The offline reviewer says only what its rules can check in the paper's own words, and
+withholds the rest (docs/reviewer.md): a strength rests on evidence of its kind
+(:mod:`~sagagraph.agents.evidence`); a weakness quotes :func:`stated_limits` or
+:func:`left_for_later`, or states the fact :func:`limitations_heading` checked, and never
+claims that something is absent, which a keyword search cannot know; the kind of paper is
+named only on strong evidence (:mod:`~sagagraph.agents.paper_kind`). Every point carries
+``(p.N) "the paper's words"``, which :mod:`~sagagraph.agents.reply_checks` verifies. When
+nothing checkable is found (always, for a paper not in English), the review says so in a
+point that quotes the paper's own statement of its aim.
 """
 
 from __future__ import annotations

@@ -1,34 +1,22 @@
 """The offline summarizer: an extractive summary of an exact number of words that carries the
-paper's problem, method, main result with its number, and conclusion.
+paper's problem, method, main result with its number, and conclusion (docs/reviewer.md).
 
-Four sentences are chosen first, from the abstract first (issue 37): the problem (the
-abstract's opening), the method (its "we propose ..."), the main result with its number (its
-first sentence that states a finding with a measured number,
-:func:`~sagagraph.agents.evidence.is_result`; else the conclusion's or the results'), and the
-conclusion (the conclusion section's first sentence). The rest of the budget is shared among the
-paper's chunks (:meth:`Paper.chunks`) in proportion to their length, so a long paper is covered
-from the abstract to the conclusion; within a chunk, sentences are scored TF-IDF style (words
-frequent in the paper but not in every sentence), with bonuses for the abstract and the
-conclusion, for a section's opening sentence and for phrases that state contributions and
-results. A sentence that says again what a chosen one said is skipped. The chosen sentences keep
-their reading order; whole sentences whose lengths sum to the gap make the count exact. Words
-the PDF broke are repaired first (:mod:`~sagagraph.agents.words`).
+Four sentences are chosen first, from the abstract first: the problem, the method, the main
+result with its measured number (:func:`~sagagraph.agents.evidence.is_result`) and the
+conclusion. The rest of the budget is shared among the paper's chunks (:meth:`Paper.chunks`) in
+proportion to their length, so a long paper is covered from the abstract to the conclusion;
+within a chunk, sentences are scored TF-IDF style, with bonuses for the abstract and the
+conclusion, a section's opening sentence and phrases that state contributions and results. A
+sentence that says again what a chosen one said is skipped. The chosen sentences keep their
+reading order; whole sentences whose lengths sum to the gap make the count exact. Words the
+PDF broke are repaired first (:mod:`~sagagraph.agents.words`).
 
-Only whole prose that makes sense alone is a candidate. :func:`clean_text` takes out what a
-summary reader cannot use: citation markers, footnote marks glued to words, a pointer in
-parentheses ("(Table 2)", "(see Figure 3)"), the label of a structured abstract ("Results:").
-:func:`usable` then refuses PDF debris (:func:`debris_kind`: captions, running heads, copyright
-lines, affiliations, pseudo-code, equations, reference fragments, headings glued to a sentence,
-flattened superscripts, bullets, authors' roles) and the sentences issue 37 found in summaries,
-which lean on what the summary leaves out:
-
-- a roadmap: "In Section 4, we show ...", "The rest of this paper ...", "We discuss this later";
-- a pointer to a figure or table: "As shown in Table 2, ...", "Figure 3 shows ...";
-- a dangling "this": "In this setting, ...", "This shows ...", "To address this problem, ...".
-
-:func:`usable_result` admits the main result a little more widely (its statistics in
-parentheses, "hazard ratio = 0.97", and an opening number, "64 known metabolites ...") so the
-summary can carry the number.
+Only whole prose that makes sense alone is a candidate: :func:`clean_text` takes out citation
+markers, footnote marks, pointers in parentheses and a structured abstract's labels;
+:func:`usable` refuses PDF debris (:func:`debris_kind`) and sentences that lean on what the
+summary leaves out (a roadmap, a pointer to a figure or table, a dangling "this").
+:func:`usable_result` admits the main result a little more widely so the summary can carry
+the number.
 """
 
 from __future__ import annotations

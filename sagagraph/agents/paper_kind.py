@@ -2,17 +2,10 @@
 
 A wrong kind stated with confidence misleads a reader more than no kind at all, so
 :func:`paper_kind` names a kind only on strong evidence, and says "not determined" otherwise:
-
-- the paper says what it is in the first person or in its title: "In this position paper",
-  "this survey", "A Systematic Review and Meta-Analysis", "A Tutorial on", "Lecture notes",
-  "this research proposal", a thesis's cover ("Thesis to obtain the degree of ...");
-- or two independent marks agree: what its contribution sentence says it presents (a system, a
-  model or algorithm, a dataset, a package) and how its body is built (an implementation or a
-  user study, experiments, a dataset section); theorems and "we prove"; focus groups and a
-  thematic analysis; a cohort and hazard ratios; a methods and a results section with measured
-  results.
-
-There is no default kind. The evidence is kept (:class:`KindEvidence`) so the review can quote it.
+the paper says what it is in the first person or in its title ("In this position paper", "A
+Tutorial on", a thesis's cover), or two independent marks agree: what its contribution
+sentence says it presents and how its body is built (docs/reviewer.md lists them). There is
+no default kind. The evidence is kept (:class:`KindEvidence`) so the review can quote it.
 """
 
 from __future__ import annotations

@@ -1,31 +1,22 @@
 """Which headings make a complete research paper: the offline validator's rules, the signals that
 tell a plan from a paper, and the evidence of a paper's structure the LLM validator is shown.
 
-A complete paper has an abstract, an opening part that introduces the problem (Introduction,
-Background, Motivation, Overview, or else the first numbered section), substantive body
-sections with a method or approach, a closing part (Conclusion, Concluding remarks, Summary,
-Future work, or a closing Discussion) and references (under a heading, or a list at the end).
-The validator judges function, not exact words: each part is recognised by patterns over the
-heading's words in six languages (any case, numbered or not, accents ignored). Papers often
-name their method section after the contribution (``3 Model Architecture``), so when no heading
-names a method, the first substantive section between the opening and the closing stands for
-it; when no section reviews prior work, any other substantive section is the body.
+A complete paper has an abstract, an opening part, substantive body sections with a method, a
+closing part and references (docs/validator.md lists what each is found as). The validator
+judges function, not exact words: each part is recognised by patterns over the heading's words
+in six languages (any case, numbered or not, accents ignored). Papers often name their method
+section after the contribution (``3 Model Architecture``), so when no heading names a method,
+the first substantive section between the opening and the closing stands for it.
 
-A plan is not a paper (:func:`plan_signals`): a research proposal has a paper's headings (an
-introduction, a method, references), so headings alone accept it. What it lacks is results: it
-announces them ("7. Expected Results", "the models will be compared"), and lays out a timeline
-or a budget. The signals are each evidence a reader can check: the document names itself a
-proposal on its first page, a heading names expected results or a plan (timeline, work plan,
-budget), and the text speaks of its results in the future. They decide only together with the
-absence of any section that reports results in the past tense, so a paper that ends on a
-"Future work" section or says "we will show" stays a paper.
+A plan is not a paper (:func:`plan_signals`): a proposal has a paper's headings but announces
+its results instead of reporting them (it names itself a proposal, a heading names expected
+results or a timeline, its text speaks of results in the future). The signals decide only when
+no section reports results in the past tense, so a paper that ends on "Future work" stays one.
 
-What the LLM validator sees (:func:`validator_evidence`) survives a missed heading: the outline
-alone fails when heading detection misses (a model handed an empty outline must answer
-"invalid"). So the validator also gets the printed table of contents, the first page (title
-block, abstract, the start of the opening section) and the start of the reference list, or the
-last page when no list was found. Each piece has its own share of a token budget, so a
-400-page thesis costs the same as a 4-page paper.
+What the LLM validator sees (:func:`validator_evidence`) survives a missed heading (a model
+handed an empty outline must answer "invalid"): besides the outline, the printed table of
+contents, the first page and the start of the reference list (or the last page), each with its
+own share of a token budget, so a 400-page thesis costs the same as a 4-page paper.
 """
 
 from __future__ import annotations

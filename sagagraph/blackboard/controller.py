@@ -1,18 +1,13 @@
 """The controller: reads the board and picks the next knowledge source.
 
-Deterministic rules by default, in this order:
+Deterministic rules by default, in this order (docs/blackboard.md):
 
-1. a contribution failed (after the kernel's retries) or a source halted the saga: the problem
-   cannot be solved without that entry, so the run is abandoned and goes to ``compensate``,
-   which retracts every contribution still on the board, newest first;
+1. a contribution failed (after the kernel's retries) or a source halted the saga: the run is
+   abandoned and goes to ``compensate``, which retracts every contribution, newest first;
 2. a knowledge source whose prerequisites are on the board and whose own topic is not: it runs
-   (in definition order when several could). When the definition has optional or alternative
-   sources, the source whose trigger (``Step.when``) matches the board's content runs: an
-   optional source only when its trigger matches (a low-confidence review triggers a critic),
-   of alternatives the first whose trigger matches, else the default;
+   (in definition order; of optional or alternative sources, those whose ``Step.when`` matches);
 3. a refinement whose topics are on the board and that has not been tried: it runs (a failed
-   refinement is retracted by its own node and is not tried again: the board it refined still
-   solves the problem);
+   one is retracted by its own node and not tried again);
 4. otherwise the problem is solved: the saga completes.
 
 Rules 2-4 are a :class:`~sagagraph.saga.routes.Router` (:class:`BoardRules`); with
