@@ -124,49 +124,49 @@ async def read_stream(
     wanted = set(saga_ids) if saga_ids is not None else None
     messages: list[SagaMessage] = []
     seen: set[str] = set()
-    if True:  # the caller owns the connection
-        channel = await connection.channel(publisher_confirms=True)
-        try:
-            stream = await channel.declare_queue(log_name, passive=True)
-        except ChannelNotFoundEntity:
-            return []  # nothing was ever published in this namespace
-        await channel.set_qos(prefetch_count=500)
-        probe = f"{PROBE_TYPE}-{uuid.uuid4().hex}"
-        await channel.default_exchange.publish(
-            aio_pika.Message(b"{}", message_id=probe, type=PROBE_TYPE),
-            routing_key=log_name,
-        )
-        inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
-        tag = await stream.consume(inbox.put, no_ack=False, arguments={"x-stream-offset": "first"})
-        deadline = time.monotonic() + timeout
-        at_end = False
-        try:
-            while True:
-                if at_end and (until is None or until(messages)):
-                    return messages
-                if not connection.connected.is_set():
-                    # Nothing raises while we only wait for deliveries: look.
-                    raise ConnectionError("the connection to the broker was lost")
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
-                    if must_reach_end and not at_end:
-                        raise BusError(
-                            f"bus {url!r}: the event log did not reach its end within {timeout:g}s"
-                        )
-                    return messages
-                try:
-                    incoming = await asyncio.wait_for(inbox.get(), min(remaining, 0.2))
-                except TimeoutError:
-                    continue
-                await incoming.ack()
-                if incoming.message_id == probe:
-                    at_end = True
-                elif incoming.type != PROBE_TYPE:
-                    _collect(incoming, wanted, seen, messages, check)
-        finally:
-            if connection.connected.is_set():
-                with suppress(*CONNECTION_EXCEPTIONS):
-                    await stream.cancel(tag)
+    # The caller owns the connection.
+    channel = await connection.channel(publisher_confirms=True)
+    try:
+        stream = await channel.declare_queue(log_name, passive=True)
+    except ChannelNotFoundEntity:
+        return []  # nothing was ever published in this namespace
+    await channel.set_qos(prefetch_count=500)
+    probe = f"{PROBE_TYPE}-{uuid.uuid4().hex}"
+    await channel.default_exchange.publish(
+        aio_pika.Message(b"{}", message_id=probe, type=PROBE_TYPE),
+        routing_key=log_name,
+    )
+    inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
+    tag = await stream.consume(inbox.put, no_ack=False, arguments={"x-stream-offset": "first"})
+    deadline = time.monotonic() + timeout
+    at_end = False
+    try:
+        while True:
+            if at_end and (until is None or until(messages)):
+                return messages
+            if not connection.connected.is_set():
+                # Nothing raises while we only wait for deliveries: look.
+                raise ConnectionError("the connection to the broker was lost")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
+                if must_reach_end and not at_end:
+                    raise BusError(
+                        f"bus {url!r}: the event log did not reach its end within {timeout:g}s"
+                    )
+                return messages
+            try:
+                incoming = await asyncio.wait_for(inbox.get(), min(remaining, 0.2))
+            except TimeoutError:
+                continue
+            await incoming.ack()
+            if incoming.message_id == probe:
+                at_end = True
+            elif incoming.type != PROBE_TYPE:
+                _collect(incoming, wanted, seen, messages, check)
+    finally:
+        if connection.connected.is_set():
+            with suppress(*CONNECTION_EXCEPTIONS):
+                await stream.cancel(tag)
 
 
 def _collect(
