@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sagagraph.compare import aligned
 from sagagraph.errors import ConfigurationError
 
 
@@ -18,14 +19,7 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
 
     def __str__(self) -> str:
-        lines = [self.columns, *self.rows]
-        widths = [max(len(line[i]) for line in lines) for i in range(len(self.columns))]
-        text = [
-            "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-            for line in lines
-        ]
-        text.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(text)
+        return "\n".join(aligned([self.columns, *self.rows]))
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
