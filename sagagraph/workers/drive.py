@@ -1,18 +1,14 @@
 """What a worker does with one delivery of "run or resume saga ID", Celery aside.
 
-The saga's state is in the shared checkpointer, not in the message: the message is only a
-claim ticket. The worker reads the saga's recorded reference (``module:factory``,
-:mod:`sagagraph.graph.definitions`), builds its graph, takes the saga's lease (so no two
+The saga's state is in the shared checkpointer, the message is only a claim ticket
+(docs/workers.md). The worker reads the saga's recorded reference (``module:factory``,
+:mod:`sagagraph.graph.definitions`), builds its graph, takes the saga's lease (no two
 processes drive it at once, on any machine), counts the delivery in the ledger
-(:mod:`.ledger`), and continues the saga from its last checkpoint exactly as ``resume``
-would, until it is final or waits for an operator. Then Celery acknowledges the task; a saga
-parked for an operator holds no task.
-
-- Poison: a saga delivered more than ``max_deliveries`` times (each worker it took down left
-  one delivery behind) is not run again: an ``escalate``/``dead_letter`` event of step
-  ``worker`` records it (:mod:`.dead_letters`), and ``requeue`` gives it another chance.
-- Cancel: at each step boundary the worker reads the ledger; a cancel request turns the saga
-  to compensation with the request's reason (who and why), recorded in the saga's events.
+(:mod:`.ledger`), and continues the saga from its last checkpoint as ``resume`` would, until it
+is final or waits for an operator; a saga parked for an operator holds no task. A saga
+delivered more than ``max_deliveries`` times is not run again but dead-lettered
+(:mod:`.dead_letters`); a cancel request in the ledger, read at each step boundary, turns the
+saga to compensation with the request's reason.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The workers' ledger: per saga, how often the queue delivered it and whether to cancel it.
 
-One small table, ``sagagraph_worker_sagas``, beside the checkpoints in the same database (so
-every worker, submitter and operator on any machine sees it), on a connection of its own:
-
-- ``deliveries``: a worker adds one each time it starts driving the saga, under the saga's
-  lease. A worker that dies mid-saga leaves its count behind, so the count is the number of
-  workers the saga has taken down (plus the one running it). Celery and RabbitMQ redeliver an
-  unacknowledged task, but neither counts deliveries of a classic queue.
-- ``cancel_by``, ``cancel_reason``: set by ``cancel``; the worker that drives the saga reads
-  them at each step boundary and turns the saga to compensation.
-
-PostgreSQL for workers on several machines, SQLite for workers on one; ``memory://`` has no
+One table, ``sagagraph_worker_sagas``, beside the checkpoints in the same database (every
+worker, submitter and operator sees it), on a connection of its own: ``deliveries``, one more
+each time a worker starts driving the saga under its lease, so a count left by dead workers
+tells a poison saga (Celery and RabbitMQ do not count deliveries of a classic queue); and
+``cancel_by``, ``cancel_reason``, set by ``cancel`` and read by the driving worker at each step
+boundary. PostgreSQL for workers on several machines, SQLite for one; ``memory://`` has no
 other process to share with and is refused.
 """
 

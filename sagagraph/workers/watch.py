@@ -1,18 +1,13 @@
 """Recovery that nobody has to call: take over the sagas whose process died.
 
 A saga is driven under its lease (:mod:`sagagraph.graph.leases`), which lives exactly as long
-as the process holding it: a PostgreSQL session lock, or a lock on the SQLite ``.leases``
-file. A saga left ``running`` or ``compensating`` whose lease is free has no live process
-behind it: ``list`` shows it orphaned. :func:`take_over_orphans` resumes each such saga under
-its lease, so two takers (two watchers, a watcher and a redelivered task, a watcher and an
-operator's ``resume``) never run one saga at once: the second finds the lease held and moves
-on. Queued sagas wait for a worker, dead-lettered ones and those waiting for an operator for
-a person: none of them is taken over. A saga submitted to the work queue is taken over as a
-worker would take it (:class:`~sagagraph.workers.drive.Driver`): the delivery counts, so a
-poison saga is dead-lettered here too instead of taking the watcher down again and again.
-
-``sagagraph recover --watch`` runs it in a loop; Celery beat runs it as the periodic task
-``sagagraph.recover`` (:mod:`sagagraph.workers.celery_app`).
+as the process holding it. A saga left ``running`` or ``compensating`` whose lease is free has
+no live process behind it: ``list`` shows it orphaned. :func:`take_over_orphans` resumes each
+such saga under its lease, so two takers never run one saga at once. Queued, dead-lettered and
+operator-waiting sagas are left alone. A saga of the work queue is taken over as a worker
+would take it (:class:`~sagagraph.workers.drive.Driver`): the delivery counts, so a poison saga
+is dead-lettered here too. ``sagagraph recover --watch`` runs it in a loop, Celery beat as the
+periodic task ``sagagraph.recover``.
 """
 
 from __future__ import annotations
