@@ -90,10 +90,9 @@ _LIMIT = re.compile(
 def window_of(model: str) -> int:
     """The known context window of ``model``, else :data:`LOCAL_DEFAULT`."""
     name = model.strip().lower().rsplit("/", 1)[-1]
-    for prefix, tokens in KNOWN_WINDOWS:
-        if name.startswith(prefix):
-            return tokens
-    return LOCAL_DEFAULT
+    return next(
+        (tokens for prefix, tokens in KNOWN_WINDOWS if name.startswith(prefix)), LOCAL_DEFAULT
+    )
 
 
 def context_tokens(model: str, tokens: int | None = None) -> int:

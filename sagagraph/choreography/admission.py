@@ -163,10 +163,8 @@ def _emitter(choreography: Choreography, event_type: str) -> tuple[StepRole, str
 
 
 def _ended(accepted: dict[str, SagaMessage]) -> str | None:
-    for event in accepted.values():
-        if event["terminal"] is not None:
-            return f"the saga already ended ({event['terminal']})"
-    return None
+    ends = (e["terminal"] for e in accepted.values() if e["terminal"] is not None)
+    return next((f"the saga already ended ({end})" for end in ends), None)
 
 
 def _progress(

@@ -106,10 +106,7 @@ def calls_so_far(state: Mapping[str, Any]) -> int:
 def call_number(messages: Sequence[BaseMessage], call_id: str | None, offset: int = 0) -> int:
     """The number of the model's tool call ``call_id``; a new number when it is not there."""
     calls = numbered_calls(messages, offset)
-    for n, call in calls:
-        if call.get("id") == call_id:
-            return n
-    return offset + len(calls) + 1
+    return next((n for n, call in calls if call.get("id") == call_id), offset + len(calls) + 1)
 
 
 def answered_ids(messages: Iterable[BaseMessage]) -> set[str]:
