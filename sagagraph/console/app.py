@@ -1,18 +1,11 @@
 """The console's web app: server-rendered pages over the checkpointer and the event log.
 
-Routes:
-
-- ``GET /``: sagas, the latest update first, filtered by status and by a text in the id or
-  input (``?status=...&q=...``); ``GET /queue``: the operator's queue. Both pages refresh their
-  table every few seconds (``?fragment=rows`` answers the table's rows alone).
-- ``GET /sagas/{id}``: one saga: its timeline, outputs, events, reason and the actions it
-  allows; ``GET /sagas/{id}/timeline.svg``: the picture alone; ``GET /sagas/{id}/stamp``:
-  its status and event count, which the page polls to reload when the saga moves.
-- ``POST /sagas/{id}/actions/{name}``: one action of :data:`sagagraph.console.actions.ACTIONS`,
-  checked by :class:`sagagraph.console.security.Guard`.
-
-Every text a page shows passes :func:`sagagraph.redaction.redact` (the templates' finalize
-hook), so no secret is ever rendered.
+The pages (docs/console.md): the sagas (``/``) and the operator's queue (``/queue``), whose
+tables refresh every few seconds (``?fragment=rows``); one saga (``/sagas/{id}``, with its
+``timeline.svg`` and the ``stamp`` the page polls to reload when the saga moves); and
+``POST /sagas/{id}/actions/{name}``, one of :data:`sagagraph.console.actions.ACTIONS`, checked
+by :class:`sagagraph.console.security.Guard`. Every text a page shows passes
+:func:`sagagraph.redaction.redact` (the templates' finalize hook), so no secret is rendered.
 """
 
 from __future__ import annotations

@@ -2,16 +2,11 @@
 
 One row per step (the saga's end on the last row, the board's versions on a row of their
 own) over a time axis: elapsed time since the saga's first recorded moment
-(:mod:`sagagraph.console.time_axis`), as a waterfall chart draws it. Bars: an execute (blue)
-or compensate (orange) attempt from when it began to when it ended, pale when it failed
-(an attempt recorded before attempts kept their start is a short bar ending where it ended);
-thin dark bars for an agent step's tool calls and undos, named by their tool. Marks, where
-their event was recorded: a red cross for a failed or retried attempt or a rejected route,
-a grey dot for an accepted route, a black diamond where a step halted the saga, a purple
-triangle where it waits for an operator, a green star for an operator's decision (retry,
-skip, rollback), a black bar where it ended, a board version's number where a knowledge
-source wrote it. Each mark's tooltip (``<title>``) is its event with its duration, secrets
-hidden. The colours are those of :func:`sagagraph.plotting.plot_saga_timeline`.
+(:mod:`sagagraph.console.time_axis`), as a waterfall chart draws it. Bars are attempts from
+when they began to when they ended (execute blue, compensate orange, pale when failed) and an
+agent step's tool calls; marks stand where their event was recorded (docs/console.md names
+each), each with its event and duration as a tooltip (``<title>``), secrets hidden. The
+colours are those of :func:`sagagraph.plotting.plot_saga_timeline`.
 """
 
 from __future__ import annotations
