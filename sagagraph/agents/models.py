@@ -1,18 +1,11 @@
 """Choosing and configuring the engine: command-line flags first, then the environment.
 
-- ``SAGAGRAPH_LLM``: ``offline`` or ``openai``. Unset: ``openai`` when ``OPENAI_API_KEY`` is
-  set, else ``offline``.
-- ``SAGAGRAPH_MODEL``: the chat model name (default :data:`DEFAULT_MODEL`).
-- ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``: any OpenAI-compatible server works (OpenAI,
-  Ollama, vLLM, llama.cpp server); local servers accept any key.
-- ``SAGAGRAPH_STRUCTURED_OUTPUT``: ``json_schema`` (default), ``function_calling`` or
-  ``json_mode``, for servers that lack one of them
-  (:func:`~sagagraph.agents.engine.resolve_method`).
-- ``SAGAGRAPH_MODEL_TIMEOUT``: seconds one request to the model may take (default
-  :data:`DEFAULT_TIMEOUT`); a local model on a CPU needs more.
-- ``SAGAGRAPH_CONTEXT_TOKENS``: the model's context window, in tokens; a paper longer than it
-  allows is reviewed and summarised by sections (default: the model's known window, else 8,192
-  for a local server; :mod:`~sagagraph.agents.openai_calls`).
+The variables are those of docs/configuration.md: ``SAGAGRAPH_LLM`` (``offline`` or
+``openai``; unset, ``openai`` when ``OPENAI_API_KEY`` is set), ``SAGAGRAPH_MODEL`` (default
+:data:`DEFAULT_MODEL`), ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` (any OpenAI-compatible
+server; local servers accept any key), ``SAGAGRAPH_STRUCTURED_OUTPUT``
+(:func:`~sagagraph.agents.engine.resolve_method`), ``SAGAGRAPH_MODEL_TIMEOUT`` (default
+:data:`DEFAULT_TIMEOUT`) and ``SAGAGRAPH_CONTEXT_TOKENS`` (:mod:`~sagagraph.agents.openai_calls`).
 
 The API key goes straight into ``ChatOpenAI``, which keeps it as a ``SecretStr``; nothing
 here stores, logs or repeats it.
