@@ -4,8 +4,9 @@
 own checkpointer (``langgraph dev`` keeps them in memory and in ``.langgraph_api/``, not in
 ``SAGAGRAPH_DB``), and refuses a graph that brings one. The README shows a client.
 
-A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (also
-taken from inside ``input``) and ``"saga_id"`` (default: the thread id). A run whose paper
+A run's input is ``{"input": {"paper": PATH}}``, optionally with ``"fail_at": STEP`` (a
+failure injected into that step; also taken from inside ``input``) and ``"saga_id"`` (default:
+the thread id the server assigned). A run whose paper
 cannot be read, whose ``fail_at`` names no step, or whose input holds any other key (a state
 field such as ``status`` would steer the saga) ends in error with a one-line reason before
 any step runs. Its output is the saga's JSON view, as ``status --json`` prints it. Relative
