@@ -8,13 +8,14 @@ protocol check runs per saga.
 
 from __future__ import annotations
 
+import asyncio
 import cProfile
 import pstats
 
 import pytest
 
 from bench.fake_saga import PAPER_INPUT, fake_agents, fake_definition
-from sagagraph import run_saga
+from sagagraph import arun_saga, build_saga_graph, open_async_checkpointer, run_saga
 from sagagraph.redaction import SECRET_ENV_VARS, URL_ENV_VARS
 from tests.support.toy_saga import saga_app
 
@@ -57,3 +58,27 @@ def test_a_saga_makes_no_runtime_protocol_check(fail_at: str | None) -> None:
         if name == "__instancecheck__" and file.endswith("typing.py")
     )
     assert checks == 0
+
+
+def test_an_async_saga_without_an_input_check_starts_without_a_thread_hop() -> None:
+    """``arun_saga`` runs a definition's ``check_input`` on a thread (reading a PDF must not
+    stop the event loop); a definition without one has nothing to run there."""
+
+    async def run_all() -> pstats.Stats:
+        async with open_async_checkpointer("memory://") as saver:
+            app = build_saga_graph(fake_definition(fake_agents())).compile(checkpointer=saver)
+            await arun_saga(app, PAPER_INPUT, saga_id="warm")
+            profile = cProfile.Profile()
+            profile.enable()
+            for i in range(SAGAS):
+                await arun_saga(app, PAPER_INPUT, saga_id=f"s{i}")
+            profile.disable()
+        return pstats.Stats(profile)
+
+    stats = asyncio.run(run_all())
+    hops = sum(
+        row[1]
+        for (_, _, name), row in stats.stats.items()  # type: ignore[attr-defined]
+        if name == "run_in_step_thread"
+    )
+    assert hops == 0
