@@ -123,7 +123,7 @@ def known_secrets() -> list[str]:
 
 def redact(text: str) -> str:
     """``text`` with every known secret and every credential-shaped part replaced by ``***``."""
-    if len(text) < MIN_SECRET_LENGTH:  # no secret and no credential pattern fits in it
+    if not text or len(text) < MIN_SECRET_LENGTH:  # no secret nor credential pattern fits
         return text
     return _redacted(text, known_secrets())
 
