@@ -39,12 +39,14 @@ ENGINES = (
     "sagagraph",
     "sagagraph-group",
     "sagagraph-pg-group",
+    "sagagraph-memory",
     "plain-sqlite",
     "plain-memory",
     "plain-postgres",
 )
 GROUP_SCHEMES = {"sagagraph-group": "sqlite+group", "sagagraph-pg-group": "postgresql+group"}
-"""The engines that run sagagraph on a group-commit saver, and the URL scheme each opens."""
+"""The engines that run sagagraph on a group-commit saver, and the URL scheme each opens;
+``sagagraph-memory`` runs it on ``memory://`` (the engine's own CPU, beside ``plain-memory``)."""
 TARGET_IDEAL_AT_1S = 1.3
 TARGET_PLAIN_AT_1S = 1.02
 """At 1 s a step the engine's own work hides behind the model: within 1.02× of plain LangGraph
@@ -139,7 +141,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.engine.startswith("sagagraph"):
         scheme = GROUP_SCHEMES.get(args.engine, "sqlite")
-        if not args.db.startswith("postgres"):
+        if args.engine == "sagagraph-memory":
+            url = "memory://"
+        elif not args.db.startswith("postgres"):
             url = f"{scheme}:///{args.db}"
         elif scheme == "postgresql+group":
             url = args.db.replace("postgresql://", "postgresql+group://", 1)

@@ -79,9 +79,29 @@ def url_password(url: str) -> str | None:
     return match.group(1)[:-1] or None if match else None
 
 
-def _watched_env_values() -> tuple[str | None, ...]:
-    """The watched variables' values, to tell whether the environment's secrets changed."""
-    return tuple(map(os.environ.get, _WATCHED_ENV_VARS))
+_encoded_names: tuple[object, tuple[object, ...]] = (None, ())
+"""The watched variables' names as ``os.environ`` keys its own table (encoded once)."""
+
+
+def _watched_env_values() -> tuple[object, ...]:
+    """The watched variables' values, to tell whether the environment's secrets changed.
+
+    Read from ``os.environ``'s own table of encoded names and values when it has one (every
+    change through ``os.environ`` lands there, and ``os.putenv`` alone is not seen by
+    ``os.environ`` either): fourteen dictionary lookups instead of fourteen encodings and
+    decodings, since every text redacted asks (about 0.5 us instead of 13 us).
+    """
+    global _encoded_names
+    environ = os.environ
+    table = getattr(environ, "_data", None)
+    encode = getattr(environ, "encodekey", None)
+    if not isinstance(table, dict) or encode is None:
+        return tuple(map(environ.get, _WATCHED_ENV_VARS))
+    encoder, names = _encoded_names
+    if encoder is not encode:
+        names = tuple(map(encode, _WATCHED_ENV_VARS))
+        _encoded_names = (encode, names)
+    return tuple(map(table.get, names))
 
 
 def known_secrets() -> list[str]:
@@ -103,9 +123,16 @@ def known_secrets() -> list[str]:
 
 def redact(text: str) -> str:
     """``text`` with every known secret and every credential-shaped part replaced by ``***``."""
-    if not text:
+    if not text or len(text) < MIN_SECRET_LENGTH:  # no secret nor credential pattern fits
         return text
-    for secret in known_secrets():
+    return _redacted(text, known_secrets())
+
+
+def _redacted(text: str, secrets: list[str]) -> str:
+    """:func:`redact` with the known secrets already looked up."""
+    if len(text) < MIN_SECRET_LENGTH:
+        return text
+    for secret in secrets:
         text = text.replace(secret, MASK)
     # Each pattern runs only on a text holding the literal it cannot match without: the same
     # result, without four regular-expression scans of every event's detail.
@@ -127,17 +154,24 @@ def redact_value(value: Any) -> Any:
 
     For what a step returns and writes (a model's structured answer may quote the key): mappings
     (keys and values), lists, tuples and sets are rebuilt only when something inside changed, so
-    a clean value comes back as the same object and costs no copy.
+    a clean value comes back as the same object and costs no copy. The known secrets are
+    looked up once for the whole value, not once a text.
     """
+    return _redacted_value(value, known_secrets())
+
+
+def _redacted_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return _redacted(value, secrets)
     if isinstance(value, Mapping):
-        items = [(redact_value(k), redact_value(v)) for k, v in value.items()]
+        items = [
+            (_redacted_value(k, secrets), _redacted_value(v, secrets)) for k, v in value.items()
+        ]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
             return value
         return dict(items)
     if isinstance(value, list | tuple | set | frozenset):
-        cleaned = [redact_value(v) for v in value]
+        cleaned = [_redacted_value(v, secrets) for v in value]
         if all(c is v for c, v in zip(cleaned, value, strict=True)):
             return value
         return type(value)(cleaned) if not isinstance(value, list) else cleaned

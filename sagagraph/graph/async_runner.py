@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability
 
-from sagagraph.graph.hooks import check_new_input
+from sagagraph.graph.hooks import check_new_input, has_input_check
 from sagagraph.graph.leases import saga_lease
 from sagagraph.graph.runner import (
     DEFAULT_DURABILITY,
@@ -66,8 +66,9 @@ async def arun_saga(
     saga_id = validate_saga_id(new_saga_id() if saga_id is None else saga_id)
     check_fail_at(app, fail_at)
     # Unusable input: InputError, and no saga is started. On a thread: reading a long PDF
-    # must not stop the other sagas on this event loop.
-    await run_in_step_thread(partial(check_new_input, app, input))
+    # must not stop the other sagas on this event loop (no hop when there is no check).
+    if has_input_check(app):
+        await run_in_step_thread(partial(check_new_input, app, input))
     with saga_lease(app.checkpointer, saga_id):
         return await adrive(running(app, input, saga_id, fail_at, durability, hooks, config))
 

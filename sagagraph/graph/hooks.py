@@ -66,6 +66,12 @@ def hooks_of(app: Any) -> SagaHooks | None:
     return built.hooks if built is not None else None
 
 
+def has_input_check(app: Any) -> bool:
+    """True when the definition behind ``app`` has a ``check_input`` to run on new input."""
+    definition = definition_of(app)
+    return definition is not None and definition.check_input is not None
+
+
 def check_new_input(app: Any, input: Mapping[str, Any]) -> None:
     """Run the ``check_input`` of the definition behind ``app`` on a new saga's ``input``;
     InputError (from the check) when the saga cannot use it."""

@@ -30,7 +30,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from sagagraph.graph.locking import saga_locks
 from sagagraph.saga.drivers import Flow, adrive, drive
 from sagagraph.saga.names import reserve_names, validate_saga_id
-from sagagraph.saga.protocol import RecordsSettings, SagaDefinition, StepContext, StepResult
+from sagagraph.saga.protocol import SagaDefinition, StepContext, StepResult
 from sagagraph.saga.view import QUEUED
 
 SUPERVISOR: Final = "supervisor"
@@ -123,11 +123,14 @@ def recorded_input(definition: SagaDefinition, input: Mapping[str, Any]) -> dict
     its files go, and a resume or recover from another folder writes and deletes there.
     Settings the input holds already (the CLI records its own) are kept as they are.
     """
-    if not isinstance(definition.deps, RecordsSettings):
+    # What ``isinstance(deps, RecordsSettings)`` checks (the method is there), without a
+    # runtime protocol check (about 10 us, twice a saga).
+    recorded_settings = getattr(definition.deps, "recorded_settings", None)
+    if recorded_settings is None:
         return None
     settings = input.get("settings")
     settings = dict(settings) if isinstance(settings, Mapping) else {}
-    recorded = definition.deps.recorded_settings()
+    recorded: Mapping[str, object] = recorded_settings()
     missing = {key: value for key, value in recorded.items() if key not in settings}
     if not missing:
         return None

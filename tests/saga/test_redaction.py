@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from sagagraph import redaction
 from sagagraph.agents.pdf.loader import resolve_pdf_password
 from sagagraph.checkpoints.factory import open_checkpointer
 from sagagraph.checkpoints.urls import redact_url
 from sagagraph.errors import ConfigurationError
-from sagagraph.redaction import redact, register_secret
+from sagagraph.redaction import redact, redact_value, register_secret
 from sagagraph.saga.view import describe_error, make_event
 
 
@@ -71,3 +72,36 @@ def test_the_pdf_password_comes_from_a_flag_a_file_or_the_environment(
     missing = tmp_path / "missing.txt"
     with pytest.raises(ConfigurationError, match=r"--password-file .*missing.txt: cannot read"):
         resolve_pdf_password(password_file=missing)
+
+
+def test_a_secret_set_or_removed_after_a_redaction_counts_from_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "laterkey0123456789"
+    monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    assert redact(f"x {key}") == f"x {key}"
+    monkeypatch.setenv("LANGSMITH_API_KEY", key)
+    assert redact(f"x {key}") == "x ***"
+    monkeypatch.setenv("LANGSMITH_API_KEY", "otherkey0123456789")
+    assert redact(f"x {key}") == f"x {key}"
+    monkeypatch.delenv("LANGSMITH_API_KEY")
+    assert redact("x otherkey0123456789") == "x otherkey0123456789"
+
+
+def test_a_value_is_redacted_with_one_look_at_the_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each step's result is redacted: the environment's secrets are looked up once a value,
+    not once for each of its texts (each lookup reads fourteen environment variables)."""
+    looks: list[int] = []
+    real = redaction.known_secrets
+
+    def counted() -> list[str]:
+        looks.append(1)
+        return real()
+
+    monkeypatch.setattr(redaction, "known_secrets", counted)
+    register_secret("onelook-secret-77")
+    value = {"a": "onelook-secret-77", "b": ["two texts", ("three", "four texts")]}
+    assert redact_value(value) == {"a": "***", "b": ["two texts", ("three", "four texts")]}
+    assert len(looks) == 1
