@@ -86,6 +86,112 @@ Job = Callable[[sqlite3.Connection], Any]
 """A write: SQL on the writer's connection, inside the batch's transaction."""
 
 
+class BatchedWrites(BaseCheckpointSaver[str]):
+    """The public write side every group-commit saver shares.
+
+    Each write becomes a job (SQL on the writer's connection) that the subclass hands to its
+    writer (:meth:`_write`, :meth:`_awrite`), which runs it in a commit shared with the other
+    writes of its batch. A subclass says how each job is built and how it is handed over.
+    """
+
+    def _write(self, job: Any) -> Any:
+        raise NotImplementedError
+
+    async def _awrite(self, job: Any) -> Any:
+        raise NotImplementedError
+
+    def _put_job(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> tuple[Any, RunnableConfig]:
+        raise NotImplementedError
+
+    def _writes_job(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Any:
+        raise NotImplementedError
+
+    def _delete_job(self, threads: Sequence[str]) -> Any:
+        """Deletes every row of ``threads``."""
+        raise NotImplementedError
+
+    def _keep_latest_job(self, threads: Sequence[str]) -> Any:
+        """Keeps only each namespace's latest checkpoint of ``threads`` (and what it needs)."""
+        raise NotImplementedError
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        job, saved = self._put_job(config, checkpoint, metadata, new_versions)
+        self._write(job)
+        return saved
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        job, saved = self._put_job(config, checkpoint, metadata, new_versions)
+        await self._awrite(job)
+        return saved
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._write(self._writes_job(config, writes, task_id, task_path))
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self._awrite(self._writes_job(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._write(self._delete_job([str(thread_id)]))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._awrite(self._delete_job([str(thread_id)]))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._write(self._prune_job(thread_ids, strategy))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._awrite(self._prune_job(thread_ids, strategy))
+
+    def _prune_job(self, thread_ids: Sequence[str], strategy: str) -> Any:
+        threads = [str(t) for t in thread_ids]
+        if strategy == "delete":
+            return self._delete_job(threads)
+        if strategy != "keep_latest":
+            raise ValueError(f"prune strategy {strategy!r}: expected 'keep_latest' or 'delete'")
+        return self._keep_latest_job(threads)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """A version sorts by its counter; the random tail keeps two forks of one
+        checkpoint (time travel) from naming different values alike."""
+        return next_version(current)
+
+
 def connect(path: str) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, flushed commits."""
     conn = sqlite3.connect(
@@ -96,7 +202,7 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
-class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
+class GroupCommitSqliteSaver(BatchedWrites):
     """A SQLite checkpointer whose concurrent writes share commits (module docstring).
 
     Open it with :meth:`open` (or ``open_checkpointer("sqlite+group:///path")``); call
@@ -351,28 +457,6 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
 
         return job, checkpoint_config(thread_id, ns, checkpoint["id"])
 
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        job, saved = self._put_job(config, checkpoint, metadata, new_versions)
-        self._write(job)
-        return saved
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        job, saved = self._put_job(config, checkpoint, metadata, new_versions)
-        await self._awrite(job)
-        return saved
-
     def _writes_job(
         self,
         config: RunnableConfig,
@@ -403,42 +487,10 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
 
         return job
 
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._write(self._writes_job(config, writes, task_id, task_path))
+    def _delete_job(self, threads: Sequence[str]) -> Job:
+        return _delete_threads(threads)
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await self._awrite(self._writes_job(config, writes, task_id, task_path))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._write(_delete_threads([str(thread_id)]))
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await self._awrite(_delete_threads([str(thread_id)]))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._write(self._prune_job(thread_ids, strategy))
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._awrite(self._prune_job(thread_ids, strategy))
-
-    def _prune_job(self, thread_ids: Sequence[str], strategy: str) -> Job:
-        threads = [str(t) for t in thread_ids]
-        if strategy == "delete":
-            return _delete_threads(threads)
-        if strategy != "keep_latest":
-            raise ValueError(f"prune strategy {strategy!r}: expected 'keep_latest' or 'delete'")
+    def _keep_latest_job(self, threads: Sequence[str]) -> Job:
         serde = self.serde
 
         def job(conn: sqlite3.Connection) -> None:
@@ -499,11 +551,6 @@ class GroupCommitSqliteSaver(BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         for item in self.list(config, filter=filter, before=before, limit=limit):
             yield item
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        """A version sorts by its counter; the random tail keeps two forks of one
-        checkpoint (time travel) from naming different values alike."""
-        return next_version(current)
 
 
 def _delete_threads(threads: Sequence[str]) -> Job:

@@ -44,7 +44,6 @@ from typing import Any, cast
 import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -57,8 +56,8 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from sagagraph.checkpoints.group_commit import (
+    BatchedWrites,
     checkpoint_config,
-    next_version,
     pack_writes,
     pending_writes,
     writes_verb,
@@ -172,7 +171,7 @@ def _settle_on_loop(settled: list[Outcome]) -> None:
             waiter.set_exception(error)
 
 
-class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
+class GroupCommitPostgresSaver(BatchedWrites):
     """A PostgreSQL checkpointer whose concurrent writes share commits (module docstring)."""
 
     checkpoints_table = CHECKPOINTS
@@ -455,28 +454,6 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
 
         return job, checkpoint_config(thread_id, ns, checkpoint["id"])
 
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        job, saved = self._put_job(config, checkpoint, metadata, new_versions)
-        self._write(job)
-        return saved
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        job, saved = self._put_job(config, checkpoint, metadata, new_versions)
-        await self._awrite(job)
-        return saved
-
     def _writes_job(
         self,
         config: RunnableConfig,
@@ -502,38 +479,15 @@ class GroupCommitPostgresSaver(BaseCheckpointSaver[str]):
 
         return job
 
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._write(self._writes_job(config, writes, task_id, task_path))
+    def _delete_job(self, threads: Sequence[str]) -> Job:
+        return _delete_threads(threads)
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await self._awrite(self._writes_job(config, writes, task_id, task_path))
+    def _keep_latest_job(self, threads: Sequence[str]) -> Job:
+        def job(cur: psycopg.Cursor[Any]) -> None:
+            for statement in _PRUNE:
+                cur.execute(statement, (list(threads),))
 
-    def delete_thread(self, thread_id: str) -> None:
-        self._write(_delete_threads([str(thread_id)]))
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await self._awrite(_delete_threads([str(thread_id)]))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._write(_prune_job(thread_ids, strategy))
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._awrite(_prune_job(thread_ids, strategy))
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
+        return job
 
 
 def _json(value: Any) -> str:
@@ -546,20 +500,6 @@ def _delete_threads(threads: Sequence[str]) -> Job:
     def job(cur: psycopg.Cursor[Any]) -> None:
         for table in TABLES:
             cur.execute(f"DELETE FROM {table} WHERE thread_id = ANY(%s)", (list(threads),))
-
-    return job
-
-
-def _prune_job(thread_ids: Sequence[str], strategy: str) -> Job:
-    threads = [str(t) for t in thread_ids]
-    if strategy == "delete":
-        return _delete_threads(threads)
-    if strategy != "keep_latest":
-        raise ValueError(f"prune strategy {strategy!r}: expected 'keep_latest' or 'delete'")
-
-    def job(cur: psycopg.Cursor[Any]) -> None:
-        for statement in _PRUNE:
-            cur.execute(statement, (threads,))
 
     return job
 

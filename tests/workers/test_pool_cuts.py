@@ -1,6 +1,7 @@
-"""A worker pool that loses its PostgreSQL connections mid-run: every saga still ends
-completed with all its outputs, and no step commits twice. Real RabbitMQ and PostgreSQL; the
-workers reach the database through a proxy that cuts every connection for a while."""
+"""A worker pool that loses its PostgreSQL or its RabbitMQ connections mid-run: every saga
+still ends completed with all its outputs, and no step commits twice. Real RabbitMQ and
+PostgreSQL; the workers reach the one being cut through a proxy that cuts every connection
+for a while (the submitter and the readers reach both directly)."""
 
 from __future__ import annotations
 
@@ -31,17 +32,20 @@ pytestmark = [pytest.mark.postgres, pytest.mark.rabbitmq, pytest.mark.slow]
 COUNT = 6
 
 
-def test_a_pool_that_loses_its_database_mid_run_finishes_every_saga_once(
+@pytest.mark.parametrize("lost", ["database", "broker"])
+def test_a_pool_that_loses_a_service_mid_run_finishes_every_saga_once(
+    lost: str,
     tmp_path: Path,
     postgres_url: str,
     amqp_url: str,
     readers: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    port = urlsplit(postgres_url).port or 5432
+    cut_url, default_port = (postgres_url, 5432) if lost == "database" else (amqp_url, 5672)
+    port = urlsplit(cut_url).port or default_port
     queue = unique_queue(amqp_url, max_deliveries=10)
     papers = write_papers(tmp_path / "papers", COUNT)
-    ids = [f"dbcut-{tmp_path.name[-6:]}-{i:02d}" for i in range(COUNT)]
+    ids = [f"{lost[:2]}cut-{tmp_path.name[-6:]}-{i:02d}" for i in range(COUNT)]
     outputs = tmp_path / "outputs"
     try:
         with counting_server(COUNT, delay=0.3) as (server, model), TcpProxy(port) as proxy:
@@ -53,27 +57,30 @@ def test_a_pool_that_loses_its_database_mid_run_finishes_every_saga_once(
                 for p, i in zip(papers, ids, strict=True)
             ]
             submit_sagas(requests, app=PAPER_APP, queue=queue, db=postgres_url)
-            flags = [
-                "--db",
-                through(postgres_url, proxy.port),
-                "--queue",
-                queue,
-                "--concurrency",
-                "3",
-            ]
+            if lost == "database":
+                flags = ["--db", through(postgres_url, proxy.port), "--queue", queue]
+            else:
+                flags = ["--db", postgres_url, "--queue", through(queue, proxy.port)]
             workers = [
-                WorkerProcess(flags, cwd=tmp_path, env=worker_env(server.base_url))
+                WorkerProcess(
+                    [*flags, "--concurrency", "3"], cwd=tmp_path, env=worker_env(server.base_url)
+                )
                 for _ in range(2)
             ]
             wait_for(lambda: len(model.calls) >= 3, timeout=90, what="sagas in flight")
-            proxy.cut(4.0)  # every database connection of the pool is cut, mid-step
+            proxy.cut(4.0)  # every connection of the pool to that service is cut, mid-step
+            if lost == "broker":
+                # Again once the first redeliveries run beside the tasks still running: their
+                # second delivery finds the saga busy and hands it back through the broker.
+                wait_for(lambda: len(model.calls) >= 2 * COUNT, timeout=90, what="later steps")
+                proxy.cut(3.0)
 
             def settled() -> bool:
                 views = [saga_status(readers, i)["status"] for i in ids]
                 return all(s in ("completed", "rolled_back") for s in views)
 
             try:
-                wait_for(settled, timeout=120, what="every saga final", every=0.5)
+                wait_for(settled, timeout=150, what="every saga final", every=0.5)
             except AssertionError:
                 views = {i: saga_status(readers, i) for i in ids}
                 print({i: (v["status"], v["completed"], v.get("reason")) for i, v in views.items()})
