@@ -55,6 +55,11 @@ class Journal:
         )
         return int(self._do("SELECT n FROM calls WHERE key = ?", (key,))[0][0])
 
+    def calls_of(self, key: str) -> int:
+        """How many times ``key`` was called (0: never)."""
+        found = self._do("SELECT n FROM calls WHERE key = ?", (key,))
+        return int(found[0][0]) if found else 0
+
     def set(self, key: str, state: str) -> None:
         self._do(
             "INSERT INTO effects VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET state = ?",
