@@ -60,6 +60,30 @@ def test_other_styles_refuse_a_pivot_with_one_line(mode: str) -> None:
     assert "\n" not in str(raised.value)
 
 
+def test_the_llm_router_parallel_and_optional_steps_refuse_a_pivot() -> None:
+    """The pivot needs a chain under the deterministic router: a step past it must be the one
+    that runs next, and none may be passed by."""
+    chain = SagaDefinition.of("p", [_step("a"), _step("b", kind="pivot")])
+    with pytest.raises(ConfigurationError, match="a pivot step needs router='deterministic'"):
+        chain.check(router="llm")
+    wider = [
+        [
+            _step("a"),
+            _step("b", after=("a",)),
+            _step("c", after=("a",)),
+            _step("d", kind="pivot", after=("b", "c")),
+        ],
+        [_step("a"), _step("b", optional=True), _step("c", kind="pivot")],
+    ]
+    for steps in wider:
+        with pytest.raises(ConfigurationError, match="a pivot step needs a chain"):
+            SagaDefinition.of("p", steps).check()
+    # A retriable step past the pivot may not halt the saga (it only goes forward).
+    halting = [_step("a", kind="pivot"), _step("b", kind="retriable", can_halt=True)]
+    with pytest.raises(ConfigurationError, match="after the pivot cannot halt the saga"):
+        SagaDefinition.of("p", halting).check()
+
+
 def _app(saver: Any, journal: Journal) -> Any:
     return build_saga_graph(pivot_saga(journal)).compile(checkpointer=saver)
 
