@@ -106,9 +106,22 @@ def orchestrated_here(view: Mapping[str, Any], source: SagaSource) -> bool:
 
 
 def waiting_for_operator(view: Mapping[str, Any], source: SagaSource) -> bool:
-    """A compensation gave up (tool calls waiting for approval are answered otherwise)."""
+    """A compensation gave up (tool calls waiting for approval are answered otherwise; a
+    step past the pivot that keeps failing by :func:`failing_past_the_pivot`)."""
     return (
         bool(view.get("waiting_for_operator"))
+        and not view.get("approvals")
+        and not view.get("forward_failure")
+        and orchestrated_here(view, source)
+    )
+
+
+def failing_past_the_pivot(view: Mapping[str, Any], source: SagaSource) -> bool:
+    """A retriable step past the pivot failed after its retries: the saga cannot roll back,
+    so the operator retries the step or takes its work as done by hand."""
+    return (
+        bool(view.get("waiting_for_operator"))
+        and bool(view.get("forward_failure"))
         and not view.get("approvals")
         and orchestrated_here(view, source)
     )
@@ -128,9 +141,11 @@ def reject(request: ActionRequest) -> Mapping[str, Any]:
 
 
 def unfinished(view: Mapping[str, Any], source: SagaSource) -> bool:
-    """Running, compensating or queued (dead-lettered included), not waiting for an operator."""
+    """Running, compensating or queued (dead-lettered included), not waiting for an operator,
+    and not past its pivot (a saga past it only goes forward: rollback refuses it)."""
     return (
         not view.get("waiting_for_operator")
+        and not view.get("past_pivot")
         and view.get("status") in ("running", "compensating", "queued")
         and orchestrated_here(view, source)
     )
@@ -218,6 +233,24 @@ register_action(
         "Skip it, taking responsibility",
         "records what could not be undone and carries on; the saga ends resolved_by_operator",
         waiting_for_operator,
+        resolve("skip"),
+    )
+)
+register_action(
+    Action(
+        "retry_step",
+        "Retry the step",
+        "runs the step past the pivot that failed again; the saga carries forward",
+        failing_past_the_pivot,
+        resolve("retry"),
+    )
+)
+register_action(
+    Action(
+        "done_by_hand",
+        "Take the step as done by hand",
+        "records, with your note, that the step's work was done by hand; the saga carries forward",
+        failing_past_the_pivot,
         resolve("skip"),
     )
 )

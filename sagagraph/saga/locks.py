@@ -13,7 +13,9 @@ resource (:class:`LockGrant`), and decides for itself (show the seat as pending,
 
 Deadlocks are detected, not prevented: a saga about to wait records which key it waits for,
 and when the holder of that key waits, directly or through others, for a key this saga holds,
-the wait fails at once with :class:`~sagagraph.errors.DeadlockError` (never retried). A
+one saga of the cycle, the one with the greatest id, fails its wait with
+:class:`~sagagraph.errors.DeadlockError` (never retried); the others keep waiting and get their
+keys once it compensates. A
 step's declared locks are taken in sorted order, so two steps declaring the same keys never
 deadlock each other.
 
@@ -230,7 +232,13 @@ class SagaLocks:
         return LockGrant(key, self.saga_id, True)
 
     def _refuse_cycle(self, key: str, holder: str) -> None:
-        """DeadlockError when ``holder`` waits, through a chain of sagas, for this saga."""
+        """DeadlockError when ``holder`` waits, through a chain of sagas, for this saga, and
+        this saga is the one of the cycle that gives up: the one with the greatest id.
+
+        Every saga of a cycle waits, and looks at every poll, so each finds the same cycle;
+        were each to give up on finding it, two sagas closing a cycle at the same moment
+        would both give up. One victim named by the cycle itself leaves the others waiting:
+        they get their keys once the victim compensates and releases."""
         seen = {self.saga_id}
         chain = [self.saga_id, holder]
         while holder not in seen:
@@ -241,7 +249,7 @@ class SagaLocks:
                 return
             holder = next_holder
             chain.append(holder)
-        if holder == self.saga_id:
+        if holder == self.saga_id and self.saga_id == max(chain):
             raise DeadlockError(
                 f"lock {key!r}: deadlock between sagas {' -> '.join(chain)}; this one gives up"
             )

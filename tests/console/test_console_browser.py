@@ -148,6 +148,45 @@ def test_the_timeline_has_a_time_axis_and_each_attempt_its_duration(
         assert f"took {attempts[0]['duration_ms'] / 1000:.3f} s" in tip
 
 
+def test_a_saga_past_its_pivot_goes_forward_in_the_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser_page: Any
+) -> None:
+    """The page says the saga is past its pivot and holds its lock; it offers the step's retry
+    and no rollback; the retry completes the saga and its lock is gone from the page."""
+    from playwright.sync_api import expect
+
+    from tests.console.test_console_pivot import APP, stuck_past_the_pivot
+
+    monkeypatch.setenv("SAGAGRAPH_APP", APP)
+    stores = Stores(
+        db=f"sqlite:///{tmp_path / 'sagas.sqlite'}",
+        bus=f"sqlite:///{tmp_path / 'events.sqlite'}",
+        outputs=tmp_path / "outputs",
+    )
+    saga_id = stuck_past_the_pivot(stores, "lamp")
+    page = browser_page
+    with console_in_thread(SagaSource.from_urls(stores.db, stores.bus)) as url:
+        page.goto(f"{url}/sagas/{saga_id}")
+        expect(page.locator("#saga-status")).to_have_text("waiting_for_operator")
+        expect(page.locator("#saga-pivot")).to_have_text(
+            "Pivot: charge · past it: the saga only goes forward"
+        )
+        expect(page.locator("p.lock")).to_contain_text("Holds lock: stock:lamp (step reserve")
+        expect(page.locator("p.reason.forward")).to_contain_text("ship after 4 attempt(s)")
+        expect(page.locator("form.action")).to_have_count(2)
+        expect(page.locator("#action-rollback")).to_have_count(0)
+        expect(page.locator("#action-retry")).to_have_count(0)
+
+        form = page.locator("#action-retry_step")
+        form.locator("input[name=why]").fill("carrier is back")
+        form.get_by_role("button", name="Retry the step").click()
+
+        expect(page.locator("#saga-status")).to_have_text("completed")
+        expect(page.locator(".notice")).to_contain_text("Retry the step: done")
+        expect(page.locator("p.lock")).to_have_count(0)
+        expect(page.locator("table.events")).to_contain_text("operator: retry: carrier is back")
+
+
 def tick_x(tick: Any) -> float:
     """Where a tick of the time axis stands, in the page's pixels."""
     box = tick.locator("line").nth(1).bounding_box()

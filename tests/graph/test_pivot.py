@@ -28,6 +28,7 @@ from sagagraph import (
     run_saga,
 )
 from sagagraph.saga.protocol import StepResult
+from tests.cli.test_pivot_cli import cli
 from tests.support.pivot_saga import Effect, Journal, pivot_saga
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +58,30 @@ def test_other_styles_refuse_a_pivot_with_one_line(mode: str) -> None:
     with pytest.raises(ConfigurationError, match="needs orchestration, not") as raised:
         definition.check(mode=mode)
     assert "\n" not in str(raised.value)
+
+
+def test_the_llm_router_parallel_and_optional_steps_refuse_a_pivot() -> None:
+    """The pivot needs a chain under the deterministic router: a step past it must be the one
+    that runs next, and none may be passed by."""
+    chain = SagaDefinition.of("p", [_step("a"), _step("b", kind="pivot")])
+    with pytest.raises(ConfigurationError, match="a pivot step needs router='deterministic'"):
+        chain.check(router="llm")
+    wider = [
+        [
+            _step("a"),
+            _step("b", after=("a",)),
+            _step("c", after=("a",)),
+            _step("d", kind="pivot", after=("b", "c")),
+        ],
+        [_step("a"), _step("b", optional=True), _step("c", kind="pivot")],
+    ]
+    for steps in wider:
+        with pytest.raises(ConfigurationError, match="a pivot step needs a chain"):
+            SagaDefinition.of("p", steps).check()
+    # A retriable step past the pivot may not halt the saga (it only goes forward).
+    halting = [_step("a", kind="pivot"), _step("b", kind="retriable", can_halt=True)]
+    with pytest.raises(ConfigurationError, match="after the pivot cannot halt the saga"):
+        SagaDefinition.of("p", halting).check()
 
 
 def _app(saver: Any, journal: Journal) -> Any:
@@ -119,9 +144,9 @@ def test_an_operator_may_take_a_retriable_step_as_done_by_hand(tmp_path: Path) -
     assert view["results"]["ship"] == {"done_by_operator": "ops: shipped by courier"}
 
 
-def _killed_run(db: str, journal: Path, saga_id: str, kill_at: str) -> int:
+def _killed_run(db: str, journal: Path, saga_id: str, kill_at: str, *extra: str) -> int:
     worker = [sys.executable, "-m", "tests.support.pivot_saga", "run", "--db", db]
-    args = ["--journal", str(journal), "--saga-id", saga_id, "--kill-at", kill_at]
+    args = ["--journal", str(journal), "--saga-id", saga_id, "--kill-at", kill_at, *extra]
     done = subprocess.run([*worker, *args], cwd=ROOT, capture_output=True, timeout=120)
     return done.returncode
 
@@ -161,6 +186,44 @@ def test_a_kill_on_either_side_recovers_to_that_side(
     else:
         assert recorded == effects
         assert view["past_pivot"] is False
+
+
+@pytest.mark.parametrize(
+    ("kill_at", "compensate", "status"),
+    [("charge", True, "rolled_back"), ("ship", False, "completed")],
+)
+def test_a_lock_outlives_its_killed_process_until_recovery_ends_the_saga(
+    durable_checkpointer_url: str, tmp_path: Path, kill_at: str, compensate: bool, status: str
+) -> None:
+    """A worker SIGKILLed while its saga holds ``stock:<item>``: the lock row is still in the
+    store's table, another saga asking for the item is refused, and ``sagagraph status``
+    shows it; the recovery that ends the saga (rolled back before the pivot, completed past
+    it) releases it."""
+    from sagagraph.graph.locking import held_locks
+
+    tag = tmp_path.name[-8:].replace("_", "-").lower()
+    saga_id, item = f"locked-{kill_at}-{tag}", f"desk-{kill_at}-{tag}"
+    journal_path = tmp_path / "journal.sqlite"
+    url = durable_checkpointer_url
+    assert _killed_run(url, journal_path, saga_id, kill_at, "--item", item) == -9
+    journal = Journal(journal_path)
+    with open_checkpointer(url) as saver:
+        kept = [(r["key"], r["saga_id"]) for r in held_locks(saver) if item in r["key"]]
+        assert kept == [(f"stock:{item}", saga_id)]
+        asking = {"item": item, "on_busy": "fail"}
+        other = run_saga(_app(saver, journal), asking, saga_id=f"other-{saga_id}")
+    assert other["status"] == "rolled_back"
+    assert other["failure"]["error"].startswith(
+        f"LockBusyError: lock 'stock:{item}': held by saga '{saga_id}'"
+    )
+    shown = cli(tmp_path, "status", saga_id, "--db", url)
+    assert f"holds lock: stock:{item} (step reserve" in shown.stdout, shown.stderr
+    with open_checkpointer(url) as saver:
+        views = recover_sagas(_app(saver, journal), compensate=compensate)
+        left = [r for r in held_locks(saver) if item in r["key"]]
+    view = next(v for v in views if v["saga_id"] == saga_id)
+    assert (view["status"], view["locks"]) == (status, [])
+    assert left == []
 
 
 def test_declared_locks_are_taken_before_the_step_and_a_busy_one_fails_fast(

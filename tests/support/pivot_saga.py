@@ -4,12 +4,13 @@
 Each step's effect is a row of a SQLite journal keyed by its idempotency key, so a test can
 see what was done and undone across processes. The saga's input scripts the faults:
 ``fail_at`` (the engine's injected failure), ``ship_failures`` (how many times ``ship`` fails
-before it works), ``item`` (``reserve`` locks ``stock:<item>``), ``kill_at`` (the step in
-which the worker SIGKILLs itself, once).
+before it works), ``item`` (``reserve`` locks ``stock:<item>``, doing ``on_busy`` when it is
+held), ``kill_at`` (the step in which the worker SIGKILLs itself, once).
 
 ::
 
     python -m tests.support.pivot_saga run --db URL --journal PATH --saga-id ID --kill-at STEP
+        [--item ITEM]
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class Journal:
         )
         return int(self._do("SELECT n FROM calls WHERE key = ?", (key,))[0][0])
 
+    def calls_of(self, key: str) -> int:
+        """How many times ``key`` was called (0: never)."""
+        found = self._do("SELECT n FROM calls WHERE key = ?", (key,))
+        return int(found[0][0]) if found else 0
+
     def set(self, key: str, state: str) -> None:
         self._do(
             "INSERT INTO effects VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET state = ?",
@@ -74,7 +80,7 @@ class Effect:
 
     def execute(self, ctx: StepContext[Journal]) -> StepResult:
         if self.name == "reserve" and ctx.input.get("item"):
-            ctx.lock(f"stock:{ctx.input['item']}")
+            ctx.lock(f"stock:{ctx.input['item']}", on_busy=ctx.input.get("on_busy", "wait"))
         calls = ctx.deps.call(ctx.idempotency_key)
         if ctx.input.get("kill_at") == self.name and calls == 1:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -111,11 +117,13 @@ def main() -> None:
     parser.add_argument("--journal", required=True)
     parser.add_argument("--saga-id", required=True)
     parser.add_argument("--kill-at", required=True)
+    parser.add_argument("--item", help="reserve locks stock:ITEM")
     args = parser.parse_args()
     definition = pivot_saga(Journal(Path(args.journal)))
+    saga_input = {"kill_at": args.kill_at} | ({"item": args.item} if args.item else {})
     with open_checkpointer(args.db) as saver:
         app = build_saga_graph(definition).compile(checkpointer=saver)
-        run_saga(app, {"kill_at": args.kill_at}, saga_id=args.saga_id)
+        run_saga(app, saga_input, saga_id=args.saga_id)
 
 
 if __name__ == "__main__":
