@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -121,6 +121,19 @@ def took_lock(row: Mapping[str, object] | None) -> bool:
     return bool(row and row["ok"])
 
 
+def set_up_under_lock(conn: Any, setup: Callable[[], None]) -> None:
+    """Run ``setup`` while this connection holds the PostgreSQL setup lock
+    (:func:`setup_lock_polls`), so one process at a time creates the tables."""
+    for pause in setup_lock_polls():
+        if took_lock(conn.execute(SETUP_LOCK).fetchone()):
+            break
+        time.sleep(pause)
+    try:
+        setup()
+    finally:
+        conn.execute(SETUP_UNLOCK)
+
+
 # --- the sync checkpointers --------------------------------------------------------------------
 
 
@@ -193,16 +206,8 @@ def _open_postgres(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
             saver = stack.enter_context(
                 SagaPostgresSaver.from_conn_string(with_connection_limits(where.url))
             )
-            conn = saver.conn
-            assert isinstance(conn, Connection)  # from_conn_string: one connection, no pool
-            for pause in setup_lock_polls():
-                if took_lock(conn.execute(SETUP_LOCK).fetchone()):
-                    break
-                time.sleep(pause)
-            try:
-                saver.setup()
-            finally:
-                conn.execute(SETUP_UNLOCK)
+            assert isinstance(saver.conn, Connection)  # from_conn_string: one connection
+            set_up_under_lock(saver.conn, saver.setup)
         yield saver
 
 
@@ -221,15 +226,7 @@ def _open_postgres_group(where: Target) -> Iterator[BaseCheckpointSaver[str]]:
         saver = SagaGroupCommitPostgresSaver(conninfo)
     try:
         with refused(where, "cannot connect", PsycopgError, PoolTimeout):
-            conn = saver.lease_connection
-            for pause in setup_lock_polls():
-                if took_lock(conn.execute(SETUP_LOCK).fetchone()):
-                    break
-                time.sleep(pause)
-            try:
-                saver.setup()
-            finally:
-                conn.execute(SETUP_UNLOCK)
+            set_up_under_lock(saver.lease_connection, saver.setup)
         yield saver
     finally:
         saver.close()
