@@ -217,7 +217,10 @@ _FINDING = re.compile(
     r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
     r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
     r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"
-    r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|scor(?:es|ed)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
+    r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|"
+    # "scored", "scores 28.4 BLEU", "scores higher"; not the noun ("the sum scores are set by").
+    r"scored|scores (?:an? |the )?(?:[\w-]+ ){0,2}?(?:of )?[-−+]?\d|scores (?:\w+ )?(?:higher|"
+    r"lower|better|worse|above|below)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
     r"(?:higher|lower|better|worse|faster|slower|larger|smaller|greater|more|less|fewer|similar|"
     r"comparable)(?= than\b| by\b| to\b| with\b|[,.;]| \(| in\b| on\b| for\b)|"
     r"(?:showed?|shows|found|observed|reported|there (?:was|were)|had|has) (?:no |a |any )?"
@@ -233,15 +236,17 @@ _FINDING = re.compile(
     _I,
 )
 _STRONG_FINDING = re.compile(
+    # "the observed distribution" names data, it observes nothing.
     r"\b(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
-    r"slower|found|find|show|observ|associat|correlat|halv)",
+    r"slower|found|find|show|(?<!the )(?<!an )observ|associat|correlat|halv)",
     _I,
 )
 _CONFIGURATION = re.compile(
     r"\b(?:learning rate|batch size|mini-batch|epochs?|dropout|beam (?:size|search)|"
     r"hyper-?parameters?|warm-?up|we (?:use|used|set|train|trained|fine-tune|fine-tuned|run|ran|"
     r"include)|(?:was|were|is|are) (?:set|used|chosen|trained|selected|fixed|initiated|drawn|"
-    r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of)\b",
+    r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of|"
+    r"simulation (?:conditions?|settings?|scenarios?|designs?))\b",
     _I,
 )
 # What a digit in a sentence may be without being a measured number: a citation, a year, the

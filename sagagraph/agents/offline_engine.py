@@ -68,7 +68,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         r"\b(?:a|one|another|the main|the major|a major|an important|a key|the key|a further|"
         r"a potential|a possible|several|two|three|some)\s+(?:\w+\s+)?limitations?\s+(?:of|is|was|"
-        r"are|to|in|concerns?)\b",
+        r"are|to|in|concerns?|that|which)\b",
         "sentence",
     ),
     (r"\blimitations? of (?:this|our|the present|the current|the proposed)\b", "none"),
@@ -85,7 +85,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (
         r"\b(?:may|might|could|does|do|did) not (?:generali[sz]e|hold|apply|transfer|scale|extend)"
-        r"\b",
+        r"\b|\b(?:cannot|can ?not|could not) (?:be )?generali[sz]ed?\b",
         "findings",
     ),
     (
@@ -137,17 +137,24 @@ _NOT_OWN_LIMIT = re.compile(
     r"techniques|generative models|text generation)",
     _I,
 )
+# A heading or run-in paragraph head that announces limits: "Limitations", "4.2 Threats to
+# Validity", "External Validity." (how software-engineering papers set out their threats); a
+# line-numbered manuscript glues the line's number onto it ("2.3.4. Limitations260").
 _LIMITS_HEADING = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?\s+|[IVX]+\.\s+|[A-Z]\.\s+)?(?:study\s+|strengths and\s+)?"
-    r"(?:limitations?|threats to (?:the )?validity)(?:\s+(?:and\s+(?:future\s+(?:work|"
+    r"(?:limitations?|threats to (?:the )?validity|(?:internal|external|construct|conclusion|"
+    r"statistical conclusion) validity)(?:\s+(?:and\s+(?:future\s+(?:work|"
     r"directions?|research)|outlook|perspectives|strengths|threats to (?:the )?validity)|"
     r"of\s+(?:the|this|our)\s+(?:study|work|approach|research|analysis|paper|method|"
-    r"evaluation)))?\s*(?=[.:—–-]|$)",
+    r"evaluation)))?(?<=[a-z])\d{0,4}\s*(?=[.:—–-]|$)",
     _I,
 )
 _LATER = re.compile(
-    r"\b(?:we (?:plan|intend|hope|aim) to|(?:in|for|as) future (?:work|research|studies)|"
-    r"future (?:work|research|studies|directions?) (?:will|could|should|may|might|includes?)|"
+    # "We aim to ..." is this paper's aim unless a time to come follows it.
+    r"\b(?:we (?:plan|intend) to|we (?:hope|aim) to\b[^.;]{0,80}?\b(?:in (?:the )?future|later|"
+    r"next|in (?:a )?follow-up)|(?:in|for|as) future (?:work|research|studies)|"
+    r"future (?:work|research|studies|directions?) (?:will|would|could|should|may|might|"
+    r"includes?)|"
     r"is left (?:for|to) future|left for future|remains? (?:an )?open (?:question|problem)|"
     r"not yet|not currently|cannot currently|not (?:\w+ )?(?:implemented|supported|available|"
     r"released) yet|will be (?:released|added|tagged|addressed|explored|investigated|studied) "
@@ -166,7 +173,9 @@ _ROADMAP = re.compile(r"\b(?:Sections?|Chapters?|§)\s*\d|\bin the following sec
 
 _ANNOUNCES = re.compile(
     r"\blimitations?\s*[.:]?\s*$|\blimitations? (?:are|is) (?:discussed|"
-    r"described|listed|as follows)",
+    r"described|listed|as follows)|\blimitations?,? (?:that|which) (?:should|must|need to|"
+    r"have to) be (?:considered|noted|acknowledged|borne in mind|kept in mind|mentioned|taken "
+    r"into account)",
     _I,
 )
 

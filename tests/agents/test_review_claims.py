@@ -6,8 +6,10 @@ misleading, built as a small Markdown paper: a limit stated without the word "li
 deviation, an everyday "significantly", a configuration that reads like a result, an inclusion
 rule that reads like a comparison, another project's toolkit, requirements gathered from
 interviews; and papers whose kind one word decided (a software paper called clinical, a theory
-paper called empirical, a meta-analysis, a tutorial). Points are read with the rules of
-:mod:`tests.agents.review_judge`, the same ones the ground-truth test and the bench use.
+paper called empirical, a meta-analysis, a tutorial). The last section holds the classes found
+by reading the reviews of real papers outside the corpus by hand (docs/reviewer.md). Points are
+read with the rules of :mod:`tests.agents.review_judge`, the same ones the ground-truth test and
+the bench use.
 """
 
 from __future__ import annotations
@@ -173,6 +175,10 @@ CONFIGURATION = "We include the results obtained with a batch size of 32 and 4 w
 INCLUSION = "We included only studies in which the retry policy was compared with a plain restart."
 TOOLKIT = "We used the NLTK library, which is freely available at https://www.nltk.org."
 REQUIREMENTS = "The requirements come from interviews with 12 operators of saga systems."
+SIMULATION_SETTING = (
+    "Because the share of runs with injected crashes is similar in all simulation conditions "
+    "(20%), the width of the 95% confidence interval is a measure of the observed spread."
+)
 
 
 @pytest.mark.parametrize(
@@ -184,6 +190,7 @@ REQUIREMENTS = "The requirements come from interviews with 12 operators of saga 
         (INCLUSION, "comparisons"),
         (TOOLKIT, "release"),
         (REQUIREMENTS, "human_study"),
+        (SIMULATION_SETTING, "results"),
     ],
     ids=[
         "input-parameter-sd",
@@ -192,6 +199,7 @@ REQUIREMENTS = "The requirements come from interviews with 12 operators of saga 
         "inclusion-rule",
         "others-toolkit",
         "requirements-interviews",
+        "simulation-setting",
     ],
 )
 def test_a_trigger_word_is_no_evidence(sentence: str, fact: str) -> None:
@@ -316,3 +324,111 @@ def test_every_point_is_read_by_a_rule_and_grounded() -> None:
         review = offline_review(case)
         assert all(claim is not None for claim, _ in claims(review)), points(review)
         assert_review_is_grounded(case, review)
+
+
+# -- classes found by reading the reviews of real papers outside the corpus (issue 37 audit) --
+
+AIM = "We aim to capture the essence of the recommended retry strategies in our metrics."
+FUTURE_WOULD = "Future work would apply the same retry policy to sagas that span several clusters."
+
+
+def test_a_stated_aim_is_not_left_for_later_and_future_work_would_is() -> None:
+    """A stated aim ("We aim to ...") is what this paper does; "Future work would ..." is later."""
+    case = paper(TITLE, ABSTRACT, f"{AIM} {METHOD}", RESULT, closing=f"{FUTURE_WOULD} {FILLER}")
+    review = offline_review(case)
+    assert no_claim_rests_on(review, AIM, "future_work"), points(review)
+    later = claimed(review, "future_work")
+    assert any(same_passage(q, FUTURE_WOULD) for q in later), points(review)
+
+
+LINE_NUMBERED_LIMIT = (
+    "Though useful, the data set would benefit from a comparison with background values, which "
+    "no site of the city could give."
+)
+
+
+def test_a_limitations_heading_with_a_line_number_glued_on_is_found() -> None:
+    """A manuscript with line numbers prints them at the end of each line, its headings too
+    ("2.3.4. Limitations260"): the heading is still a Limitations heading."""
+    extra = f"\n## 2.1. Limitations260\n\n{LINE_NUMBERED_LIMIT} {FILLER}\n"
+    case = paper(*RETRY, extra=extra)
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses), points(
+        review
+    )
+    assert any(same_passage(q, LINE_NUMBERED_LIMIT) for q in claimed(review, "limits"))
+
+
+ANNOUNCED = "This study has several limitations that should be considered when reading the results."
+FIRST_LIMIT = "First, the included runs differed in how long their steps waited for a reply."
+
+
+def test_an_announced_list_of_limits_is_quoted_at_its_first_limit() -> None:
+    closing = f"{FILLER}\n\n{ANNOUNCED} {FIRST_LIMIT} {FILLER}"
+    case = paper(*RETRY, closing=closing)
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses), points(
+        review
+    )
+    assert any(same_passage(q, FIRST_LIMIT) for q in claimed(review, "limits")), points(review)
+
+
+VALIDITY = (
+    "External Validity. Both studies were conducted in a single company, and their findings "
+    "cannot be generalized to other teams."
+)
+
+
+def test_a_validity_paragraph_head_announces_limits() -> None:
+    """Software-engineering papers set their threats as run-in heads ("External Validity.")."""
+    case = paper(*RETRY, closing=f"{FILLER}\n\n{VALIDITY} {FILLER}")
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses), points(
+        review
+    )
+    assert any(same_passage(q, VALIDITY) for q in claimed(review, "limits")), points(review)
+
+
+SCORE_NOUN = (
+    "For the weak simulation condition, the weighted sum scores are determined by variables Y1 "
+    "and X1 with ratio 1:5."
+)
+
+
+def test_scores_as_a_noun_is_no_finding() -> None:
+    for where in ("method", "results"):
+        method = f"{METHOD} {SCORE_NOUN}" if where == "method" else METHOD
+        results = SCORE_NOUN if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, SCORE_NOUN, "results"), (where, points(review))
+
+
+def test_one_method_named_twice_is_not_two_marks_of_a_qualitative_study() -> None:
+    """The "semi-structured interviews" and "the semi-structured interview" are one mark: a tool
+    paper whose requirements come from interviews is not a qualitative study."""
+    case = paper(
+        "Improving Awareness of the Compensation Policy",
+        "We propose Saga Policy Expert, a tool embedded in the IDE that warns developers about "
+        "violations of the compensation policy.",
+        "To understand how developers deal with the policy, we conduct a series of "
+        "semi-structured interviews. For the semi-structured interview, we interviewed 8 "
+        "developers.",
+        "The tool found 14 violations in the project.",
+    )
+    kind = kind_of(case)
+    assert not kind.startswith("a qualitative"), kind
+
+
+def test_a_meta_analysis_spelled_metaanalysis_or_meta_analytic_is_one() -> None:
+    """A PDF whose hyphens are soft hyphens loses them ("metaanalyses"); a title may say
+    "meta-analytic"."""
+    case = paper(
+        "Quantifying Uncertainty: Bayesian and Frequentist Meta-Analytic Frameworks Applied to "
+        "Retry Policies",
+        "We conducted separate metaanalyses in the Bayesian and frequentist frameworks of 12 "
+        "studies of retry policies.",
+        "We searched two databases and selected studies by predefined inclusion criteria.",
+        "The pooled estimate was -2.45 failures per 100 runs (95% CI -3.7 to -1.2).",
+    )
+    kind = kind_of(case)
+    assert kind.startswith("a systematic review or meta-analysis"), kind
