@@ -259,7 +259,9 @@ _NOT_A_MEASURE = re.compile(
     r"§\s?\d+(?:\.\d+)*|\((?:[A-Z]{1,2}\d+[^()]*)\)|(?i:\b(?:of|in|at|to|from|and|see|by|eq\.?|equation)\s)\(\d+(?:\.\d+)?\)|"
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
-    r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)"
+    r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)|"
+    # A formula's braces ("read{7, m}") and a symbol named by its kind ("the digit 7").
+    r"\{[^{}]*\}|(?i:\b(?:digit|letter|symbol|character|constant)\s)\d+"
 )
 _NUMBER = re.compile(
     r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
@@ -499,11 +501,18 @@ _SAMPLE = re.compile(
 )
 
 
+_RATE_OF = re.compile(r"\b(?:for|in|out of) every\s+$|\bper\s+$|\bone in\s+$", _I)
+"""What stands before the denominator of a rate ("1 ear for every 1000 plants", "per 1,000")."""
+
+
 def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
-    """Counts of the units the paper's results rest on."""
+    """Counts of the units the paper's results rest on (not a rate's denominator)."""
     found = []
     for s in sentences:
-        m = _SAMPLE.search(s.text)
+        m = next(
+            (m for m in _SAMPLE.finditer(s.text) if not _RATE_OF.search(s.text[: m.start()])),
+            None,
+        )
         if m is None or introductory(s) or cites_others(s.text) or not about_own(s, names):
             continue
         found.append(Evidence(s, m.start(), m.end(), " ".join(m.group(0).split())))

@@ -432,3 +432,28 @@ def test_a_meta_analysis_spelled_metaanalysis_or_meta_analytic_is_one() -> None:
     )
     kind = kind_of(case)
     assert kind.startswith("a systematic review or meta-analysis"), kind
+
+
+RATE = (
+    "Assuming the effective size is only 0.4% of the census size (i.e. 1 ear for every 1000 "
+    "male plants), this still implies a large modern population of sagas."
+)
+
+
+def test_the_denominator_of_a_rate_is_no_sample() -> None:
+    """A rate's denominator ("1 ear for every 1000 male plants", "per 1,000 runs") is no sample."""
+    per = "The crash rate was 3 failed steps per 1,000 runs in the hospital cluster."
+    for sentence in (RATE, per):
+        review = offline_review(paper(TITLE, ABSTRACT, METHOD, f"{RESULT} {sentence}"))
+        assert no_claim_rests_on(review, sentence, "sample"), points(review)
+
+
+WORKED_EXAMPLE = "We observe that count{3, m} = m since the digit 3 satisfies the predicate p."
+
+
+def test_a_digit_in_a_worked_example_of_a_formula_is_no_result() -> None:
+    for where in ("method", "results"):
+        method = f"{METHOD} {WORKED_EXAMPLE}" if where == "method" else METHOD
+        results = WORKED_EXAMPLE if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, WORKED_EXAMPLE, "results"), (where, points(review))
