@@ -43,7 +43,9 @@ _NOT_OWN_SECTION = re.compile(
 _REFERENCE_LIKE = re.compile(r"^\s*(?:\[\d{1,3}\]|\d{1,3}\.\s+[A-Z][a-z]+,)")
 _CITATION = re.compile(
     r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
-    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]|\[(?:19|20)\d\d[a-z]?\]|\bet al\."
+    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]|\[(?:19|20)\d\d[a-z]?\]|\bet al\.|"
+    # A narrative citation: "Wiernik & Dahlke (2020) reported", "Smith (2019) found".
+    r"\b[A-Z][a-z][\w'’-]*(?:,? (?:&|and) [A-Z][a-z][\w'’-]*)? \((?:19|20)\d\d[a-z]?\)"
 )
 
 
@@ -227,7 +229,9 @@ _FINDING = re.compile(
     r"(?:statistically )?significant (?:association|difference|effect|correlation)|"
     r"\bno (?:significant )?(?:association|difference|effect|correlation)|"
     r"(?:was|were|is|are) (?:not )?associated|correlat(?:es|ed)|"
-    r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|resulted in|"
+    # "resulted in exclusion of 40 lakes" is a step of data cleaning.
+    r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|"
+    r"resulted in(?! (?:the )?(?:exclusion|removal|inclusion|omission) of)|"
     r"leads? to|led to|establish(?:es|ed) a new|"
     r"(?<=\s)(?-i:fail(?:s|ed))(?=[,.;]| (?:in|on|at|for|because|when|with|after|under)\b)|"
     r"(?:cut|lowered|raised|brought) (?:\w+ ){0,4}(?:to|by) [-−+]?\d+|"
@@ -494,7 +498,9 @@ _UNITS = (
 )
 _FUNCTION_WORD = r"(?:as|the|of|for|in|on|at|to|from|by|with|and|or|a|an|than|per|each|were|was)"
 _SAMPLE = re.compile(
-    rf"(?<![\w.,])(?!(?:19|20)\d\d\b)\d[\d,]*\s+(?:(?!{_FUNCTION_WORD}\b)[a-z-]+\s+){{0,2}}?"
+    # Not the end of a range ("25 – 51 studies": each of several had 25 to 51).
+    rf"(?<![\w.,])(?<![–-])(?<![–-]\s)(?!(?:19|20)\d\d\b)\d[\d,]*\s+"
+    rf"(?:(?!{_FUNCTION_WORD}\b)[a-z-]+\s+){{0,2}}?"
     rf"(?:{_UNITS})\b|\(n\s?=\s?\d[\d,]*\)|\bn\s?=\s?\d[\d,]*\s+(?:{_UNITS})\b|"
     rf"\bin (?:triplicate|duplicate|quadruplicate)\b",
     _I,

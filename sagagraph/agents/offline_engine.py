@@ -103,8 +103,12 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         r"\bcannot be ruled out\b",
         "none",
     ),
+    # "only a single run" thins the evidence; "models with only a single term" is a design.
     (
-        r"\bonly (?:a )?(?:small|few|limited|single)\b|\ba small[- ](?:scale )?(?:study|sample|"
+        r"\bonly (?:a )?(?:small|few|limited)\b|\bonly (?:a single|one) (?:\w+ )?(?:runs?|seeds?|"
+        r"datasets?|data sets?|sites?|cluster|company|team|project|language|domain|benchmark|"
+        r"annotator|rater|participant|hospital|school|country|population|sample|trial|"
+        r"experiment|study|machine|model run)\b|\ba small[- ](?:scale )?(?:study|sample|"
         r"evaluation|experiment)\b|\bsmall sample\b",
         "before",
     ),
@@ -140,6 +144,11 @@ _NOT_OWN_LIMIT = re.compile(
 # A heading or run-in paragraph head that announces limits: "Limitations", "4.2 Threats to
 # Validity", "External Validity." (how software-engineering papers set out their threats); a
 # line-numbered manuscript glues the line's number onto it ("2.3.4. Limitations260").
+_STATES_LIMIT = re.compile(
+    r"\b(?:not|no|nor|cannot|can ?not|only|would|could|may|might|should|limit\w*|lack\w*|"
+    r"without|unable|difficult|bias\w*|restrict\w*|however|although|though)\b",
+    _I,
+)
 _LIMITS_HEADING = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?\s+|[IVX]+\.\s+|[A-Z]\.\s+)?(?:study\s+|strengths and\s+)?"
     r"(?:limitations?|threats to (?:the )?validity|(?:internal|external|construct|conclusion|"
@@ -201,7 +210,10 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
     found: list[tuple[int, Evidence]] = []
     for s in sentences:
         if _under_limits_heading(s) and not _OTHERS.search(s.text):
-            found.append((-1, Evidence(s, 0, len(s.text), "under a Limitations heading")))
+            # A sentence that only works a number out ("the median width is then 0.195")
+            # illustrates; one with a hedge, a negation or the paper's own subject states.
+            if _STATES_LIMIT.search(s.text) or own.search(s.text):
+                found.append((-1, Evidence(s, 0, len(s.text), "under a Limitations heading")))
             continue
         if introductory(s) or _NOT_OWN_LIMIT.search(s.text) or _ROADMAP.search(s.text):
             continue

@@ -70,7 +70,8 @@ _SELF = _compiled(
             "meta-analysis",
             r"\b(?:this|our|we (?:conducted|performed|present|report)(?: a| an)?(?: separate| two|"
             r" both)?) (?:systematic (?:literature )?review(?: and meta-?analysis)?|"
-            r"meta-?analys[ie]s)\b",
+            r"meta-?analys[ie]s)\b|\b(?:studies|trials|articles|cohorts) were included in the "
+            r"(?:meta-?analysis|systematic review)\b",
         ),
         (
             "survey",
@@ -89,8 +90,14 @@ _SELF = _compiled(
 )
 _TITLE = _compiled(
     (
-        # "metaanalysis": a PDF whose hyphens are soft hyphens loses them.
-        ("meta-analysis", r"\bsystematic review\b|\bmeta-?analy(?:s[ie]s|tic)\b"),
+        # The title presents itself as one ("...: A Systematic Review and Meta-Analysis", "A
+        # Meta-Analysis of"), not what it studies ("Heterogeneity in Meta-Analyses"). A PDF
+        # whose hyphens are soft hyphens loses them ("metaanalysis").
+        (
+            "meta-analysis",
+            r"(?:^|[:.?—–]\s*|\b(?:an?|and|updated)\s+)(?:systematic (?:literature )?review|"
+            r"meta-?analysis)\b",
+        ),
         ("survey", r"^(?:a )?survey\b|\ba survey (?:of|on)\b|\bliterature review\b"),
         ("tutorial", r"\btutorial\b|\blecture notes\b|\ba primer\b|\ban introduction to\b"),
         ("proposal", r"\bresearch proposal\b"),
