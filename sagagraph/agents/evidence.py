@@ -214,8 +214,11 @@ def about_own(sentence: Sentence, names: frozenset[str]) -> bool:
 _FINDING = re.compile(
     # "achieved by writing" is the means of a goal, not a result.
     r"\b(?:achiev(?:es|ed|ing)(?! (?:by|through|via|using|with)\b)(?![^.]{0,30}\bby \w+ing\b)|"
-    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|"
-    r"decreas(?:es|ed)|halv(?:es|ed)|doubl(?:es|ed)|"
+    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|"
+    # "can be decreased to 0" says what is possible, not what was found.
+    r"(?<!can be )(?<!could be )(?<!may be )(?<!might be )(?<!would be )(?<!should be )"
+    r"(?:improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|decreas(?:es|ed)|halv(?:es|ed)|"
+    r"doubl(?:es|ed))|"
     r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
     r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
     r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"

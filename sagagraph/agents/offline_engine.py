@@ -131,7 +131,8 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
 _FINDINGS = re.compile(r"\b(?:findings|results|conclusions|performance|estimates)\b", _I)
 _MITIGATION = re.compile(
     r"^(?:To|In order to) (?:minimi[sz]e|reduce|account|control|avoid|rule out|"
-    r"address|mitigate|limit)\b",
+    r"address|mitigate|limit|establish|ensure|improve|increase|enhance|strengthen|guarantee|"
+    r"assess|check|verify|validate|confirm)\b",
     re.IGNORECASE,
 )
 _NOT_OWN_LIMIT = re.compile(
@@ -144,9 +145,20 @@ _NOT_OWN_LIMIT = re.compile(
 # A heading or run-in paragraph head that announces limits: "Limitations", "4.2 Threats to
 # Validity", "External Validity." (how software-engineering papers set out their threats); a
 # line-numbered manuscript glues the line's number onto it ("2.3.4. Limitations260").
+# Under a Limitations or Threats heading, what marks a sentence that states a limit: a
+# hedge, a lack, a past "did not"; a present "it does not rely on ..." defends the work.
 _STATES_LIMIT = re.compile(
-    r"\b(?:not|no|nor|cannot|can ?not|only|would|could|may|might|should|limit\w*|lack\w*|"
-    r"without|unable|difficult|bias\w*|restrict\w*|however|although|though)\b",
+    r"\b(?:cannot|can ?not|(?:did|were|was|could|have|has|had) not|only|would benefit|could|"
+    r"may|might|limit\w*|lack\w*|unable|difficult|bias\w*|restrict\w*|threats?|although|"
+    r"though|small|few|(?:does|do) not (?:include|support|handle|provide|cover|implement|offer|"
+    r"have|allow|scale|account))\b",
+    _I,
+)
+_ANSWERS_THREAT = re.compile(
+    r"^However,? (?:this|these|it|that) (?:reflects?|is|was|does|did|has|mirrors?)\b|"
+    r"\b(?:mitigat|alleviat)\w*|\bnot (?:intrinsic|inherent|fundamental)\b|"
+    # "... could further strengthen the validity" proposes work; it states no limit.
+    r"\bcould (?:further )?(?:strengthen|improve|enhance|increase|extend|broaden)\b",
     _I,
 )
 _LIMITS_HEADING = re.compile(
@@ -210,9 +222,12 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
     found: list[tuple[int, Evidence]] = []
     for s in sentences:
         if _under_limits_heading(s) and not _OTHERS.search(s.text):
-            # A sentence that only works a number out ("the median width is then 0.195")
-            # illustrates; one with a hedge, a negation or the paper's own subject states.
-            if _STATES_LIMIT.search(s.text) or own.search(s.text):
+            # A sentence that only works a number out ("the median width is then 0.195") or
+            # says what was done illustrates, one that answers a threat ("However, this
+            # reflects ...", "To establish validity, we ...") mitigates; a hedge, a negation or
+            # a lack states a limit.
+            answers = _MITIGATION.match(s.text) or _ANSWERS_THREAT.search(s.text)
+            if _STATES_LIMIT.search(s.text) and not answers:
                 found.append((-1, Evidence(s, 0, len(s.text), "under a Limitations heading")))
             continue
         if introductory(s) or _NOT_OWN_LIMIT.search(s.text) or _ROADMAP.search(s.text):
