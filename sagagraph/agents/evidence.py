@@ -43,7 +43,9 @@ _NOT_OWN_SECTION = re.compile(
 _REFERENCE_LIKE = re.compile(r"^\s*(?:\[\d{1,3}\]|\d{1,3}\.\s+[A-Z][a-z]+,)")
 _CITATION = re.compile(
     r"\[\d{1,3}(?:\s?[,–-]\s?\d{1,3})*\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
-    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]|\[(?:19|20)\d\d[a-z]?\]|\bet al\."
+    r"\[[A-Z][^\]]{0,80}\b(?:19|20)\d\d[a-z]?\]|\[(?:19|20)\d\d[a-z]?\]|\bet al\.|"
+    # A narrative citation: "Wiernik & Dahlke (2020) reported", "Smith (2019) found".
+    r"\b[A-Z][a-z][\w'’-]*(?:,? (?:&|and) [A-Z][a-z][\w'’-]*)? \((?:19|20)\d\d[a-z]?\)"
 )
 
 
@@ -212,19 +214,27 @@ def about_own(sentence: Sentence, names: frozenset[str]) -> bool:
 _FINDING = re.compile(
     # "achieved by writing" is the means of a goal, not a result.
     r"\b(?:achiev(?:es|ed|ing)(?! (?:by|through|via|using|with)\b)(?![^.]{0,30}\bby \w+ing\b)|"
-    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|"
-    r"decreas(?:es|ed)|halv(?:es|ed)|doubl(?:es|ed)|"
+    r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|"
+    # "can be decreased to 0" says what is possible, not what was found.
+    r"(?<!can be )(?<!could be )(?<!may be )(?<!might be )(?<!would be )(?<!should be )"
+    r"(?:improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|decreas(?:es|ed)|halv(?:es|ed)|"
+    r"doubl(?:es|ed))|"
     r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
     r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
     r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"
-    r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|scor(?:es|ed)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
+    r"reach(?:es|ed)? (?:\w+ ){0,2}\d+|"
+    # "scored", "scores 28.4 BLEU", "scores higher"; not the noun ("the sum scores are set by").
+    r"scored|scores (?:an? |the )?(?:[\w-]+ ){0,2}?(?:of )?[-−+]?\d|scores (?:\w+ )?(?:higher|"
+    r"lower|better|worse|above|below)|attain(?:s|ed)|(?:is|was|were|are) (?:\w+ )?"
     r"(?:higher|lower|better|worse|faster|slower|larger|smaller|greater|more|less|fewer|similar|"
     r"comparable)(?= than\b| by\b| to\b| with\b|[,.;]| \(| in\b| on\b| for\b)|"
     r"(?:showed?|shows|found|observed|reported|there (?:was|were)|had|has) (?:no |a |any )?"
     r"(?:statistically )?significant (?:association|difference|effect|correlation)|"
     r"\bno (?:significant )?(?:association|difference|effect|correlation)|"
     r"(?:was|were|is|are) (?:not )?associated|correlat(?:es|ed)|"
-    r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|resulted in|"
+    # "resulted in exclusion of 40 lakes" is a step of data cleaning.
+    r"takes? (?:approximately |about |only )?\d+|finish(?:es|ed) in|accumulated|"
+    r"resulted in(?! (?:the )?(?:exclusion|removal|inclusion|omission) of)|"
     r"leads? to|led to|establish(?:es|ed) a new|"
     r"(?<=\s)(?-i:fail(?:s|ed))(?=[,.;]| (?:in|on|at|for|because|when|with|after|under)\b)|"
     r"(?:cut|lowered|raised|brought) (?:\w+ ){0,4}(?:to|by) [-−+]?\d+|"
@@ -233,15 +243,17 @@ _FINDING = re.compile(
     _I,
 )
 _STRONG_FINDING = re.compile(
+    # "the observed distribution" names data, it observes nothing.
     r"\b(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
-    r"slower|found|find|show|observ|associat|correlat|halv)",
+    r"slower|found|find|show|(?<!the )(?<!an )observ|associat|correlat|halv)",
     _I,
 )
 _CONFIGURATION = re.compile(
     r"\b(?:learning rate|batch size|mini-batch|epochs?|dropout|beam (?:size|search)|"
     r"hyper-?parameters?|warm-?up|we (?:use|used|set|train|trained|fine-tune|fine-tuned|run|ran|"
     r"include)|(?:was|were|is|are) (?:set|used|chosen|trained|selected|fixed|initiated|drawn|"
-    r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of)\b",
+    r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of|"
+    r"simulation (?:conditions?|settings?|scenarios?|designs?))\b",
     _I,
 )
 # What a digit in a sentence may be without being a measured number: a citation, a year, the
@@ -254,7 +266,9 @@ _NOT_A_MEASURE = re.compile(
     r"§\s?\d+(?:\.\d+)*|\((?:[A-Z]{1,2}\d+[^()]*)\)|(?i:\b(?:of|in|at|to|from|and|see|by|eq\.?|equation)\s)\(\d+(?:\.\d+)?\)|"
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
-    r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)"
+    r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)|"
+    # A formula's braces ("read{7, m}") and a symbol named by its kind ("the digit 7").
+    r"\{[^{}]*\}|(?i:\b(?:digit|letter|symbol|character|constant)\s)\d+"
 )
 _NUMBER = re.compile(
     r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
@@ -487,18 +501,27 @@ _UNITS = (
 )
 _FUNCTION_WORD = r"(?:as|the|of|for|in|on|at|to|from|by|with|and|or|a|an|than|per|each|were|was)"
 _SAMPLE = re.compile(
-    rf"(?<![\w.,])(?!(?:19|20)\d\d\b)\d[\d,]*\s+(?:(?!{_FUNCTION_WORD}\b)[a-z-]+\s+){{0,2}}?"
+    # Not the end of a range ("25 – 51 studies": each of several had 25 to 51).
+    rf"(?<![\w.,])(?<![–-])(?<![–-]\s)(?!(?:19|20)\d\d\b)\d[\d,]*\s+"
+    rf"(?:(?!{_FUNCTION_WORD}\b)[a-z-]+\s+){{0,2}}?"
     rf"(?:{_UNITS})\b|\(n\s?=\s?\d[\d,]*\)|\bn\s?=\s?\d[\d,]*\s+(?:{_UNITS})\b|"
     rf"\bin (?:triplicate|duplicate|quadruplicate)\b",
     _I,
 )
 
 
+_RATE_OF = re.compile(r"\b(?:for|in|out of) every\s+$|\bper\s+$|\bone in\s+$", _I)
+"""What stands before the denominator of a rate ("1 ear for every 1000 plants", "per 1,000")."""
+
+
 def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
-    """Counts of the units the paper's results rest on."""
+    """Counts of the units the paper's results rest on (not a rate's denominator)."""
     found = []
     for s in sentences:
-        m = _SAMPLE.search(s.text)
+        m = next(
+            (m for m in _SAMPLE.finditer(s.text) if not _RATE_OF.search(s.text[: m.start()])),
+            None,
+        )
         if m is None or introductory(s) or cites_others(s.text) or not about_own(s, names):
             continue
         found.append(Evidence(s, m.start(), m.end(), " ".join(m.group(0).split())))

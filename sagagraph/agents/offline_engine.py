@@ -68,7 +68,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         r"\b(?:a|one|another|the main|the major|a major|an important|a key|the key|a further|"
         r"a potential|a possible|several|two|three|some)\s+(?:\w+\s+)?limitations?\s+(?:of|is|was|"
-        r"are|to|in|concerns?)\b",
+        r"are|to|in|concerns?|that|which)\b",
         "sentence",
     ),
     (r"\blimitations? of (?:this|our|the present|the current|the proposed)\b", "none"),
@@ -85,7 +85,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (
         r"\b(?:may|might|could|does|do|did) not (?:generali[sz]e|hold|apply|transfer|scale|extend)"
-        r"\b",
+        r"\b|\b(?:cannot|can ?not|could not) (?:be )?generali[sz]ed?\b",
         "findings",
     ),
     (
@@ -103,8 +103,12 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         r"\bcannot be ruled out\b",
         "none",
     ),
+    # "only a single run" thins the evidence; "models with only a single term" is a design.
     (
-        r"\bonly (?:a )?(?:small|few|limited|single)\b|\ba small[- ](?:scale )?(?:study|sample|"
+        r"\bonly (?:a )?(?:small|few|limited)\b|\bonly (?:a single|one) (?:\w+ )?(?:runs?|seeds?|"
+        r"datasets?|data sets?|sites?|cluster|company|team|project|language|domain|benchmark|"
+        r"annotator|rater|participant|hospital|school|country|population|sample|trial|"
+        r"experiment|study|machine|model run)\b|\ba small[- ](?:scale )?(?:study|sample|"
         r"evaluation|experiment)\b|\bsmall sample\b",
         "before",
     ),
@@ -127,7 +131,8 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
 _FINDINGS = re.compile(r"\b(?:findings|results|conclusions|performance|estimates)\b", _I)
 _MITIGATION = re.compile(
     r"^(?:To|In order to) (?:minimi[sz]e|reduce|account|control|avoid|rule out|"
-    r"address|mitigate|limit)\b",
+    r"address|mitigate|limit|establish|ensure|improve|increase|enhance|strengthen|guarantee|"
+    r"assess|check|verify|validate|confirm)\b",
     re.IGNORECASE,
 )
 _NOT_OWN_LIMIT = re.compile(
@@ -137,17 +142,40 @@ _NOT_OWN_LIMIT = re.compile(
     r"techniques|generative models|text generation)",
     _I,
 )
+# A heading or run-in paragraph head that announces limits: "Limitations", "4.2 Threats to
+# Validity", "External Validity." (how software-engineering papers set out their threats); a
+# line-numbered manuscript glues the line's number onto it ("2.3.4. Limitations260").
+# Under a Limitations or Threats heading, what marks a sentence that states a limit: a
+# hedge, a lack, a past "did not"; a present "it does not rely on ..." defends the work.
+_STATES_LIMIT = re.compile(
+    r"\b(?:cannot|can ?not|(?:did|were|was|could|have|has|had) not|only|would benefit|could|"
+    r"may|might|limit\w*|lack\w*|unable|difficult|bias\w*|restrict\w*|threats?|although|"
+    r"though|small|few|(?:does|do) not (?:include|support|handle|provide|cover|implement|offer|"
+    r"have|allow|scale|account))\b",
+    _I,
+)
+_ANSWERS_THREAT = re.compile(
+    r"^However,? (?:this|these|it|that) (?:reflects?|is|was|does|did|has|mirrors?)\b|"
+    r"\b(?:mitigat|alleviat)\w*|\bnot (?:intrinsic|inherent|fundamental)\b|"
+    # "... could further strengthen the validity" proposes work; it states no limit.
+    r"\bcould (?:further )?(?:strengthen|improve|enhance|increase|extend|broaden)\b",
+    _I,
+)
 _LIMITS_HEADING = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?\s+|[IVX]+\.\s+|[A-Z]\.\s+)?(?:study\s+|strengths and\s+)?"
-    r"(?:limitations?|threats to (?:the )?validity)(?:\s+(?:and\s+(?:future\s+(?:work|"
+    r"(?:limitations?|threats to (?:the )?validity|(?:internal|external|construct|conclusion|"
+    r"statistical conclusion) validity)(?:\s+(?:and\s+(?:future\s+(?:work|"
     r"directions?|research)|outlook|perspectives|strengths|threats to (?:the )?validity)|"
     r"of\s+(?:the|this|our)\s+(?:study|work|approach|research|analysis|paper|method|"
-    r"evaluation)))?\s*(?=[.:—–-]|$)",
+    r"evaluation)))?(?<=[a-z])\d{0,4}\s*(?=[.:—–-]|$)",
     _I,
 )
 _LATER = re.compile(
-    r"\b(?:we (?:plan|intend|hope|aim) to|(?:in|for|as) future (?:work|research|studies)|"
-    r"future (?:work|research|studies|directions?) (?:will|could|should|may|might|includes?)|"
+    # "We aim to ..." is this paper's aim unless a time to come follows it.
+    r"\b(?:we (?:plan|intend) to|we (?:hope|aim) to\b[^.;]{0,80}?\b(?:in (?:the )?future|later|"
+    r"next|in (?:a )?follow-up)|(?:in|for|as) future (?:work|research|studies)|"
+    r"future (?:work|research|studies|directions?) (?:will|would|could|should|may|might|"
+    r"includes?)|"
     r"is left (?:for|to) future|left for future|remains? (?:an )?open (?:question|problem)|"
     r"not yet|not currently|cannot currently|not (?:\w+ )?(?:implemented|supported|available|"
     r"released) yet|will be (?:released|added|tagged|addressed|explored|investigated|studied) "
@@ -166,7 +194,9 @@ _ROADMAP = re.compile(r"\b(?:Sections?|Chapters?|§)\s*\d|\bin the following sec
 
 _ANNOUNCES = re.compile(
     r"\blimitations?\s*[.:]?\s*$|\blimitations? (?:are|is) (?:discussed|"
-    r"described|listed|as follows)",
+    r"described|listed|as follows)|\blimitations?,? (?:that|which) (?:should|must|need to|"
+    r"have to) be (?:considered|noted|acknowledged|borne in mind|kept in mind|mentioned|taken "
+    r"into account)",
     _I,
 )
 
@@ -192,7 +222,13 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
     found: list[tuple[int, Evidence]] = []
     for s in sentences:
         if _under_limits_heading(s) and not _OTHERS.search(s.text):
-            found.append((-1, Evidence(s, 0, len(s.text), "under a Limitations heading")))
+            # A sentence that only works a number out ("the median width is then 0.195") or
+            # says what was done illustrates, one that answers a threat ("However, this
+            # reflects ...", "To establish validity, we ...") mitigates; a hedge, a negation or
+            # a lack states a limit.
+            answers = _MITIGATION.match(s.text) or _ANSWERS_THREAT.search(s.text)
+            if _STATES_LIMIT.search(s.text) and not answers:
+                found.append((-1, Evidence(s, 0, len(s.text), "under a Limitations heading")))
             continue
         if introductory(s) or _NOT_OWN_LIMIT.search(s.text) or _ROADMAP.search(s.text):
             continue

@@ -68,8 +68,10 @@ _SELF = _compiled(
     (
         (
             "meta-analysis",
-            r"\b(?:this|our|we (?:conducted|performed|present|report)(?: a| an)?)"
-            r" (?:systematic (?:literature )?review(?: and meta-analysis)?|meta-analysis)\b",
+            r"\b(?:this|our|we (?:conducted|performed|present|report)(?: a| an)?(?: separate| two|"
+            r" both)?) (?:systematic (?:literature )?review(?: and meta-?analysis)?|"
+            r"meta-?analys[ie]s)\b|\b(?:studies|trials|articles|cohorts) were included in the "
+            r"(?:meta-?analysis|systematic review)\b",
         ),
         (
             "survey",
@@ -88,7 +90,14 @@ _SELF = _compiled(
 )
 _TITLE = _compiled(
     (
-        ("meta-analysis", r"\bsystematic review\b|\bmeta-analys[ie]s\b"),
+        # The title presents itself as one ("...: A Systematic Review and Meta-Analysis", "A
+        # Meta-Analysis of"), not what it studies ("Heterogeneity in Meta-Analyses"). A PDF
+        # whose hyphens are soft hyphens loses them ("metaanalysis").
+        (
+            "meta-analysis",
+            r"(?:^|[:.?—–]\s*|\b(?:an?|and|updated)\s+)(?:systematic (?:literature )?review|"
+            r"meta-?analysis)\b",
+        ),
         ("survey", r"^(?:a )?survey\b|\ba survey (?:of|on)\b|\bliterature review\b"),
         ("tutorial", r"\btutorial\b|\blecture notes\b|\ba primer\b|\ban introduction to\b"),
         ("proposal", r"\bresearch proposal\b"),
@@ -224,7 +233,8 @@ def _presented(pool: Sequence[Sentence]) -> tuple[PaperKind, Sentence, str] | No
 def _marks(sentences: Sequence[Sentence], pattern: re.Pattern[str]) -> tuple[Sentence, str] | None:
     """The first sentence with a mark of ``pattern`` and two distinct marks, or None."""
     text = " ".join(s.text for s in sentences)
-    marks = list(dict.fromkeys(m.lower() for m in pattern.findall(text)))
+    # "semi-structured interviews" and "the semi-structured interview" are one mark.
+    marks = list(dict.fromkeys(re.sub(r"s$", "", m.lower()) for m in pattern.findall(text)))
     if len(marks) < 2:
         return None
     first = next(s for s in sentences if pattern.search(s.text))

@@ -6,8 +6,10 @@ misleading, built as a small Markdown paper: a limit stated without the word "li
 deviation, an everyday "significantly", a configuration that reads like a result, an inclusion
 rule that reads like a comparison, another project's toolkit, requirements gathered from
 interviews; and papers whose kind one word decided (a software paper called clinical, a theory
-paper called empirical, a meta-analysis, a tutorial). Points are read with the rules of
-:mod:`tests.agents.review_judge`, the same ones the ground-truth test and the bench use.
+paper called empirical, a meta-analysis, a tutorial). The last section holds the classes found
+by reading the reviews of real papers outside the corpus by hand (docs/reviewer.md). Points are
+read with the rules of :mod:`tests.agents.review_judge`, the same ones the ground-truth test and
+the bench use.
 """
 
 from __future__ import annotations
@@ -173,6 +175,10 @@ CONFIGURATION = "We include the results obtained with a batch size of 32 and 4 w
 INCLUSION = "We included only studies in which the retry policy was compared with a plain restart."
 TOOLKIT = "We used the NLTK library, which is freely available at https://www.nltk.org."
 REQUIREMENTS = "The requirements come from interviews with 12 operators of saga systems."
+SIMULATION_SETTING = (
+    "Because the share of runs with injected crashes is similar in all simulation conditions "
+    "(20%), the width of the 95% confidence interval is a measure of the observed spread."
+)
 
 
 @pytest.mark.parametrize(
@@ -184,6 +190,7 @@ REQUIREMENTS = "The requirements come from interviews with 12 operators of saga 
         (INCLUSION, "comparisons"),
         (TOOLKIT, "release"),
         (REQUIREMENTS, "human_study"),
+        (SIMULATION_SETTING, "results"),
     ],
     ids=[
         "input-parameter-sd",
@@ -192,6 +199,7 @@ REQUIREMENTS = "The requirements come from interviews with 12 operators of saga 
         "inclusion-rule",
         "others-toolkit",
         "requirements-interviews",
+        "simulation-setting",
     ],
 )
 def test_a_trigger_word_is_no_evidence(sentence: str, fact: str) -> None:
@@ -316,3 +324,286 @@ def test_every_point_is_read_by_a_rule_and_grounded() -> None:
         review = offline_review(case)
         assert all(claim is not None for claim, _ in claims(review)), points(review)
         assert_review_is_grounded(case, review)
+
+
+# -- classes found by reading the reviews of real papers outside the corpus (issue 37 audit) --
+
+AIM = "We aim to capture the essence of the recommended retry strategies in our metrics."
+FUTURE_WOULD = "Future work would apply the same retry policy to sagas that span several clusters."
+
+
+def test_a_stated_aim_is_not_left_for_later_and_future_work_would_is() -> None:
+    """A stated aim ("We aim to ...") is what this paper does; "Future work would ..." is later."""
+    case = paper(TITLE, ABSTRACT, f"{AIM} {METHOD}", RESULT, closing=f"{FUTURE_WOULD} {FILLER}")
+    review = offline_review(case)
+    assert no_claim_rests_on(review, AIM, "future_work"), points(review)
+    later = claimed(review, "future_work")
+    assert any(same_passage(q, FUTURE_WOULD) for q in later), points(review)
+
+
+LINE_NUMBERED_LIMIT = (
+    "Though useful, the data set would benefit from a comparison with background values, which "
+    "no site of the city could give."
+)
+
+
+def test_a_limitations_heading_with_a_line_number_glued_on_is_found() -> None:
+    """A manuscript with line numbers prints them at the end of each line, its headings too
+    ("2.3.4. Limitations260"): the heading is still a Limitations heading."""
+    extra = f"\n## 2.1. Limitations260\n\n{LINE_NUMBERED_LIMIT} {FILLER}\n"
+    case = paper(*RETRY, extra=extra)
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses), points(
+        review
+    )
+    assert any(same_passage(q, LINE_NUMBERED_LIMIT) for q in claimed(review, "limits"))
+
+
+ANNOUNCED = "This study has several limitations that should be considered when reading the results."
+FIRST_LIMIT = "First, the included runs differed in how long their steps waited for a reply."
+
+
+def test_an_announced_list_of_limits_is_quoted_at_its_first_limit() -> None:
+    closing = f"{FILLER}\n\n{ANNOUNCED} {FIRST_LIMIT} {FILLER}"
+    case = paper(*RETRY, closing=closing)
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses), points(
+        review
+    )
+    assert any(same_passage(q, FIRST_LIMIT) for q in claimed(review, "limits")), points(review)
+
+
+VALIDITY = (
+    "External Validity. Both studies were conducted in a single company, and their findings "
+    "cannot be generalized to other teams."
+)
+
+
+def test_a_validity_paragraph_head_announces_limits() -> None:
+    """Software-engineering papers set their threats as run-in heads ("External Validity.")."""
+    case = paper(*RETRY, closing=f"{FILLER}\n\n{VALIDITY} {FILLER}")
+    review = offline_review(case)
+    assert not any(w.startswith("No section or paragraph") for w in review.weaknesses), points(
+        review
+    )
+    assert any(same_passage(q, VALIDITY) for q in claimed(review, "limits")), points(review)
+
+
+SCORE_NOUN = (
+    "For the weak simulation condition, the weighted sum scores are determined by variables Y1 "
+    "and X1 with ratio 1:5."
+)
+
+
+def test_scores_as_a_noun_is_no_finding() -> None:
+    for where in ("method", "results"):
+        method = f"{METHOD} {SCORE_NOUN}" if where == "method" else METHOD
+        results = SCORE_NOUN if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, SCORE_NOUN, "results"), (where, points(review))
+
+
+def test_one_method_named_twice_is_not_two_marks_of_a_qualitative_study() -> None:
+    """The "semi-structured interviews" and "the semi-structured interview" are one mark: a tool
+    paper whose requirements come from interviews is not a qualitative study."""
+    case = paper(
+        "Improving Awareness of the Compensation Policy",
+        "We propose Saga Policy Expert, a tool embedded in the IDE that warns developers about "
+        "violations of the compensation policy.",
+        "To understand how developers deal with the policy, we conduct a series of "
+        "semi-structured interviews. For the semi-structured interview, we interviewed 8 "
+        "developers.",
+        "The tool found 14 violations in the project.",
+    )
+    kind = kind_of(case)
+    assert not kind.startswith("a qualitative"), kind
+
+
+def test_a_meta_analysis_spelled_metaanalysis_or_meta_analytic_is_one() -> None:
+    """A PDF whose hyphens are soft hyphens loses them ("metaanalyses"); a title may say
+    "meta-analytic"."""
+    case = paper(
+        "Quantifying Uncertainty: Bayesian and Frequentist Meta-Analytic Frameworks Applied to "
+        "Retry Policies",
+        "We conducted separate metaanalyses in the Bayesian and frequentist frameworks of 12 "
+        "studies of retry policies.",
+        "We searched two databases and selected studies by predefined inclusion criteria.",
+        "The pooled estimate was -2.45 failures per 100 runs (95% CI -3.7 to -1.2).",
+    )
+    kind = kind_of(case)
+    assert kind.startswith("a systematic review or meta-analysis"), kind
+
+
+RATE = (
+    "Assuming the effective size is only 0.4% of the census size (i.e. 1 ear for every 1000 "
+    "male plants), this still implies a large modern population of sagas."
+)
+
+
+def test_the_denominator_of_a_rate_is_no_sample() -> None:
+    """A rate's denominator ("1 ear for every 1000 male plants", "per 1,000 runs") is no sample."""
+    per = "The crash rate was 3 failed steps per 1,000 runs in the hospital cluster."
+    for sentence in (RATE, per):
+        review = offline_review(paper(TITLE, ABSTRACT, METHOD, f"{RESULT} {sentence}"))
+        assert no_claim_rests_on(review, sentence, "sample"), points(review)
+
+
+WORKED_EXAMPLE = "We observe that count{3, m} = m since the digit 3 satisfies the predicate p."
+
+
+def test_a_digit_in_a_worked_example_of_a_formula_is_no_result() -> None:
+    for where in ("method", "results"):
+        method = f"{METHOD} {WORKED_EXAMPLE}" if where == "method" else METHOD
+        results = WORKED_EXAMPLE if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, WORKED_EXAMPLE, "results"), (where, points(review))
+
+
+# -- classes found on a second, held-out set of real papers ------------------------------------
+
+NARRATIVE_CITE = (
+    "Wiernik & Dahlke (2020) reported that among the 71 meta-analytic studies published in the "
+    "journal only 6 corrected for unreliability."
+)
+
+
+def test_a_narrative_citation_describes_other_work() -> None:
+    """A narrative citation ("Wiernik & Dahlke (2020) reported") tells of their sample."""
+    case = paper(TITLE, ABSTRACT, METHOD, RESULT, extra=NARRATIVE_CITE)
+    review = offline_review(case)
+    for fact in ("sample", "results"):
+        assert no_claim_rests_on(review, NARRATIVE_CITE, fact), points(review)
+
+
+SINGLE_TERM = (
+    "In the first part of our evaluation, we compared models that each had only a single "
+    "measure of retry delay along with all remaining predictors."
+)
+
+
+def test_a_model_with_a_single_term_is_no_stated_limit() -> None:
+    """The words "only a single" limit the evidence when they count runs, sites or datasets; a
+    model with a single term is a design."""
+    case = paper(*RETRY, extra=SINGLE_TERM)
+    review = offline_review(case)
+    assert no_claim_rests_on(review, SINGLE_TERM, "limits"), points(review)
+    one_site = "Our evaluation used only a single cluster, so the rates may differ elsewhere."
+    review = offline_review(paper(*RETRY, extra=one_site))
+    assert any(same_passage(q, one_site) for q in claimed(review, "limits")), points(review)
+
+
+EXCLUSION = (
+    "These removals resulted in exclusion of approximately 40 sagas which we regarded as "
+    "outliers that would likely have undue influence on the results."
+)
+
+
+def test_excluding_data_is_no_result() -> None:
+    for where in ("method", "results"):
+        method = f"{METHOD} {EXCLUSION}" if where == "method" else METHOD
+        results = EXCLUSION if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, EXCLUSION, "results"), (where, points(review))
+
+
+def test_a_title_about_meta_analyses_is_no_meta_analysis() -> None:
+    """A simulation study of how meta-analyses go wrong names them as its object."""
+    case = paper(
+        "Unreliable Retries: How Measurement Error Obscures Heterogeneity in Meta-Analyses",
+        "Our simulations showed heterogeneity to be underestimated by about 15% to 60%.",
+        "We simulated 10,000 meta-analyses under each of 12 conditions.",
+        "Heterogeneity was underestimated in every condition, by 15% to 60%.",
+    )
+    kind = kind_of(case)
+    assert not kind.startswith("a systematic review or meta-analysis"), kind
+    told = paper(
+        "Retry Policies and Failed Runs",
+        "Twelve studies were included in the meta-analysis of retry policies.",
+        "We searched two databases and selected studies by predefined inclusion criteria.",
+        "The pooled estimate was -2.45 failures per 100 runs (95% CI -3.7 to -1.2).",
+    )
+    assert kind_of(told).startswith("a systematic review or meta-analysis"), kind_of(told)
+
+
+ILLUSTRATION = (
+    "Across 10,000 replications the median width of the interval around the estimate is then "
+    "0.195 in correlation units."
+)
+OWN_GAP = "In our study, we did not examine the sampling variance of the estimates."
+
+
+def test_under_a_limitations_heading_a_worked_number_is_no_limit() -> None:
+    """A sentence under the heading that only illustrates (a computed width) states no limit;
+    the paper's own gap next to it does."""
+    extra = f"\n## 5 Limitations\n\n{ILLUSTRATION} {OWN_GAP} {FILLER}\n"
+    case = paper(*RETRY, extra=extra)
+    review = offline_review(case)
+    assert no_claim_rests_on(review, ILLUSTRATION, "limits"), points(review)
+    assert any(same_passage(q, OWN_GAP) for q in claimed(review, "limits")), points(review)
+
+
+RANGE_OF_COUNTS = (
+    "These five reviews summarized reliability in 25 – 51 primary studies each, and the mean "
+    "reliability ranged from 0.767 to 0.891."
+)
+
+
+def test_the_end_of_a_range_of_counts_is_no_sample() -> None:
+    """A range ("25 – 51 primary studies") gives no sample of 51."""
+    case = paper(*RETRY, extra=RANGE_OF_COUNTS)
+    review = offline_review(case)
+    assert not any("(51 primary studies)" in p for p in points(review)), points(review)
+
+
+# -- classes found on a third held-out set -------------------------------------------------------
+
+THREAT = "A threat to validity is the lack of familiarity of the participants with saga logs."
+REBUTTAL = "However, this reflects the reality of operators' understanding of these logs."
+ENSURED = (
+    "To establish construct validity in evaluating our approach, we employed both human "
+    "evaluation and automated metrics."
+)
+DONE = "For the human evaluation, we conducted a survey with experienced operators of sagas."
+DEFENCE = "It does not rely on constructs that are unique to one saga engine."
+
+
+def test_under_a_threats_heading_what_answers_a_threat_is_no_limit() -> None:
+    """A threats-to-validity section states a threat, then what answers it ("However, this
+    reflects ...", "To establish validity, we ...", "It does not rely on ..."): only the threat
+    is a limit."""
+    extra = f"\n## 6 Threats to Validity\n\n{THREAT} {REBUTTAL} {ENSURED} {DONE} {DEFENCE}\n"
+    review = offline_review(paper(*RETRY, extra=extra))
+    for sentence in (REBUTTAL, ENSURED, DONE, DEFENCE):
+        assert no_claim_rests_on(review, sentence, "limits"), points(review)
+    assert any(same_passage(q, THREAT) for q in claimed(review, "limits")), points(review)
+
+
+POSSIBLE = (
+    "By including the retry step, with a high information gain of 1.0, the entropy can be "
+    "decreased to 0."
+)
+
+
+def test_what_can_be_decreased_is_no_result() -> None:
+    """A worked example of the method says what can be done, not what was found."""
+    for where in ("method", "results"):
+        method = f"{METHOD} {POSSIBLE}" if where == "method" else METHOD
+        results = POSSIBLE if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, POSSIBLE, "results"), (where, points(review))
+
+
+LACKS = "At the time of writing, the tool does not include passes that reason about whole sagas."
+NOT_INTRINSIC = "This limitation, however, is not intrinsic to our design."
+STRENGTHEN = (
+    "Additionally, studies with other operators could further strengthen the external validity "
+    "of these findings."
+)
+
+
+def test_under_a_limitations_heading_a_missing_feature_is_a_limit_a_rebuttal_is_not() -> None:
+    extra = f"\n## 7 Limitations\n\n{LACKS} {NOT_INTRINSIC} {STRENGTHEN}\n"
+    review = offline_review(paper(*RETRY, extra=extra))
+    assert any(same_passage(q, LACKS) for q in claimed(review, "limits")), points(review)
+    for sentence in (NOT_INTRINSIC, STRENGTHEN):
+        assert no_claim_rests_on(review, sentence, "limits"), points(review)
