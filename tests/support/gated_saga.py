@@ -53,6 +53,7 @@ from sagagraph import (
     compensable,
     idempotency_key,
     irreversible,
+    open_checkpointer,
 )
 from tests.support.openai_server import Reply
 
@@ -190,8 +191,6 @@ def _die() -> None:
 def _await_wire_checkpointed(saga_id: str) -> bool:
     """Wait until ``send_wire``'s result is a pending write of the agent's checkpoint in the
     saga store (``GATE_DB``): the call answered, its log record durable. False: it never was."""
-    from sagagraph import open_checkpointer
-
     config: Any = {"configurable": {"thread_id": saga_id}}
     deadline = time.monotonic() + WIRE_WAIT
     with open_checkpointer(os.environ["GATE_DB"]) as saver:
