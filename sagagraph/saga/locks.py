@@ -24,7 +24,8 @@ in the saga store's own tables (SQLite, PostgreSQL) in :mod:`sagagraph.checkpoin
 The same table keeps, until the saga ends, a mark for each gated tool call an operator
 approved, written before the call runs (:meth:`SagaLocks.note_approved`): a call rejected
 later ran only if it was approved once (its approving process died before the result was
-checkpointed), so only then may its effect need undoing.
+checkpointed), so only then may its effect need undoing (or, when it cannot be undone,
+reporting to an operator).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ with :class:`~sagagraph.errors.ToolRejectedError` instead of going back to the m
 In a saga, an approved (or edited) call is marked approved in the saga store before it runs
 (:meth:`~sagagraph.saga.locks.SagaLocks.note_approved`): a process can die after the tool ran
 and before its result was checkpointed, and the mark tells such a call (outcome unknown: a
-rejection undoes it) from one never approved (it never ran: nothing to undo).
+rejection undoes it, or reports it to an operator when it is irreversible) from one never
+approved (it never ran: nothing to undo).
 """
 
 from __future__ import annotations

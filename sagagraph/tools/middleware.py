@@ -12,8 +12,9 @@ then reported as :class:`ToolUndoError`. Under ``ainvoke`` the undos run in a wo
 Under a saga (``rollback_on_failure=False``, see :mod:`sagagraph.tools.agent_step`) it only
 records: the saga's compensation undoes the calls, across agents. A call an operator
 rejected (:mod:`sagagraph.tools.approval`) is logged ``failed`` when it was never approved (it
-never ran), ``unknown`` when an earlier approval may have run it (so its undo runs); the run
-then fails with ToolRejectedError once its turn has settled.
+never ran), ``unknown`` when an earlier approval may have run it (a compensable call's undo
+runs; an irreversible one goes to an operator); the run then fails with ToolRejectedError once
+its turn has settled.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from sagagraph.saga.protocol import Retry
 from sagagraph.saga.view import describe_error
 from sagagraph.tools.approval import ToolApprovalMiddleware, gated_tools
 from sagagraph.tools.declare import (
+    ToolKind,
     ToolPolicy,
     calling_with_key,
     current_saga_locks,
@@ -378,17 +380,8 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         args = dict(request.tool_call.get("args") or {})
         described = describe_error(error)
         status: CallStatus = "failed"
-        if isinstance(error, ToolRejectedError) and require_policy(tool).kind == "compensable":
-            locks = current_saga_locks()
-            if locks is None or locks.approved(key):
-                # An approval of this call may have run it in a process that died before
-                # the result was checkpointed: its outcome is unknown, so its undo
-                # (idempotent by key) runs with the rollback. Outside a saga nothing marks
-                # approvals: the undo runs as well.
-                status = "unknown"
-                described += "; an earlier approval may have run it, so its undo runs"
-            else:
-                described += "; never approved, so it never ran"
+        if isinstance(error, ToolRejectedError):
+            status, described = _rejected(require_policy(tool).kind, key, described)
         message = ToolMessage(
             content=f"error: {described}",
             tool_call_id=str(request.tool_call.get("id")),
@@ -520,6 +513,31 @@ class ToolCompensationMiddleware(AgentMiddleware[ToolLogState, Any, Any]):
         if before and not update["tool_calls"]:
             return report, None  # rolled back already, and nothing is left to undo
         return report, update
+
+
+def _rejected(kind: ToolKind, key: str, described: str) -> tuple[CallStatus, str]:
+    """The status and description of a call an operator rejected: ``unknown`` when an
+    earlier approval may have run it, else ``failed`` (it never ran).
+
+    An approval of the call may have run it in a process that died before the result was
+    checkpointed: the approval mark (written before the call runs) tells. Its outcome is
+    then unknown, whatever the tool: a compensable call's undo (idempotent by key) runs with
+    the rollback; an irreversible call cannot be undone, so the rollback reports it to an
+    operator (``compensation_failed``) rather than claim it never ran. Outside a saga
+    nothing marks approvals: a compensable call's undo runs all the same (harmless when it
+    never ran), an irreversible call is taken as never run (escalating it would be wrong
+    every time the call was simply refused).
+    """
+    if kind == "read_only":
+        return "failed", described
+    locks = current_saga_locks()
+    marked = locks is not None and locks.approved(key)
+    if marked or (locks is None and kind == "compensable"):
+        then = "its undo runs" if kind == "compensable" else "an operator must check"
+        return "unknown", f"{described}; an earlier approval may have run it, so {then}"
+    if locks is None:
+        return "failed", described
+    return "failed", f"{described}; never approved, so it never ran"
 
 
 def _reported(report: UndoReport) -> UndoReport:

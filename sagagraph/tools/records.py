@@ -23,9 +23,10 @@ from sagagraph.tools.calls import TOOL_CALL, TOOL_UNDO
 CallStatus = Literal["forward", "failed", "unknown", "undone", "undo_failed"]
 """``forward``: the call took effect (or may have: its result was lost). ``failed``: the tool
 reported an error, so nothing took effect. ``unknown``: the call failed, yet an earlier run of
-it may have taken effect (an operator rejected a compensable call that an approval may have
-run before its process died): a rollback undoes it, by its key. ``undone``: its undo ran.
-``undo_failed``: its undo gave up, or the tool is irreversible; the call is still in effect."""
+it may have taken effect (an operator rejected a call that an approval may have run before
+its process died): a rollback undoes it by its key, or reports it when it is irreversible.
+``undone``: its undo ran. ``undo_failed``: its undo gave up, or the tool is irreversible; the
+call is still in effect."""
 
 
 class ToolCall(TypedDict):

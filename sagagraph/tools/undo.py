@@ -80,7 +80,11 @@ def undo_calls(
     for call in calls:
         policy = tools.get(call["tool"])
         if policy is None or policy.kind != "compensable" or policy.undo is None:
-            why = "irreversible: its effect stays" if policy else "unknown tool: no undo"
+            why = "unknown tool: no undo"
+            if policy is not None:
+                why = "irreversible: its effect stays"
+                if call["status"] == "unknown":  # a rejected call an approval may have run
+                    why = "irreversible: an approval may have run it before its process died"
             record(tool_event(step, TOOL_UNDO, "irreversible", call, why))
             report.failed.append({**call, "status": "undo_failed"})
             report.errors[call["key"]] = why

@@ -17,6 +17,14 @@ process as the step after the agent starts: the agent's step is checkpointed by 
 starts in it, wherever it is then (a kill at a random moment, not at a boundary);
 ``GATE_PACE=SECONDS`` makes each partner write and undo take about three times that long
 (before, inside and after its transaction), so such kills land inside calls too.
+
+The two gated calls run side by side, so where ``send_wire`` stands when a kill at
+``charge_card`` lands is a race; ``GATE_WIRE`` decides it (:data:`WIRE_STAGES`): the dying
+call waits, before it writes, until ``send_wire`` is there, and ``send_wire`` waits there
+for the kill. ``marked``:
+its approval is marked and the wire not sent; ``sent``: the wire sent, the call's result not
+yet returned; ``answered``: the call's result checkpointed in the saga store (named by
+``GATE_DB``). Without ``GATE_WIRE`` the race stays a race.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from sagagraph import (
     compensable,
     idempotency_key,
     irreversible,
+    open_checkpointer,
 )
 from tests.support.openai_server import Reply
 
@@ -87,8 +96,13 @@ class Partner:
         key = idempotency_key()
         dies = os.environ.get("GATE_KILL_AT") == tool
         when = os.environ.get("GATE_KILL_WHEN", "before")
+        wire = os.environ.get("GATE_WIRE") if tool == "send_wire" else None
+        if wire == "marked":  # its approval marked (before the tool runs), nothing sent
+            _wire_waits_for_the_kill(wire)
+        if dies:  # before this call's write: its transaction would hold up the wire's
+            _await_wire(key)
         if dies and when == "before":  # a crash test: die before the write
-            os.kill(os.getpid(), signal.SIGKILL)
+            _die()
         _pace()
         with closing(self._open()) as conn, conn:
             conn.execute(
@@ -97,10 +111,12 @@ class Partner:
             )
             _pace()
             if dies and when == "during":  # written, never committed
-                os.kill(os.getpid(), signal.SIGKILL)
+                _die()
         _pace()
+        if wire == "sent":  # the wire is out; the saga has not heard
+            _wire_waits_for_the_kill(wire)
         if dies and when == "after":  # the partner holds the charge; the saga never hears
-            os.kill(os.getpid(), signal.SIGKILL)
+            _die()
         return json.dumps({"key": key, **args})
 
     def undo(self, call: ToolCall) -> None:
@@ -140,6 +156,52 @@ class Partner:
         with closing(self._open()) as conn:
             rows = conn.execute("SELECT key, tool, args, state FROM effects").fetchall()
         return {tool: {"key": k, "args": json.loads(a), "state": s} for k, tool, a, s in rows}
+
+
+WIRE_STAGES = ("marked", "sent", "answered")
+"""Where ``GATE_WIRE`` holds ``send_wire`` when the kill lands (see the module's docstring)."""
+
+_wire_reached = threading.Event()
+WIRE_WAIT = 30.0
+"""Seconds a kill waits for ``send_wire`` to reach its stage before it gives up (and dies)."""
+
+
+def _wire_waits_for_the_kill(stage: str) -> None:
+    """``send_wire`` is at ``stage``: say so, then wait for the kill (it never comes back)."""
+    _wire_reached.set()
+    threading.Event().wait(WIRE_WAIT * 2)
+    raise RuntimeError(f"send_wire held at {stage!r}: no kill came")
+
+
+def _await_wire(key: str) -> None:
+    """Wait until ``send_wire`` is where ``GATE_WIRE`` wants it (the call ``key`` is to die)."""
+    stage = os.environ.get("GATE_WIRE")
+    if stage == "answered":
+        there = _await_wire_checkpointed(key.split(":pay:", 1)[0])
+    else:
+        there = not stage or _wire_reached.wait(WIRE_WAIT)
+    if not there:  # the call fails instead of dying: the test sees no kill
+        raise RuntimeError(f"send_wire never reached {stage!r}")
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _await_wire_checkpointed(saga_id: str) -> bool:
+    """Wait until ``send_wire``'s result is a pending write of the agent's checkpoint in the
+    saga store (``GATE_DB``): the call answered, its log record durable. False: it never was."""
+    config: Any = {"configurable": {"thread_id": saga_id}}
+    deadline = time.monotonic() + WIRE_WAIT
+    with open_checkpointer(os.environ["GATE_DB"]) as saver:
+        while time.monotonic() < deadline:
+            for saved in saver.list(config):
+                for _, channel, value in saved.pending_writes or []:
+                    records = value if channel == "tool_calls" else []
+                    if any(r.get("tool") == "send_wire" for r in records):
+                        return True
+            time.sleep(0.05)
+    return False
 
 
 def payout_tools(partner: Partner) -> list[BaseTool]:

@@ -57,7 +57,10 @@ def test_a_call_approved_then_killed_then_rejected_is_still_undone(
     tmp_path: Path, server: ScriptedOpenAIServer
 ) -> None:
     """The mark is written before the tool runs: a kill right after the partner's write
-    leaves the call's outcome unknown, so the rejection undoes it exactly once."""
+    leaves the call's outcome unknown, so the rejection undoes it exactly once.
+
+    Only ``charge_card`` is approved, so the irreversible ``send_wire`` beside it never
+    runs (tests/tools/test_approval_kills.py covers each place it can stand)."""
     env = os.environ | {
         "PYTHONPATH": str(REPO),
         "GATE_DATA": str(tmp_path),
@@ -69,11 +72,14 @@ def test_a_call_approved_then_killed_then_rejected_is_still_undone(
         app = build_saga_graph(definition(tmp_path, server.base_url)).compile(
             checkpointer=checkpointer
         )
-        saga_id = run_saga(app, {"traveller": "ada"}, saga_id=new_saga_id("mark"))["saga_id"]
+        first = run_saga(app, {"traveller": "ada"}, saga_id=new_saga_id("mark"))
+    saga_id = first["saga_id"]
+    (charge,) = [a["call"] for a in first["approvals"] if a["tool"] == "charge_card"]
     kill = {"GATE_KILL_AT": "charge_card", "GATE_KILL_WHEN": "after"}
-    killed = cli("approve", saga_id, "--db", db, *APP, env=env | kill)
+    killed = cli("approve", saga_id, "--call", charge, "--db", db, *APP, env=env | kill)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     done = cli("reject", saga_id, "--db", db, "--why", "too late", *APP, env=env)
     assert done.returncode == 3, done.stderr  # rolled back
     assert partner.effects()["charge_card"]["state"] == "undone"
     assert partner.undo_calls("charge_card") == 1
+    assert "send_wire" not in partner.effects()
