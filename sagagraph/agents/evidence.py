@@ -211,6 +211,90 @@ def about_own(sentence: Sentence, names: frozenset[str]) -> bool:
 
 # -- results -------------------------------------------------------------------------------------
 
+_PLAIN_WORD = re.compile(
+    r"^[\"'“‘(\[]?[A-Za-z][A-Za-z0-9'’-]*[A-Za-z0-9][\"'”’)\].,;:!?/]*$|^(?:a|A|I)$"
+)
+_PLAIN_NUMBER = re.compile(r"^[(\[]?[-−+±~≈]?\$?\d[\d.,]*(?:\s?%|[KMBx×])?[)\].,;:%]*$")
+_STATISTICS_ASIDE = re.compile(r"\([^()]*[=<>≤≥]\s*[-−+]?\d[^()]*\)")
+SYMBOLIC_SHARE = 0.35
+"""A "sentence" whose tokens are this share or more neither words nor numbers is no prose."""
+SYMBOLIC_RUN = (8, 0.25)
+"""So is one with this many such tokens that make this share: a figure's labels the PDF ran
+into the prose sentence after them."""
+
+
+def symbolic(text: str) -> bool:
+    """True for a "sentence" that is mostly symbols, formula tokens or a figure's labels run
+    together ("... .Mt+1 ... f(1) t+2(Mt+1) f(2) ... T T t+1:For ..."): the text a PDF gives
+    for a drawing or an equation, which states nothing a review may quote as evidence.
+
+    A token is plain when it is a word (letters, with digits or a hyphen inside: ``ResNet-50``,
+    ``WMT14``) or a number (``28.4``, ``46%``); single letters other than "a" and "I",
+    operators and tokens with brackets or symbols inside (``f(1)``, ``t+2(Mt)``) are not.
+    """
+    # A result's statistics in parentheses ("(μ = 3.67, σ = 1.78)") are prose, not symbols.
+    tokens = _STATISTICS_ASIDE.sub(" ", text).split()
+    if len(tokens) < 6:
+        return False
+    odd = [t for t in tokens if not _PLAIN_WORD.match(t) and not _PLAIN_NUMBER.match(t)]
+    share = len(odd) / len(tokens)
+    return (len(odd) >= 4 and share >= SYMBOLIC_SHARE) or (
+        len(odd) >= SYMBOLIC_RUN[0] and share >= SYMBOLIC_RUN[1]
+    )
+
+
+# "While Tiresias achieves ...", "Gandiva et al. report ...", "Unlike BM25, which reaches ...":
+# the subject of the sentence's first clause is another system or study.
+_SUBORDINATE = r"(?:while|whereas|although|though|unlike|as|since|when|if|even though)"
+_OTHERS_SUBJECT = re.compile(
+    rf"^(?:(?P<sub>{_SUBORDINATE})\s+)?(?:(?i:the|a|an)\s+)?"
+    r"(?P<name>(?-i:[A-Z][\w'’.+-]*)(?:\s(?-i:[A-Z][\w'’.+-]*)){0,2})"
+    # "The FIFO scheduler (bottom row) achieves": a name, its kind, and an aside.
+    r"(?:\s+(?:scheduler|system|model|baseline|policy|method|approach|algorithm|tool|library|"
+    r"framework|engine|strategy|heuristic|network|classifier|solver)s?)?(?:\s*\([^()]{1,40}\))?"
+    r"(?P<cited>\s+et al\.?|\s*\((?:19|20)\d\d[a-z]?\)|\s*\[\d{1,3}(?:[,–-]\s?\d{1,3})*\])?"
+    r"\s+(?:also\s+|only\s+|still\s+|already\s+)?"
+    r"(?:achiev|report|show|found|find|obtain|outperform|reach|attain|yield|scor|produc|"
+    r"improv|reduc|cut|gets?\b|got\b|exhibit|demonstrat|observ|record|claim|result)",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = re.compile(
+    r"^(?:we|our|this|these|that|those|it|its|they|their|results?|tables?|fig(?:ure)?s?\.?|"
+    r"overall|finally|moreover|however|in|on|for|here|each|all|both|our|experiments?|"
+    r"analys[ie]s|evaluation|data|study|model|method|approach|system|paper|work)$",
+    re.IGNORECASE,
+)
+
+
+def of_another(text: str, names: frozenset[str]) -> bool:
+    """True when the sentence states another named system's or study's result: its subject is
+    a name the paper does not give its own work, cited ("Gandiva et al. report", "Smith (2019)
+    found") or set in a subordinate clause ("While Tiresias achieves ..., it ..."), unless the
+    main clause then turns to the paper's own work (", our policy achieves 9%")."""
+    m = _OTHERS_SUBJECT.match(text)
+    if m is None:
+        return False
+    name = m.group("name")
+    first_word = name.split()[0]
+    if _NOT_A_NAME.match(first_word) or name in names or first_word in names:
+        return False
+    if m.group("sub") is not None:
+        main = text[m.end() :].split(",", 1)[1:]
+        return not main or (
+            not re.match(
+                r"\s*(?:and\s+|but\s+|then\s+)?(?:we|our|the proposed|this (?:work|paper|method|"
+                r"approach|system|model|policy|tool))\b",
+                main[0],
+                re.IGNORECASE,
+            )
+            and not any(main[0].strip().startswith(n) for n in names)
+        )
+    # A sentence that opens with a name: another's result when cited, or when the name is an
+    # acronym or a compound (``BM25``, ``GPT-4``, ``Deep Speech``), not a capitalised opening
+    # word ("Accuracy improved ...").
+    return m.group("cited") is not None or bool(re.search(r"[A-Z0-9]", name[1:]))
+
+
 _FINDING = re.compile(
     # "achieved by writing" is the means of a goal, not a result.
     r"\b(?:achiev(?:es|ed|ing)(?! (?:by|through|via|using|with)\b)(?![^.]{0,30}\bby \w+ing\b)|"
@@ -259,7 +343,9 @@ _CONFIGURATION = re.compile(
 # What a digit in a sentence may be without being a measured number: a citation, a year, the
 # number of a table, section or line, a list marker, a footnote mark glued to a word or a URL.
 _NOT_A_MEASURE = re.compile(
-    r"\[[\d,;\s–-]+\]|\[(?:19|20)\d\d[a-z]?\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
+    # A citation with a locator: "[36, Sec 5.1]", "[4, p. 12]".
+    r"\[[\d,;\s–-]+\]|\[\d{1,3},\s?(?i:sec|ch|chap|thm|lem|eq|p|pp|fig|app)\.?[^\]]{0,20}\]|"
+    r"\[(?:19|20)\d\d[a-z]?\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
     r"(?i:\b(?:tables?|fig(?:ure)?s?\.?|sections?|sec\.|chapters?|appendix|eq(?:uation)?s?\.?|"
     r"theorem|lemma|proposition|definition|algorithm|step|model|rq|q|experiment|study|phase|"
     r"stage|part|case|line|lines|row|column|item|page|pp?\.)\s?\(?[A-Z]?\d+(?:\.\d+)*\)?)|"
@@ -341,6 +427,8 @@ def results(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Eviden
         if introductory(s) or not about_own(s, names) or is_result(s.text) is None:
             continue
         if cites_others(s.text) and not _FIRST_PERSON.search(s.text):
+            continue
+        if symbolic(s.text) or of_another(s.text, names):
             continue
         start, end, number = _detail_number(s.text)
         found.append(Evidence(s, start, end, number))

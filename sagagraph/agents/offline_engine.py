@@ -39,6 +39,7 @@ from sagagraph.agents.evidence import (
     results,
     samples,
     spreads,
+    symbolic,
 )
 from sagagraph.agents.offline_summary import DEFAULT_CHUNK_CHARS, debris_kind, offline_summary
 from sagagraph.agents.paper import Paper
@@ -334,6 +335,8 @@ def prose(sentence: Sentence) -> bool:
     outside = re.sub(r"\([^()]*\)", "", text)
     symbols = sum(unicodedata.category(c) == "Sm" for c in outside if c not in "+<>=")
     if "•" in text or len(_MATH.findall(outside)) >= 2 or symbols >= 2 or "||" in text:
+        return False
+    if symbolic(text):
         return False
     visible = [c for c in text if not c.isspace()]
     if sum(c.isalpha() for c in visible) < 0.7 * len(visible):

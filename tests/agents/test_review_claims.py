@@ -607,3 +607,82 @@ def test_under_a_limitations_heading_a_missing_feature_is_a_limit_a_rebuttal_is_
     assert any(same_passage(q, LACKS) for q in claimed(review, "limits")), points(review)
     for sentence in (NOT_INTRINSIC, STRENGTHEN):
         assert no_claim_rests_on(review, sentence, "limits"), points(review)
+
+
+# -- classes found on a fourth held-out set ------------------------------------------------------
+
+FIGURE_LABELS = (
+    "Learner deciding .Mt+1 Missing information at time .t Delay (# steps since last is "
+    "revealed).F(⋅) f(1) t+2(Mt+1) f(2) t+2(Mt) f(0) t+2(Mt+2) NSC/ OCO-M OCO-D + Optimism T T "
+    "t+1:For t+2:For t+3:For achieves 12% of T."
+)
+
+
+def test_a_figures_labels_run_into_one_sentence_are_no_result() -> None:
+    """A figure whose labels the PDF's text runs together into one "sentence", with a finding
+    verb and a number among its symbols, is not prose and no evidence of anything."""
+    for where in ("method", "results"):
+        method = f"{METHOD} {FIGURE_LABELS}" if where == "method" else METHOD
+        results = f"{FIGURE_LABELS} {RESULT}" if where == "results" else RESULT
+        review = offline_review(paper(TITLE, ABSTRACT, method, results))
+        assert no_claim_rests_on(review, FIGURE_LABELS, "results"), (where, points(review))
+        assert not any("f(1)" in p for p in points(review)), (where, points(review))
+
+
+BASELINE_RESULT = (
+    "While Tiresias achieves the minimum average completion time, it results in the highest "
+    "average prediction error of 46% in our example."
+)
+CITED_RESULT = "Gandiva et al. report that their scheduler cuts the queueing delay by 35%."
+BASELINE_ROW = (
+    "The FIFO scheduler (bottom row) achieves a prediction error of 0 as it is non-preemptive, "
+    "but is the most unfair strategy."
+)
+LOCATOR = (
+    "Hence, the regret becomes small, which is order-optimal in T [36, Sec 5.1], achieving the "
+    "optimistic premise."
+)
+OWN_OVER_BASELINE = (
+    "While Tiresias achieves a prediction error of 46%, our retry policy achieves 9% on the "
+    "same traces."
+)
+
+
+def test_a_named_systems_number_is_not_the_papers_result() -> None:
+    """A sentence whose subject is another named system ("While Tiresias achieves ...", "X et
+    al. report ...") states that system's number, not the paper's, even when it says "our
+    example"; the paper's own number beside a baseline's still is its result."""
+    for sentence in (BASELINE_RESULT, CITED_RESULT, BASELINE_ROW):
+        for where in ("method", "results"):
+            method = f"{METHOD} {sentence}" if where == "method" else METHOD
+            results = sentence if where == "results" else "The runs went as planned."
+            review = offline_review(paper(TITLE, "We propose a retry policy.", method, results))
+            assert no_claim_rests_on(review, sentence, "results"), (where, points(review))
+    review = offline_review(paper(TITLE, "We propose a retry policy.", METHOD, OWN_OVER_BASELINE))
+    assert any(same_passage(q, OWN_OVER_BASELINE) for q in claimed(review, "results")), points(
+        review
+    )
+
+
+def test_a_citations_locator_is_no_measured_number() -> None:
+    """The section number of a citation ("[36, Sec 5.1]") is no number a result rests on."""
+    for where in ("method", "results"):
+        method = f"{METHOD} {LOCATOR}" if where == "method" else METHOD
+        results = LOCATOR if where == "results" else "The runs went as planned."
+        review = offline_review(paper(TITLE, "We propose a retry policy.", method, results))
+        assert no_claim_rests_on(review, LOCATOR, "results"), (where, points(review))
+
+
+STATISTICS_RESULT = (
+    "Participants scored no worse on the comprehension questions with the retry policy "
+    "(μ = 3.67,σ = 1.78) compared to the plain restart (μ = 3.50,σ = 1.31) (Non inferiority "
+    "t-test t28 = 1.82, p < 0.05).")
+
+
+def test_a_results_statistics_in_parentheses_are_prose_not_symbols() -> None:
+    """Statistics set in parentheses are a result's, not a figure's labels: the sentence is
+    still evidence of its spread."""
+    review = offline_review(paper(TITLE, ABSTRACT, METHOD, STATISTICS_RESULT))
+    assert any(same_passage(q, STATISTICS_RESULT) for q in claimed(review, "spread")), points(
+        review
+    )
