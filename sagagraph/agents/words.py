@@ -230,9 +230,7 @@ def _restored(word: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _cost(
-    words: list[str], seen: Counter[str] | None = None
-) -> tuple[int, int, int, float, int]:
+def _cost(words: list[str], seen: Counter[str] | None = None) -> tuple[int, int, int, float, int]:
     """Fewest words first, then fewest the paper never uses whole ("In current", not "Incur
     rent"), then most pairs the paper prints side by side ("are generated one", not "are
     generate done"), then the words it uses most, then fewest of one or two letters ("are

@@ -676,7 +676,8 @@ def test_a_citations_locator_is_no_measured_number() -> None:
 STATISTICS_RESULT = (
     "Participants scored no worse on the comprehension questions with the retry policy "
     "(μ = 3.67,σ = 1.78) compared to the plain restart (μ = 3.50,σ = 1.31) (Non inferiority "
-    "t-test t28 = 1.82, p < 0.05).")
+    "t-test t28 = 1.82, p < 0.05)."
+)
 
 
 def test_a_results_statistics_in_parentheses_are_prose_not_symbols() -> None:
