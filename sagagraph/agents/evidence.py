@@ -266,11 +266,21 @@ _NOT_A_NAME = re.compile(
 )
 
 
+_BASELINE_SUBJECT = re.compile(
+    r"(?:^|[,;:]\s*)(?:the|a|each|every|all)\s+(?:\w+\s+)?baselines?\s+(?:also\s+|still\s+)?"
+    r"(?:achiev|report|show|obtain|outperform|reach|attain|yield|scor|produc|improv|reduc|"
+    r"gets?\b|exhibit|perform)",
+    re.IGNORECASE,
+)
+
+
 def of_another(text: str, names: frozenset[str]) -> bool:
     """True when the sentence states another named system's or study's result: its subject is
     a name the paper does not give its own work, cited ("Gandiva et al. report", "Smith (2019)
     found") or set in a subordinate clause ("While Tiresias achieves ..., it ..."), unless the
     main clause then turns to the paper's own work (", our policy achieves 9%")."""
+    if _BASELINE_SUBJECT.search(text) and not _FIRST_PERSON.search(text):
+        return True  # "..., the baseline achieves higher values"
     m = _OTHERS_SUBJECT.match(text)
     if m is None:
         return False
@@ -301,8 +311,9 @@ _FINDING = re.compile(
     r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|"
     # "can be decreased to 0" says what is possible, not what was found.
     r"(?<!can be )(?<!could be )(?<!may be )(?<!might be )(?<!would be )(?<!should be )"
+    # "we improved visibility by jittering": the means of a step, not a finding.
     r"(?:improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|decreas(?:es|ed)|halv(?:es|ed)|"
-    r"doubl(?:es|ed))|"
+    r"doubl(?:es|ed))(?![^.\d]{0,30}\bby \w+ing\b)|"
     r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
     r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
     r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"
@@ -328,7 +339,8 @@ _FINDING = re.compile(
 )
 _STRONG_FINDING = re.compile(
     # "the observed distribution" names data, it observes nothing.
-    r"\b(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
+    # "to reduce autocorrelation" is a purpose, not a finding.
+    r"\b(?<!to )(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
     r"slower|found|find|show|(?<!the )(?<!an )observ|associat|correlat|halv)",
     _I,
 )
@@ -337,7 +349,8 @@ _CONFIGURATION = re.compile(
     r"hyper-?parameters?|warm-?up|we (?:use|used|set|train|trained|fine-tune|fine-tuned|run|ran|"
     r"include)|(?:was|were|is|are) (?:set|used|chosen|trained|selected|fixed|initiated|drawn|"
     r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of|"
-    r"simulation (?:conditions?|settings?|scenarios?|designs?))\b",
+    r"simulation (?:conditions?|settings?|scenarios?|designs?)|thinned|thinning|burn-?in|"
+    r"(?:mcmc|markov) chains?|warm-?up iterations)\b",
     _I,
 )
 # What a digit in a sentence may be without being a measured number: a citation, a year, the
@@ -348,7 +361,9 @@ _NOT_A_MEASURE = re.compile(
     r"\[(?:19|20)\d\d[a-z]?\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
     r"(?i:\b(?:tables?|fig(?:ure)?s?\.?|sections?|sec\.|chapters?|appendix|eq(?:uation)?s?\.?|"
     r"theorem|lemma|proposition|definition|algorithm|step|model|rq|q|experiment|study|phase|"
-    r"stage|part|case|line|lines|row|column|item|page|pp?\.)\s?\(?[A-Z]?\d+(?:\.\d+)*\)?)|"
+    r"stage|part|case|line|lines|row|column|item|page|listing|pp?\.)\s?\(?[A-Z]?\d+(?:\.\d+)*\)?)|"
+    # A requirement's or a node's label: "B1-1", "R2-3".
+    r"\b[A-Z]{1,2}\d{1,2}-\d{1,2}\b|"
     r"§\s?\d+(?:\.\d+)*|\((?:[A-Z]{1,2}\d+[^()]*)\)|(?i:\b(?:of|in|at|to|from|and|see|by|eq\.?|equation)\s)\(\d+(?:\.\d+)?\)|"
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
@@ -358,7 +373,7 @@ _NOT_A_MEASURE = re.compile(
 )
 _NUMBER = re.compile(
     r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
-    r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)"
+    r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)(?!/[A-Za-z])"
 )
 _UNIT = re.compile(
     r"\s?(?:[A-Z][A-Z0-9-]{1,6}\b|(?:ms|s|(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|"
@@ -383,13 +398,24 @@ _CONFIGURED = re.compile(
 )
 
 
+# "outperforms 17 competitive clustering methods", "on 6 benchmarks": how many things were
+# compared, not what was measured.
+_COUNT_OF_COMPARED = re.compile(
+    r"(?<![\w.,])\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:methods|baselines|benchmarks|datasets|"
+    r"data sets|tasks|competitors|approaches|algorithms|systems|languages|metrics)\b",
+    re.IGNORECASE,
+)
+
+
 def measured_numbers(text: str) -> list[re.Match[str]]:
     """The numbers of ``text`` that may be measurements (see :data:`_NOT_A_MEASURE`); the size
-    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, and a value
-    the paper sets (:data:`_CONFIGURED`) is its configuration: neither is a result."""
+    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, a value
+    the paper sets (:data:`_CONFIGURED`) is its configuration, and a count of the methods or
+    benchmarks compared is the comparison's scope: none is a result."""
     masked = _NOT_A_MEASURE.sub(lambda m: " " * len(m.group(0)), text)
     masked = _SAMPLE.sub(lambda m: " " * len(m.group(0)), masked)
     masked = _CONFIGURED.sub(lambda m: " " * len(m.group(0)), masked)
+    masked = _COUNT_OF_COMPARED.sub(lambda m: " " * len(m.group(0)), masked)
     return list(_NUMBER.finditer(masked))
 
 
@@ -602,10 +628,23 @@ _RATE_OF = re.compile(r"\b(?:for|in|out of) every\s+$|\bper\s+$|\bone in\s+$", _
 """What stands before the denominator of a rate ("1 ear for every 1000 plants", "per 1,000")."""
 
 
+# "their review (98 papers ...)": another study's sample; "in our example (N = 46)": a worked
+# example's, not the data the results rest on.
+_NOT_OUR_SAMPLE = re.compile(
+    r"\btheir (?:review|study|survey|analysis|sample|experiments?|data(?:set)?|work|trial)\b|"
+    r"\b(?:(?:our|this|the|an?) (?:toy |worked |running |simple |hypothetical |illustrative )?"
+    r"example|for (?:example|illustration)|to illustrate|hypothetical)\b",
+    re.IGNORECASE,
+)
+
+
 def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
-    """Counts of the units the paper's results rest on (not a rate's denominator)."""
+    """Counts of the units the paper's results rest on (not a rate's denominator, not another
+    study's sample, not a worked example's)."""
     found = []
     for s in sentences:
+        if _NOT_OUR_SAMPLE.search(s.text):
+            continue
         m = next(
             (m for m in _SAMPLE.finditer(s.text) if not _RATE_OF.search(s.text[: m.start()])),
             None,

@@ -246,6 +246,10 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
                 r"[,;:()]|\b(?:while|whereas|although|though|but|because|since|when|if|than)\b",
                 s.text[: m.start()],
             )[-1]
+            # "insights about how motivation might be affected": an indirect question asks about
+            # what was studied, it states no limit of the work.
+            if re.search(r"\b(?:how|whether|why)\b", clause, _I):
+                continue
             if (
                 (subject == "sentence" and not own.search(s.text))
                 or (subject == "before" and not own.search(clause))

@@ -443,7 +443,9 @@ def reference_run(lines: Sequence[str]) -> int | None:
     return None
 
 
-_TRAILING_NUMBER = re.compile(r"(?<!\d[.,])(?<![\d/:-])(\d{1,4})$")
+# Not the end of a decimal, a range or a date ("0.25", "10-20", "1/2"); after a word's hyphen
+# it is ("dif-269": the line broke inside "different").
+_TRAILING_NUMBER = re.compile(r"(?<!\d[.,])(?<!\d-)(?<![\d/:])(\d{1,4})$")
 _LEADING_NUMBER = re.compile(r"^(\d{1,4})(?:\s+|$)(?![\d.,%])")
 LINE_NUMBER_RUN = 20
 """Lines whose numbers go up by one, at least this many, mark a line-numbered manuscript."""
@@ -466,17 +468,20 @@ def strip_line_numbers(pages: Sequence[Sequence[str]]) -> list[list[str]]:
     """The pages of a line-numbered manuscript without its line numbers.
 
     Text extraction glues a manuscript's line numbers to the ends of lines ("Abstract5",
-    "... a broad10") or sets them at the starts, or alone on a line. A paper is line-numbered
-    when at least :data:`LINE_NUMBER_RUN` lines carry a number one more than the last one
-    found; then every number that continues the run is taken off (a line that is only a
-    number is dropped), and nothing else is touched. Other papers come back as they were.
+    "... a broad10", "dif-269") or sets them at the starts. A paper is line-numbered when at
+    least :data:`LINE_NUMBER_RUN` lines carry a number one more than the last one found; then
+    every number that continues the run is taken off, and nothing else is touched. A number
+    alone on a line may be the page's ("1" under the title page): it never moves the run on,
+    so "Abstract1" on the next page is still line 1, and it is dropped when it is the next
+    line number (a numbered blank line, or a page number that looks like one). Other papers
+    come back as they were.
     """
     last, steps = 0, 0
     lines = sum(1 for page in pages for line in page if line.strip())
     for page in pages:
         for line in page:
             m = _line_number(line, last)
-            if m is not None:
+            if m is not None and line.strip() != m.group(1):
                 steps += int(m.group(1)) == last + 1
                 last = int(m.group(1))
     # A numbered list or reference list is a small share of a paper's lines; line numbers
@@ -489,12 +494,13 @@ def strip_line_numbers(pages: Sequence[Sequence[str]]) -> list[list[str]]:
         kept: list[str] = []
         for line in page:
             m = _line_number(line, last)
-            if m is None:
+            alone = m is not None and line.strip() == m.group(1)
+            if alone and m is not None and int(m.group(1)) == last + 1:
+                continue  # a numbered blank line, or the page's number: neither is text
+            if m is None or alone:
                 kept.append(line)
                 continue
             last = int(m.group(1))
-            rest = (line.rstrip()[: m.start()] + line.rstrip()[m.end() :]).strip()
-            if rest:
-                kept.append(rest)
+            kept.append((line.rstrip()[: m.start()] + line.rstrip()[m.end() :]).strip())
         out.append(kept)
     return out
