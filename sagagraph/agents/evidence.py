@@ -387,7 +387,9 @@ _UNIT = re.compile(
 _CONFIGURED = re.compile(
     r"\b(?:set|setting|fixed|fixing|increasing|decreasing|raising|lowering|varying)\b[^.;]{0,40}?"
     r"\b(?:to|at)\s+(?:a\s+(?:\w+\s+)?value\s+(?:of\s+)?)?\(?[-−+]?\d[\d.,]*\)?|"
-    r"\bvalues?\s+(?:of\s+)?\(?[-−+]?\d[\d.,]*\)?|\b(?:tried|tested|chose|choose)\s+"
+    r"\bvalues?\s+(?:of\s+)?\(?[-−+]?\d[\d.,]*\)?|"
+    r"\b(?:significance|alpha|α)(?:\s+(?:level|threshold|criterion))?\s+(?:of\s+|=\s?|at\s+)?"
+    r"0?\.\d+|\b(?:tried|tested|chose|choose)\s+"
     r"(?:\w+\s+){0,3}?[-−+]?\d[\d.,]*(?:\s?[×x]\s?\d+)?"
     r"(?:\s+(?:and|or)\s+\d[\d.,]*(?:\s?[×x]\s?\d+)?)?|\b(?:learning rate|batch size|beam size|"
     r"dropout(?: rate)?|weight decay|temperature|window size|hidden size|dimension)\s+"

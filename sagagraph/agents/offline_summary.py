@@ -615,11 +615,18 @@ def _fill_exactly(
     if extra is not None:
         return [*chosen, *(rest[i] for i in extra)]
     for old in sorted(chosen, key=lambda c: (c.score, -c.position)):
+        if old.slot:
+            continue  # the problem, method, result and conclusion stay
         extra = exact_subset([c.words for c in rest], gap + old.words)
         if extra is not None:
             return [c for c in chosen if c is not old] + [rest[i] for i in extra]
     # Sentences of similar lengths may need several swaps: solve over all of them at once,
-    # the chosen ones first so that most of the selection stays.
+    # the chosen ones first so that most of the selection stays, the slots kept whole.
+    slots = [c for c in chosen if c.slot]
+    order = sorted((c for c in chosen if not c.slot), key=lambda c: (-c.score, c.position)) + rest
+    every = exact_subset([c.words for c in order], words - sum(c.words for c in slots))
+    if every is not None:
+        return slots + [order[i] for i in every]
     order = sorted(chosen, key=lambda c: (-c.score, c.position)) + rest
     every = exact_subset([c.words for c in order], words)
     return [order[i] for i in every] if every is not None else chosen

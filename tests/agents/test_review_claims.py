@@ -774,3 +774,16 @@ def test_the_baselines_clause_and_a_samplers_settings_are_no_result() -> None:
     for sentence in (BASELINE_CLAUSE, THINNING):
         review = offline_review(paper(TITLE, "We propose a retry policy.", METHOD, sentence))
         assert no_claim_rests_on(review, sentence, "results"), points(review)
+
+
+SIGNIFICANCE_LEVEL = (
+    "To compare the utility values of the retry policy against the baseline further we perform "
+    "a Mann-Whitney U rank test with significance level 0.05 to see whether in each case the "
+    "utilities are greater than that of the baseline."
+)
+
+
+def test_a_tests_significance_level_is_no_result() -> None:
+    """The significance level a test is run at is set, not found."""
+    review = offline_review(paper(TITLE, "We propose a retry policy.", METHOD, SIGNIFICANCE_LEVEL))
+    assert no_claim_rests_on(review, SIGNIFICANCE_LEVEL, "results"), points(review)

@@ -5,7 +5,11 @@ with line numbers, and run-together words split into the wrong words."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from sagagraph.agents.offline_summary import offline_summary
 from sagagraph.agents.pdf.loader import parse_paper
@@ -156,3 +160,48 @@ def test_the_abstracts_measured_number_beats_a_count_of_baselines() -> None:
     ]
     paper = parse_paper("case.txt", _pages(abstract))
     assert "0.705" in offline_summary(paper, 300)
+
+
+def test_a_line_number_glued_after_a_sentences_decimal_is_taken_off() -> None:
+    """ "... is 0.734." with line 18 glued on reads "is 0.734.18": the next line number is
+    taken off, the decimal stays."""
+    abstract = [
+        "Operators of agent sagas often have to read long logs to find failed steps.",
+        "The share of failed steps the retry policy recovers is 0.734.",
+    ]
+    paper = parse_paper("numbered.txt", _numbered(_pages(abstract)))
+    assert "recovers is 0.734." in paper.abstract, paper.abstract
+    assert not re.search(r"0\.734\.\d", paper.abstract), paper.abstract
+
+
+_SLOT_PROBE = """
+from tests.agents.test_summary_unseen import _pages, _numbered
+from sagagraph.agents.pdf.loader import parse_paper
+from sagagraph.agents.offline_summary import offline_summary
+abstract = [
+    "Operators of agent sagas often have to read long logs to find failed steps.",
+    "We measured the time operators need to find a failed step in 40 sagas.",
+    "Our results show that the retry policy halves the time to 12 minutes per saga.",
+]
+lines = _pages(abstract)[0].splitlines()
+half = len(lines) // 2
+paper = parse_paper("n.txt", _numbered(["\\n".join(lines[:half]), "\\n".join(lines[half:])]))
+print("12 minutes" in offline_summary(paper, 300))
+"""
+
+
+def test_fitting_the_word_count_never_drops_the_main_result() -> None:
+    """Closing the gap to an exact word count keeps the four chosen sentences, whatever order
+    the scores' ties fall in (the string hash seed changes it from run to run)."""
+    root = Path(__file__).resolve().parents[2]
+    for seed in range(4):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(root)}
+        out = subprocess.run(
+            [sys.executable, "-c", _SLOT_PROBE],
+            env=env,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == "True", (seed, out.stdout, out.stderr)

@@ -446,6 +446,7 @@ def reference_run(lines: Sequence[str]) -> int | None:
 # Not the end of a decimal, a range or a date ("0.25", "10-20", "1/2"); after a word's hyphen
 # it is ("dif-269": the line broke inside "different").
 _TRAILING_NUMBER = re.compile(r"(?<!\d[.,])(?<!\d-)(?<![\d/:])(\d{1,4})$")
+_GLUED_AFTER_DECIMAL = re.compile(r"(?<=\d\.)(\d{1,4})$")
 _LEADING_NUMBER = re.compile(r"^(\d{1,4})(?:\s+|$)(?![\d.,%])")
 LINE_NUMBER_RUN = 20
 """Lines whose numbers go up by one, at least this many, mark a line-numbered manuscript."""
@@ -461,7 +462,9 @@ def _line_number(line: str, last: int) -> re.Match[str] | None:
         m = pattern.search(line.rstrip())
         if m is not None and last < int(m.group(1)) <= last + LINE_NUMBER_STEP:
             return m
-    return None
+    # After a decimal that ends a sentence ("is 0.734.418"), only the very next number is one.
+    m = _GLUED_AFTER_DECIMAL.search(line.rstrip())
+    return m if m is not None and int(m.group(1)) == last + 1 else None
 
 
 def strip_line_numbers(pages: Sequence[Sequence[str]]) -> list[list[str]]:
