@@ -372,7 +372,9 @@ _NOT_A_MEASURE = re.compile(
     r"\{[^{}]*\}|(?i:\b(?:digit|letter|symbol|character|constant)\s)\d+"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
+    # "7e−10", "1.2e-5": a number in scientific notation is one number.
+    r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:[eE][-−+]?\d+\b)?(?:\s?%)?"
+    r"(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
     r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)(?!/[A-Za-z])"
 )
 _UNIT = re.compile(

@@ -787,3 +787,15 @@ def test_a_tests_significance_level_is_no_result() -> None:
     """The significance level a test is run at is set, not found."""
     review = offline_review(paper(TITLE, "We propose a retry policy.", METHOD, SIGNIFICANCE_LEVEL))
     assert no_claim_rests_on(review, SIGNIFICANCE_LEVEL, "results"), points(review)
+
+
+SCIENTIFIC = (
+    "For the retry policy we find 7e−10 for both utilities, which indicates that it indeed has "
+    "a significantly greater utility than the baseline."
+)
+
+
+def test_a_number_in_scientific_notation_is_one_number() -> None:
+    """ "7e−10" is the result's number, not its exponent "10"."""
+    review = offline_review(paper(TITLE, "We propose a retry policy.", METHOD, SCIENTIFIC))
+    assert any("(7e−10" in p for p in points(review)), points(review)
