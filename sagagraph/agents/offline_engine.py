@@ -248,7 +248,10 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
             )[-1]
             # "insights about how motivation might be affected": an indirect question asks about
             # what was studied, it states no limit of the work.
-            if re.search(r"\b(?:how|whether|why)\b", clause, _I):
+            # A hedge only: "how effective ... given that the data are a small sample" still
+            # states one.
+            hedge = re.match(r"(?:might|may|could)\b", m.group(0), _I)
+            if hedge and re.search(r"\b(?:how|whether|why)\b", clause, _I):
                 continue
             if (
                 (subject == "sentence" and not own.search(s.text))

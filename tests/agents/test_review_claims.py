@@ -799,3 +799,19 @@ def test_a_number_in_scientific_notation_is_one_number() -> None:
     """ "7e−10" is the result's number, not its exponent "10"."""
     review = offline_review(paper(TITLE, "We propose a retry policy.", METHOD, SCIENTIFIC))
     assert any("(7e−10" in p for p in points(review)), points(review)
+
+
+SMALL_SAMPLE_QUESTION = (
+    "We therefore sought to examine how effective our comparative analyses are given that the "
+    "available data represent a small sample (transcriptomes from 37 sagas)."
+)
+
+
+def test_a_limit_stated_inside_a_question_is_still_a_limit() -> None:
+    """Only a hedge ("might be affected") inside an indirect question is no limit; "given
+    that the available data represent a small sample" states one, question or not."""
+    extra = f"\n## 5 Discussion\n\n{SMALL_SAMPLE_QUESTION} {FILLER}\n"
+    review = offline_review(paper(*RETRY, extra=extra))
+    assert any(same_passage(q, SMALL_SAMPLE_QUESTION) for q in claimed(review, "limits")), points(
+        review
+    )
