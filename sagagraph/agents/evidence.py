@@ -406,7 +406,8 @@ _CONFIGURED = re.compile(
 # compared, not what was measured.
 _COUNT_OF_COMPARED = re.compile(
     r"(?<![\w.,])\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:methods|baselines|benchmarks|datasets|"
-    r"data sets|tasks|competitors|approaches|algorithms|systems|languages|metrics)\b",
+    r"data sets|tasks|competitors|approaches|algorithms|systems|languages|metrics)\b"
+    r"(?:\s+(?:over|out of|of)\s+\d+\b)?",  # "on 2 benchmarks over 3"
     re.IGNORECASE,
 )
 
