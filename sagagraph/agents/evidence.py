@@ -211,14 +211,109 @@ def about_own(sentence: Sentence, names: frozenset[str]) -> bool:
 
 # -- results -------------------------------------------------------------------------------------
 
+_PLAIN_WORD = re.compile(
+    r"^[\"'“‘(\[]?[A-Za-z][A-Za-z0-9'’-]*[A-Za-z0-9][\"'”’)\].,;:!?/]*$|^(?:a|A|I)$"
+)
+_PLAIN_NUMBER = re.compile(r"^[(\[]?[-−+±~≈]?\$?\d[\d.,]*(?:\s?%|[KMBx×])?[)\].,;:%]*$")
+_STATISTICS_ASIDE = re.compile(r"\([^()]*[=<>≤≥]\s*[-−+]?\d[^()]*\)")
+SYMBOLIC_SHARE = 0.35
+"""A "sentence" whose tokens are this share or more neither words nor numbers is no prose."""
+SYMBOLIC_RUN = (8, 0.25)
+"""So is one with this many such tokens that make this share: a figure's labels the PDF ran
+into the prose sentence after them."""
+
+
+def symbolic(text: str) -> bool:
+    """True for a "sentence" that is mostly symbols, formula tokens or a figure's labels run
+    together ("... .Mt+1 ... f(1) t+2(Mt+1) f(2) ... T T t+1:For ..."): the text a PDF gives
+    for a drawing or an equation, which states nothing a review may quote as evidence.
+
+    A token is plain when it is a word (letters, with digits or a hyphen inside: ``ResNet-50``,
+    ``WMT14``) or a number (``28.4``, ``46%``); single letters other than "a" and "I",
+    operators and tokens with brackets or symbols inside (``f(1)``, ``t+2(Mt)``) are not.
+    """
+    # A result's statistics in parentheses ("(μ = 3.67, σ = 1.78)") are prose, not symbols.
+    tokens = _STATISTICS_ASIDE.sub(" ", text).split()
+    if len(tokens) < 6:
+        return False
+    odd = [t for t in tokens if not _PLAIN_WORD.match(t) and not _PLAIN_NUMBER.match(t)]
+    share = len(odd) / len(tokens)
+    return (len(odd) >= 4 and share >= SYMBOLIC_SHARE) or (
+        len(odd) >= SYMBOLIC_RUN[0] and share >= SYMBOLIC_RUN[1]
+    )
+
+
+# "While Tiresias achieves ...", "Gandiva et al. report ...", "Unlike BM25, which reaches ...":
+# the subject of the sentence's first clause is another system or study.
+_SUBORDINATE = r"(?:while|whereas|although|though|unlike|as|since|when|if|even though)"
+_OTHERS_SUBJECT = re.compile(
+    rf"^(?:(?P<sub>{_SUBORDINATE})\s+)?(?:(?i:the|a|an)\s+)?"
+    r"(?P<name>(?-i:[A-Z][\w'’.+-]*)(?:\s(?-i:[A-Z][\w'’.+-]*)){0,2})"
+    # "The FIFO scheduler (bottom row) achieves": a name, its kind, and an aside.
+    r"(?:\s+(?:scheduler|system|model|baseline|policy|method|approach|algorithm|tool|library|"
+    r"framework|engine|strategy|heuristic|network|classifier|solver)s?)?(?:\s*\([^()]{1,40}\))?"
+    r"(?P<cited>\s+et al\.?|\s*\((?:19|20)\d\d[a-z]?\)|\s*\[\d{1,3}(?:[,–-]\s?\d{1,3})*\])?"
+    r"\s+(?:also\s+|only\s+|still\s+|already\s+)?"
+    r"(?:achiev|report|show|found|find|obtain|outperform|reach|attain|yield|scor|produc|"
+    r"improv|reduc|cut|gets?\b|got\b|exhibit|demonstrat|observ|record|claim|result)",
+    re.IGNORECASE,
+)
+_NOT_A_NAME = re.compile(
+    r"^(?:we|our|this|these|that|those|it|its|they|their|results?|tables?|fig(?:ure)?s?\.?|"
+    r"overall|finally|moreover|however|in|on|for|here|each|all|both|our|experiments?|"
+    r"analys[ie]s|evaluation|data|study|model|method|approach|system|paper|work)$",
+    re.IGNORECASE,
+)
+
+
+_BASELINE_SUBJECT = re.compile(
+    r"(?:^|[,;:]\s*)(?:the|a|each|every|all)\s+(?:\w+\s+)?baselines?\s+(?:also\s+|still\s+)?"
+    r"(?:achiev|report|show|obtain|outperform|reach|attain|yield|scor|produc|improv|reduc|"
+    r"gets?\b|exhibit|perform)",
+    re.IGNORECASE,
+)
+
+
+def of_another(text: str, names: frozenset[str]) -> bool:
+    """True when the sentence states another named system's or study's result: its subject is
+    a name the paper does not give its own work, cited ("Gandiva et al. report", "Smith (2019)
+    found") or set in a subordinate clause ("While Tiresias achieves ..., it ..."), unless the
+    main clause then turns to the paper's own work (", our policy achieves 9%")."""
+    if _BASELINE_SUBJECT.search(text) and not _FIRST_PERSON.search(text):
+        return True  # "..., the baseline achieves higher values"
+    m = _OTHERS_SUBJECT.match(text)
+    if m is None:
+        return False
+    name = m.group("name")
+    first_word = name.split()[0]
+    if _NOT_A_NAME.match(first_word) or name in names or first_word in names:
+        return False
+    if m.group("sub") is not None:
+        main = text[m.end() :].split(",", 1)[1:]
+        return not main or (
+            not re.match(
+                r"\s*(?:and\s+|but\s+|then\s+)?(?:we|our|the proposed|this (?:work|paper|method|"
+                r"approach|system|model|policy|tool))\b",
+                main[0],
+                re.IGNORECASE,
+            )
+            and not any(main[0].strip().startswith(n) for n in names)
+        )
+    # A sentence that opens with a name: another's result when cited, or when the name is an
+    # acronym or a compound (``BM25``, ``GPT-4``, ``Deep Speech``), not a capitalised opening
+    # word ("Accuracy improved ...").
+    return m.group("cited") is not None or bool(re.search(r"[A-Z0-9]", name[1:]))
+
+
 _FINDING = re.compile(
     # "achieved by writing" is the means of a goal, not a result.
     r"\b(?:achiev(?:es|ed|ing)(?! (?:by|through|via|using|with)\b)(?![^.]{0,30}\bby \w+ing\b)|"
     r"outperform(?:s|ed|ing)?|surpass(?:es|ed)|"
     # "can be decreased to 0" says what is possible, not what was found.
     r"(?<!can be )(?<!could be )(?<!may be )(?<!might be )(?<!would be )(?<!should be )"
+    # "we improved visibility by jittering": the means of a step, not a finding.
     r"(?:improv(?:es|ed)|reduc(?:es|ed)|increas(?:es|ed)|decreas(?:es|ed)|halv(?:es|ed)|"
-    r"doubl(?:es|ed))|"
+    r"doubl(?:es|ed))(?![^.\d]{0,30}\bby \w+ing\b)|"
     r"(?:we|results?|analys[ie]s|experiments?|study|data|evaluation) (?:also )?(?:(?:show|showed|"
     r"shows|demonstrated?|confirm(?:s|ed)?|reveal(?:s|ed)?|indicated?|suggest(?:s|ed)?) that|"
     r"find|found|observed?)|showed|revealed|displayed|exhibited|yield(?:s|ed)|"
@@ -244,7 +339,8 @@ _FINDING = re.compile(
 )
 _STRONG_FINDING = re.compile(
     # "the observed distribution" names data, it observes nothing.
-    r"\b(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
+    # "to reduce autocorrelation" is a purpose, not a finding.
+    r"\b(?<!to )(?:outperform|improv|achiev|reduc|increas|decreas|better|worse|higher|lower|faster|"
     r"slower|found|find|show|(?<!the )(?<!an )observ|associat|correlat|halv)",
     _I,
 )
@@ -253,16 +349,21 @@ _CONFIGURATION = re.compile(
     r"hyper-?parameters?|warm-?up|we (?:use|used|set|train|trained|fine-tune|fine-tuned|run|ran|"
     r"include)|(?:was|were|is|are) (?:set|used|chosen|trained|selected|fixed|initiated|drawn|"
     r"sampled|kept|maintained)|results obtained (?:with|by|for)|configurations?|settings? of|"
-    r"simulation (?:conditions?|settings?|scenarios?|designs?))\b",
+    r"simulation (?:conditions?|settings?|scenarios?|designs?)|thinned|thinning|burn-?in|"
+    r"(?:mcmc|markov) chains?|warm-?up iterations)\b",
     _I,
 )
 # What a digit in a sentence may be without being a measured number: a citation, a year, the
 # number of a table, section or line, a list marker, a footnote mark glued to a word or a URL.
 _NOT_A_MEASURE = re.compile(
-    r"\[[\d,;\s–-]+\]|\[(?:19|20)\d\d[a-z]?\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
+    # A citation with a locator: "[36, Sec 5.1]", "[4, p. 12]".
+    r"\[[\d,;\s–-]+\]|\[\d{1,3},\s?(?i:sec|ch|chap|thm|lem|eq|p|pp|fig|app)\.?[^\]]{0,20}\]|"
+    r"\[(?:19|20)\d\d[a-z]?\]|\([A-Z][^()]{0,60}\b(?:19|20)\d\d[a-z]?\)|"
     r"(?i:\b(?:tables?|fig(?:ure)?s?\.?|sections?|sec\.|chapters?|appendix|eq(?:uation)?s?\.?|"
     r"theorem|lemma|proposition|definition|algorithm|step|model|rq|q|experiment|study|phase|"
-    r"stage|part|case|line|lines|row|column|item|page|pp?\.)\s?\(?[A-Z]?\d+(?:\.\d+)*\)?)|"
+    r"stage|part|case|line|lines|row|column|item|page|listing|pp?\.)\s?\(?[A-Z]?\d+(?:\.\d+)*\)?)|"
+    # A requirement's or a node's label: "B1-1", "R2-3".
+    r"\b[A-Z]{1,2}\d{1,2}-\d{1,2}\b|"
     r"§\s?\d+(?:\.\d+)*|\((?:[A-Z]{1,2}\d+[^()]*)\)|(?i:\b(?:of|in|at|to|from|and|see|by|eq\.?|equation)\s)\(\d+(?:\.\d+)?\)|"
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
@@ -271,8 +372,10 @@ _NOT_A_MEASURE = re.compile(
     r"\{[^{}]*\}|(?i:\b(?:digit|letter|symbol|character|constant)\s)\d+"
 )
 _NUMBER = re.compile(
-    r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:\s?%)?(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
-    r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)"
+    # "7e−10", "1.2e-5": a number in scientific notation is one number.
+    r"(?<![\w.-])[-−+]?\d+(?:[.,]\d+)*(?:[eE][-−+]?\d+\b)?(?:\s?%)?"
+    r"(?:\s?[-–]\s?\d+(?:[.,]\d+)*(?:\s?%)?)?"
+    r"(?:[KMB]\b|-fold|×)?(?![A-Za-z\d-])(?!\.\d)(?!/[A-Za-z])"
 )
 _UNIT = re.compile(
     r"\s?(?:[A-Z][A-Z0-9-]{1,6}\b|(?:ms|s|(?:milli|micro|nano)?seconds?|minutes?|hours?|days?|"
@@ -286,7 +389,9 @@ _UNIT = re.compile(
 _CONFIGURED = re.compile(
     r"\b(?:set|setting|fixed|fixing|increasing|decreasing|raising|lowering|varying)\b[^.;]{0,40}?"
     r"\b(?:to|at)\s+(?:a\s+(?:\w+\s+)?value\s+(?:of\s+)?)?\(?[-−+]?\d[\d.,]*\)?|"
-    r"\bvalues?\s+(?:of\s+)?\(?[-−+]?\d[\d.,]*\)?|\b(?:tried|tested|chose|choose)\s+"
+    r"\bvalues?\s+(?:of\s+)?\(?[-−+]?\d[\d.,]*\)?|"
+    r"\b(?:significance|alpha|α)(?:\s+(?:level|threshold|criterion))?\s+(?:of\s+|=\s?|at\s+)?"
+    r"0?\.\d+|\b(?:tried|tested|chose|choose)\s+"
     r"(?:\w+\s+){0,3}?[-−+]?\d[\d.,]*(?:\s?[×x]\s?\d+)?"
     r"(?:\s+(?:and|or)\s+\d[\d.,]*(?:\s?[×x]\s?\d+)?)?|\b(?:learning rate|batch size|beam size|"
     r"dropout(?: rate)?|weight decay|temperature|window size|hidden size|dimension)\s+"
@@ -297,13 +402,25 @@ _CONFIGURED = re.compile(
 )
 
 
+# "outperforms 17 competitive clustering methods", "on 6 benchmarks": how many things were
+# compared, not what was measured.
+_COUNT_OF_COMPARED = re.compile(
+    r"(?<![\w.,])\d[\d,]*\s+(?:[a-z-]+\s+){0,2}?(?:methods|baselines|benchmarks|datasets|"
+    r"data sets|tasks|competitors|approaches|algorithms|systems|languages|metrics)\b"
+    r"(?:\s+(?:over|out of|of)\s+\d+\b)?",  # "on 2 benchmarks over 3"
+    re.IGNORECASE,
+)
+
+
 def measured_numbers(text: str) -> list[re.Match[str]]:
     """The numbers of ``text`` that may be measurements (see :data:`_NOT_A_MEASURE`); the size
-    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, and a value
-    the paper sets (:data:`_CONFIGURED`) is its configuration: neither is a result."""
+    of a sample ("200 randomly sampled papers", "n = 3") is what a result rests on, a value
+    the paper sets (:data:`_CONFIGURED`) is its configuration, and a count of the methods or
+    benchmarks compared is the comparison's scope: none is a result."""
     masked = _NOT_A_MEASURE.sub(lambda m: " " * len(m.group(0)), text)
     masked = _SAMPLE.sub(lambda m: " " * len(m.group(0)), masked)
     masked = _CONFIGURED.sub(lambda m: " " * len(m.group(0)), masked)
+    masked = _COUNT_OF_COMPARED.sub(lambda m: " " * len(m.group(0)), masked)
     return list(_NUMBER.finditer(masked))
 
 
@@ -341,6 +458,8 @@ def results(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Eviden
         if introductory(s) or not about_own(s, names) or is_result(s.text) is None:
             continue
         if cites_others(s.text) and not _FIRST_PERSON.search(s.text):
+            continue
+        if symbolic(s.text) or of_another(s.text, names):
             continue
         start, end, number = _detail_number(s.text)
         found.append(Evidence(s, start, end, number))
@@ -514,10 +633,23 @@ _RATE_OF = re.compile(r"\b(?:for|in|out of) every\s+$|\bper\s+$|\bone in\s+$", _
 """What stands before the denominator of a rate ("1 ear for every 1000 plants", "per 1,000")."""
 
 
+# "their review (98 papers ...)": another study's sample; "in our example (N = 46)": a worked
+# example's, not the data the results rest on.
+_NOT_OUR_SAMPLE = re.compile(
+    r"\btheir (?:review|study|survey|analysis|sample|experiments?|data(?:set)?|work|trial)\b|"
+    r"\b(?:(?:our|this|the|an?) (?:toy |worked |running |simple |hypothetical |illustrative )?"
+    r"example|for (?:example|illustration)|to illustrate|hypothetical)\b",
+    re.IGNORECASE,
+)
+
+
 def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
-    """Counts of the units the paper's results rest on (not a rate's denominator)."""
+    """Counts of the units the paper's results rest on (not a rate's denominator, not another
+    study's sample, not a worked example's)."""
     found = []
     for s in sentences:
+        if _NOT_OUR_SAMPLE.search(s.text):
+            continue
         m = next(
             (m for m in _SAMPLE.finditer(s.text) if not _RATE_OF.search(s.text[: m.start()])),
             None,

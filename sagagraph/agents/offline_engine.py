@@ -39,6 +39,7 @@ from sagagraph.agents.evidence import (
     results,
     samples,
     spreads,
+    symbolic,
 )
 from sagagraph.agents.offline_summary import DEFAULT_CHUNK_CHARS, debris_kind, offline_summary
 from sagagraph.agents.paper import Paper
@@ -245,6 +246,13 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
                 r"[,;:()]|\b(?:while|whereas|although|though|but|because|since|when|if|than)\b",
                 s.text[: m.start()],
             )[-1]
+            # "insights about how motivation might be affected": an indirect question asks about
+            # what was studied, it states no limit of the work.
+            # A hedge only: "how effective ... given that the data are a small sample" still
+            # states one.
+            hedge = re.match(r"(?:might|may|could)\b", m.group(0), _I)
+            if hedge and re.search(r"\b(?:how|whether|why)\b", clause, _I):
+                continue
             if (
                 (subject == "sentence" and not own.search(s.text))
                 or (subject == "before" and not own.search(clause))
@@ -334,6 +342,8 @@ def prose(sentence: Sentence) -> bool:
     outside = re.sub(r"\([^()]*\)", "", text)
     symbols = sum(unicodedata.category(c) == "Sm" for c in outside if c not in "+<>=")
     if "•" in text or len(_MATH.findall(outside)) >= 2 or symbols >= 2 or "||" in text:
+        return False
+    if symbolic(text):
         return False
     visible = [c for c in text if not c.isspace()]
     if sum(c.isalpha() for c in visible) < 0.7 * len(visible):

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sagagraph.agents.evidence import cites_others, is_result
+from sagagraph.agents.evidence import cites_others, is_result, measured_numbers
 from sagagraph.agents.paper import Paper, PaperTooShortError, fold_lines
 from sagagraph.agents.validation_rules import PATTERNS
 from sagagraph.agents.words import (
@@ -40,6 +40,7 @@ from sagagraph.agents.words import (
     lost_ligatures,
     repair_words,
     split_sentences,
+    word_counts,
 )
 
 MAX_UNKNOWN_LETTERS = 25
@@ -72,6 +73,29 @@ _MATH = re.compile(r"[∑∏∫∈∉⊂⊆⊇∀∃∇∂√∝≜|={}\\^_]|\b[
 # result's statistics in parentheses, not a formula.
 _STATISTICS = re.compile(r"\([^()]*(?:=|<|>|≤|≥)\s*[-−+]?\d[^()]*\)")
 _POWER = re.compile(r"\b10\^[−-]?\d{1,3}\b")
+# "around r = 0.2", "(p < .001)", "d = 0.41": a statistic named by its symbol, not a formula.
+_INLINE_STATISTIC = re.compile(
+    r"(?<![\w=<>≤≥])(?:[A-Za-zρτβχηω]{1,3}²?|\W)\s?[=<>≤≥]\s?[-−+]?\.?\d[\d.,]*(?![\w=])"
+)
+# "30% more correct answers in 20% less time", "79% ..., as opposed to 43%": a measured
+# comparison that an abstract states without a finding verb.
+_COMPARED_NUMBER = re.compile(
+    r"\d\s?%?\s+(?:more|less|fewer|higher|lower|faster|slower|better|worse|smaller|larger)\b|"
+    r"\bas opposed to\b[^.]{0,40}\d|\b(?:more|less|fewer|higher|lower|faster|slower|better|"
+    r"worse) than\b[^.]{0,40}\d",
+    _I,
+)
+
+
+def abstract_result(sentence: str) -> bool:
+    """True for a sentence of the abstract that states its main result with a measured number:
+    a finding (:func:`~sagagraph.agents.evidence.is_result`) or a measured comparison without
+    a finding verb ("Participants were able to provide 30% more correct answers")."""
+    if is_result(sentence):
+        return True
+    return bool(_COMPARED_NUMBER.search(sentence)) and bool(measured_numbers(sentence))
+
+
 _BULLET = re.compile(r"^(?:[•◦▪‣●○■–—-]|\(?[a-z0-9]{1,2}\))\s")
 _PAPER = r"(?:paper|study|work|article|thesis|chapter|survey|review|report|research|project)"
 # A sentence that leans on the one before it cannot stand alone in a summary.
@@ -130,7 +154,9 @@ _NOT_BODY = {
         r"Plate|Algorithm|Listing|Supplementary)\b\.?\s*[\dA-Z]?)|\(±\s?S[ED]\)|"
         r"\b(?:Fig(?:ure)?|Table)\s+\d+[.:]\s+[A-Z]|\b(?:are|is) shown (?:as|in (?:black|red|"
         r"blue|grey|gray))\b|\bsee text for\b|\bscores? plot\b|^[A-Z]{1,4}\d?:\s|"
-        r"\b(?:is|are) illustrating\b|\(\w[\w ]{0,30}: [^()]{1,80}\)",
+        r"\b(?:is|are) illustrating\b|\(\w[\w ]{0,30}: [^()]{1,80}\)|"
+        # A figure's callout mark ("B○ Each code line ...", "② the user clicks").
+        r"^(?:[A-Z0-9]{1,2}\s?[○◯⃝◦●◉]|[①-⑳❶-❿])",
         _I,
     ),
     "keyword list": re.compile(r"^(?:[^,.;]{1,30}, ){5,}"),
@@ -267,11 +293,18 @@ def usable(sentence: str) -> bool:
     return sum(any(c.isdigit() for c in w) for w in words) <= 0.25 * len(words)
 
 
+# "In particular, CC achieves an NMI of 0.705": an opener that narrows what came before, but
+# leaves a result that reads alone.
+_NARROWING = re.compile(r"^(?:In particular|Specifically|Notably|More specifically),\s+(?=\w)")
+
+
 def usable_result(sentence: str) -> bool:
     """:func:`usable` for the sentence that carries the main result: its statistics in
-    parentheses are no formula, it may open on its number, and it may run to 70 words."""
-    masked = _STATISTICS.sub("(statistics)", sentence)
-    if not _shape(sentence, 70, masked) or debris_kind(masked) is not None:
+    parentheses are no formula, it may open on its number or on "In particular,", and it may
+    run to 70 words."""
+    core = _NARROWING.sub("", sentence)
+    masked = _INLINE_STATISTIC.sub(" statistic", _STATISTICS.sub("(statistics)", core))
+    if not _shape(core, 70, masked) or debris_kind(masked) is not None:
         return False
     return sentence[0].isupper() or sentence[0].isdigit()
 
@@ -401,9 +434,10 @@ def _closing_text(paper: Paper) -> str:
 def _candidates(paper: Paper, chunk_chars: int, words: int) -> list[Candidate]:
     chunks = _chunk_sentences(paper, chunk_chars)
     ligatures = lost_ligatures(paper.text)
+    seen = word_counts(paper.text)
 
     def clean(sentence: str) -> str:
-        return repair_words(clean_sentence(sentence), ligatures=ligatures)
+        return repair_words(clean_sentence(sentence), ligatures=ligatures, vocabulary=seen)
 
     flat = [(c, clean(s)) for c, sentences in enumerate(chunks) for s in sentences]
     # A sentence that cited others describes their work: it ranks below the paper's own.
@@ -486,7 +520,7 @@ def _slots(
 
     pick("problem", abstract, lambda s: usable(s) and opens_a_topic(s))
     pick("method", [s for s in abstract if _CUE.search(s) or _METHOD_CUE.search(s)])
-    results = [s for s in abstract if is_result(s)] or [s for s in conclusion if is_result(s)]
+    results = [s for s in abstract if abstract_result(s)] or [s for s in conclusion if is_result(s)]
     results = results or [s for _, s in flat if is_result(s) and not cites_others(s)]
     pick("result", results, usable_result)
     pick("conclusion", conclusion)
@@ -581,11 +615,18 @@ def _fill_exactly(
     if extra is not None:
         return [*chosen, *(rest[i] for i in extra)]
     for old in sorted(chosen, key=lambda c: (c.score, -c.position)):
+        if old.slot:
+            continue  # the problem, method, result and conclusion stay
         extra = exact_subset([c.words for c in rest], gap + old.words)
         if extra is not None:
             return [c for c in chosen if c is not old] + [rest[i] for i in extra]
     # Sentences of similar lengths may need several swaps: solve over all of them at once,
-    # the chosen ones first so that most of the selection stays.
+    # the chosen ones first so that most of the selection stays, the slots kept whole.
+    slots = [c for c in chosen if c.slot]
+    order = sorted((c for c in chosen if not c.slot), key=lambda c: (-c.score, c.position)) + rest
+    every = exact_subset([c.words for c in order], words - sum(c.words for c in slots))
+    if every is not None:
+        return slots + [order[i] for i in every]
     order = sorted(chosen, key=lambda c: (-c.score, c.position)) + rest
     every = exact_subset([c.words for c in order], words)
     return [order[i] for i in every] if every is not None else chosen

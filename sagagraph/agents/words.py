@@ -13,7 +13,10 @@ text that shows the damage (:func:`lost_ligatures`): an English text with almost
 from __future__ import annotations
 
 import gzip
+import itertools
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
@@ -227,14 +230,22 @@ def _restored(word: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _cost(words: list[str]) -> tuple[int, int]:
-    """Fewest words first, then fewest of one or two letters ("are quite", not "a requite")."""
-    return len(words), sum(len(w) <= 2 for w in words)
+def _cost(words: list[str], seen: Counter[str] | None = None) -> tuple[int, int, int, float, int]:
+    """Fewest words first, then fewest the paper never uses whole ("In current", not "Incur
+    rent"), then most pairs the paper prints side by side ("are generated one", not "are
+    generate done"), then the words it uses most, then fewest of one or two letters ("are
+    quite", not "a requite")."""
+    seen = seen or Counter()
+    unseen = sum(seen[w] == 0 for w in words)
+    pairs = -sum(seen[f"{a} {b}"] > 0 for a, b in itertools.pairwise(words))
+    rarity = -sum(math.log1p(seen[w]) for w in words)
+    return len(words), unseen, pairs, rarity, sum(len(w) <= 2 for w in words)
 
 
-def split_run_together(word: str) -> list[str] | None:
+def split_run_together(word: str, seen: Counter[str] | None = None) -> list[str] | None:
     """``word`` as the fewest English words that make it up (each of two letters or more, or
-    ``a``/``i``), or None when it cannot be split."""
+    ``a``/``i``), or None when it cannot be split; of splits into as many words, the one whose
+    words the paper (``seen``: its words, counted) uses whole."""
     words = english_words()
     lower = word.lower()
     n = len(lower)
@@ -248,7 +259,7 @@ def split_run_together(word: str) -> list[str] | None:
                 continue
             candidate = [*done, piece]
             current = best[end]
-            if current is None or _cost(candidate) < _cost(current):
+            if current is None or _cost(candidate, seen) < _cost(current, seen):
                 best[end] = candidate
     result = best[n]
     if result is None or len(result) < 2:
@@ -262,7 +273,7 @@ MIN_REPAIRED = 5
 """Outside a text that lost its ligatures, only lower-case words this long are repaired."""
 
 
-def _repair_token(token: str, ligatures: bool) -> str:
+def _repair_token(token: str, ligatures: bool, seen: Counter[str] | None = None) -> str:
     lower = token.lower()
     if known(lower):
         return token
@@ -270,18 +281,36 @@ def _repair_token(token: str, ligatures: bool) -> str:
         restored = _restored(lower)
         if restored is not None:
             return restored.capitalize() if token[0].isupper() else restored
+    # A long word the paper prints whole elsewhere is a term it uses, not words run together.
+    if seen is not None and seen[lower] >= 2:
+        return token
     if len(token) >= MIN_RUN_TOGETHER and (token.islower() or token[1:].islower()):
-        pieces = split_run_together(token)
+        pieces = split_run_together(token, seen)
         if pieces is not None:
             return " ".join(pieces)
     return token
 
 
-def repair_words(text: str, *, ligatures: bool) -> str:
+def word_counts(text: str) -> Counter[str]:
+    """The words of ``text`` (lower case, letters only) and the pairs of words it prints side
+    by side (``"are generated"``), counted: what a paper prints whole."""
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    return Counter(tokens) + Counter(f"{a} {b}" for a, b in itertools.pairwise(tokens))
+
+
+def repair_words(
+    text: str, *, ligatures: bool, vocabulary: str | Counter[str] | None = None
+) -> str:
     """``text`` with lost ligature letters put back and long run-together words split;
     everything else as it was. With ``ligatures`` (:func:`lost_ligatures` said the text lost
-    them) every unknown word is tried, else only lower-case words of five letters or more."""
-    return _TOKEN.sub(lambda m: _repair_token(m.group(0), ligatures), text)
+    them) every unknown word is tried, else only lower-case words of five letters or more.
+
+    ``vocabulary`` is the paper's text (or its :func:`word_counts`): a long word it prints
+    twice or more is a term of the paper, not words run together, and a run-together word
+    is split into words the paper uses rather than rarer ones of the same count.
+    """
+    seen = word_counts(vocabulary) if isinstance(vocabulary, str) else vocabulary
+    return _TOKEN.sub(lambda m: _repair_token(m.group(0), ligatures, seen), text)
 
 
 def longest_unknown(text: str) -> int:

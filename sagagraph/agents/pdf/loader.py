@@ -36,7 +36,13 @@ from sagagraph.agents.pdf.files import (
     read_bytes,
     text_pages,
 )
-from sagagraph.agents.pdf.pages import PageLayout, clean_pages, reference_run, repair_slashed_marks
+from sagagraph.agents.pdf.pages import (
+    PageLayout,
+    clean_pages,
+    reference_run,
+    repair_slashed_marks,
+    strip_line_numbers,
+)
 from sagagraph.errors import ConfigurationError
 from sagagraph.redaction import register_secret
 
@@ -154,6 +160,8 @@ def parse_paper(
     """
     page_lines = [[normalize_line(line) for line in page.splitlines()] for page in pages]
     page_lines = repair_slashed_marks(page_lines)
+    if not markdown:
+        page_lines = strip_line_numbers(page_lines)
     cleaned = clean_pages(page_lines, [pl.small for pl in layout], markdown=markdown)
     lines = cleaned.lines
     emphasized: list[set[str] | frozenset[str]] = [

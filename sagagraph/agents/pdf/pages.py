@@ -441,3 +441,69 @@ def reference_run(lines: Sequence[str]) -> int | None:
         if after >= MIN_REFERENCES and len(tail) <= 4 * after:
             return start
     return None
+
+
+# Not the end of a decimal, a range or a date ("0.25", "10-20", "1/2"); after a word's hyphen
+# it is ("dif-269": the line broke inside "different").
+_TRAILING_NUMBER = re.compile(r"(?<!\d[.,])(?<!\d-)(?<![\d/:])(\d{1,4})$")
+_GLUED_AFTER_DECIMAL = re.compile(r"(?<=\d\.)(\d{1,4})$")
+_LEADING_NUMBER = re.compile(r"^(\d{1,4})(?:\s+|$)(?![\d.,%])")
+LINE_NUMBER_RUN = 20
+"""Lines whose numbers go up by one, at least this many, mark a line-numbered manuscript."""
+LINE_NUMBER_SHARE = 0.3
+"""... and at least this share of its non-empty lines."""
+LINE_NUMBER_STEP = 12
+"""A line number may skip this many (lines the text extraction dropped or merged)."""
+
+
+def _line_number(line: str, last: int) -> re.Match[str] | None:
+    """The number at the end or start of ``line`` that continues a run ending at ``last``."""
+    for pattern in (_TRAILING_NUMBER, _LEADING_NUMBER):
+        m = pattern.search(line.rstrip())
+        if m is not None and last < int(m.group(1)) <= last + LINE_NUMBER_STEP:
+            return m
+    # After a decimal that ends a sentence ("is 0.734.418"), only the very next number is one.
+    m = _GLUED_AFTER_DECIMAL.search(line.rstrip())
+    return m if m is not None and int(m.group(1)) == last + 1 else None
+
+
+def strip_line_numbers(pages: Sequence[Sequence[str]]) -> list[list[str]]:
+    """The pages of a line-numbered manuscript without its line numbers.
+
+    Text extraction glues a manuscript's line numbers to the ends of lines ("Abstract5",
+    "... a broad10", "dif-269") or sets them at the starts. A paper is line-numbered when at
+    least :data:`LINE_NUMBER_RUN` lines carry a number one more than the last one found; then
+    every number that continues the run is taken off, and nothing else is touched. A number
+    alone on a line may be the page's ("1" under the title page): it never moves the run on,
+    so "Abstract1" on the next page is still line 1, and it is dropped when it is the next
+    line number (a numbered blank line, or a page number that looks like one). Other papers
+    come back as they were.
+    """
+    last, steps = 0, 0
+    lines = sum(1 for page in pages for line in page if line.strip())
+    for page in pages:
+        for line in page:
+            m = _line_number(line, last)
+            if m is not None and line.strip() != m.group(1):
+                steps += int(m.group(1)) == last + 1
+                last = int(m.group(1))
+    # A numbered list or reference list is a small share of a paper's lines; line numbers
+    # are on most of them.
+    if steps < max(LINE_NUMBER_RUN, LINE_NUMBER_SHARE * lines):
+        return [list(page) for page in pages]
+    out: list[list[str]] = []
+    last = 0
+    for page in pages:
+        kept: list[str] = []
+        for line in page:
+            m = _line_number(line, last)
+            alone = m is not None and line.strip() == m.group(1)
+            if alone and m is not None and int(m.group(1)) == last + 1:
+                continue  # a numbered blank line, or the page's number: neither is text
+            if m is None or alone:
+                kept.append(line)
+                continue
+            last = int(m.group(1))
+            kept.append((line.rstrip()[: m.start()] + line.rstrip()[m.end() :]).strip())
+        out.append(kept)
+    return out
