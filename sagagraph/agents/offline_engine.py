@@ -87,7 +87,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         r"\b(?:may|might|could|does|do|did) not (?:generali[sz]e|hold|apply|transfer|scale|extend)"
         r"\b|\b(?:cannot|can ?not|could not) (?:be )?generali[sz]ed?\b",
-        "findings",
+        "before",
     ),
     (
         r"\b(?:too|overly) (?:simple|small|coarse|restrictive|narrow|slow|costly|expensive|few)\b",
@@ -129,6 +129,11 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         "before",
     ),
 )
+_WITHHELD_LIMITS = frozenset({7, 8, 9})
+"""The patterns of :data:`_LIMIT_PATTERNS` that a sentence outside a Limitations heading
+cannot rest a limit on: "we could not" (often a finding), a hedge ("may be biased": a
+Discussion's caution) and "only a single ..." (often a design). The others name the work's
+limit ("a limitation of this study", "our model is limited", "DPR is unable to")."""
 _FINDINGS = re.compile(r"\b(?:findings|results|conclusions|performance|estimates)\b", _I)
 _MITIGATION = re.compile(
     r"^(?:To|In order to) (?:minimi[sz]e|reduce|account|control|avoid|rule out|"
@@ -237,9 +242,11 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
             continue
         if _MITIGATION.match(s.text):
             continue
+        # Outside a Limitations heading, only a sentence that names the limit as the work's
+        # own (see _WITHHELD_LIMITS).
         for strength, (pattern, subject) in enumerate(_LIMIT_PATTERNS):
             m = re.search(pattern, s.text, _I)
-            if m is None:
+            if m is None or strength in _WITHHELD_LIMITS:
                 continue
             # The clause the match stands in: "and DPR is unable to", not "(iv) those which fail".
             clause = re.split(
