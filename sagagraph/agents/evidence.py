@@ -427,6 +427,10 @@ _CONFIGURATION = re.compile(
 )
 # What a digit in a sentence may be without being a measured number: a citation, a year, the
 # number of a table, section or line, a list marker, a footnote mark glued to a word or a URL.
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 _NOT_A_MEASURE = re.compile(
     # A citation with a locator: "[36, Sec 5.1]", "[4, p. 12]".
     r"\[[\d,;\s–-]+\]|\[\d{1,3},\s?(?i:sec|ch|chap|thm|lem|eq|p|pp|fig|app)\.?[^\]]{0,20}\]|"
@@ -440,6 +444,9 @@ _NOT_A_MEASURE = re.compile(
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
     r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)|"
+    # A date, often a footer the PDF runs into a sentence: "January 9, 2024", "9 Jan. 2024".
+    rf"(?i:\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)\d\d|"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\.?,?\s+(?:19|20)\d\d)|"
     # A formula's braces ("read{7, m}") and a symbol named by its kind ("the digit 7").
     r"\{[^{}]*\}|(?i:\b(?:digit|letter|symbol|character|constant)\s)\d+"
 )

@@ -156,7 +156,8 @@ _NOT_OWN_LIMIT = re.compile(
 _STATES_LIMIT = re.compile(
     r"\b(?:cannot|can ?not|(?:did|were|was|could|have|has|had) not|only|would benefit|could|"
     r"may|might|limit\w*|lack\w*|unable|difficult|bias\w*|restrict\w*|threats?|although|"
-    r"though|small|few|(?:does|do) not (?:include|support|handle|provide|cover|implement|offer|"
+    r"though|small|few|underpowered|cautio\w*|generali[sz]ab\w*|"
+    r"(?:does|do) not (?:include|support|handle|provide|cover|implement|offer|"
     r"have|allow|scale|account))\b",
     _I,
 )
@@ -171,7 +172,8 @@ _LIMITS_HEADING = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?\s+|[IVX]+\.\s+|[A-Z]\.\s+)?(?:study\s+|strengths and\s+)?"
     r"(?:limitations?|threats to (?:the )?validity|(?:internal|external|construct|conclusion|"
     r"statistical conclusion) validity)(?:\s+(?:and\s+(?:future\s+(?:work|"
-    r"directions?|research)|outlook|perspectives|strengths|threats to (?:the )?validity)|"
+    r"directions?|research)|outlook|perspectives|strengths|threats to (?:the )?validity|"
+    r"conclusions?|discussion)|"
     r"of\s+(?:the|this|our)\s+(?:study|work|approach|research|analysis|paper|method|"
     r"evaluation)))?(?<=[a-z])\d{0,4}\s*(?=[.:—–-]|$)",
     _I,
@@ -509,6 +511,10 @@ def _opening_after(heading: str, paper: Paper, sentences: Sequence[Sentence]) ->
         words = page[at + len(heading) :].lstrip(" .:—–-\n").split()[:6]
         start = " ".join(words)
         found = next((s for s in sentences if s.text.startswith((heading, start)) and start), None)
+        if found is not None and _ANNOUNCES.search(found.text):
+            # "Limitations and Conclusion This study has several limitations." says nothing
+            # yet: the sentence after it states the limit.
+            return _next_in_section(sentences, found)
         if found is not None:
             return found
     return None

@@ -893,3 +893,68 @@ def test_a_hedge_or_a_could_not_outside_a_limitations_heading_is_withheld() -> N
     assert no_claim_rests_on(review, could_not, "limits"), points(review)
     review = offline_review(paper(*RETRY, closing=f"{hedge} {named} {FILLER * 3}"))
     assert any(same_passage(q, named) for q in claimed(review, "limits")), points(review)
+
+
+# -- set F's classes (docs/reviewer.md), found after its first read was recorded ---------------
+
+FOOTER_DATE = (
+    "Then, we apply all methods to three real data applications, with our networks outperforming "
+    "the competing models in two studies and showing similar performance in Preprint submitted "
+    "to Machine Learning with Applications January 9, 2024 the third."
+)
+
+
+def test_a_footers_date_run_into_a_sentence_is_no_measured_number() -> None:
+    """ "January 9, 2024" is a date the PDF runs into the abstract, not the result's number."""
+    review = offline_review(paper(TITLE, f"{ABSTRACT} {FOOTER_DATE}", METHOD, FILLER))
+    assert not any("(9)" in p or "(9," in p for p in points(review)), points(review)
+
+
+def test_a_limitations_and_conclusion_heading_is_a_limitations_heading() -> None:
+    """A closing section headed "Limitations and Conclusion" (a line number glued on) is one:
+    the review must not say that no such heading exists."""
+    closing = (
+        "This study has several limitations. First, some model combinations were "
+        f"underpowered, so results should be interpreted cautiously. {FILLER * 2}"
+    )
+    case = parse_paper(
+        "case.md",
+        [
+            f"# {TITLE}\n\n## Abstract\n\n{ABSTRACT} {FILLER}\n\n## 1 Method\n\n{METHOD} "
+            f"{FILLER * 3}\n\n## 2 Results\n\n{RESULT} {FILLER * 3}\n\n"
+            f"## 3 Limitations and Conclusion506\n\n{closing}\n"
+        ],
+        markdown=True,
+    )
+    review = offline_review(case)
+    assert not claimed(review, "limitations_heading", "structure"), points(review)
+    assert claimed(review, "limits"), points(review)
+
+
+def test_a_method_paper_without_a_measured_result_is_not_called_clinical() -> None:
+    """A paper that says it proposes a method, and whose results the rules do not find where
+    papers state them, is not made a clinical study by the hazard ratios and Cox regression it
+    compares with: its kind is not determined."""
+    case = paper(
+        "Case-Base Networks for Survival Analysis",
+        "We propose case-base networks, a new method that models hazards with neural networks.",
+        "We compare the networks with Cox proportional hazards models and report hazard ratios.",
+        FILLER,
+    )
+    review = offline_review(case)
+    assert not review.kind.startswith("a clinical"), review.kind
+    assert review.kind.startswith(("a method", "not determined")), review.kind
+
+
+LIMITS_ANNOUNCED = (
+    "Limitations and Conclusion\nThis study has several limitations. First, some model "
+    "combinations were underpowered, so results should be interpreted cautiously."
+)
+
+
+def test_a_run_in_limitations_head_that_only_announces_quotes_the_limit_that_follows() -> None:
+    """ "Limitations and Conclusion This study has several limitations." says nothing yet; the
+    review quotes the sentence after it."""
+    review = offline_review(paper(*RETRY, closing=f"{FILLER * 2}\n\n{LIMITS_ANNOUNCED} {FILLER}"))
+    quotes = claimed(review, "limits")
+    assert quotes and all("underpowered" in q for q in quotes), points(review)
