@@ -58,6 +58,9 @@ class Sentence:
     section: Section
     page: int
     """1-based page the sentence is printed on (its start)."""
+    parent: str = ""
+    """The name of the top-level section a sub-section's sentence stands in (``results`` for
+    one of "4.2 Accuracy"), empty for a top-level section's."""
 
     @property
     def quote(self) -> str:
@@ -112,7 +115,10 @@ def paper_sentences(paper: Paper, keys: PageKeys | None = None) -> list[Sentence
     keys = keys or PageKeys.of(paper.pages)
     references = paper.references_section()
     out: list[Sentence] = []
+    top = ""
     for section in paper.sections:
+        parent = top if section.level > 1 else ""
+        top = section.name if section.level <= 1 else top
         if section is references or section.name.startswith(("acknowledg", "keyword")):
             continue
         page = section.page
@@ -123,7 +129,7 @@ def paper_sentences(paper: Paper, keys: PageKeys | None = None) -> list[Sentence
             if found is None:
                 continue
             page = max(page, found) if found >= section.page else page
-            out.append(Sentence(text, section, found))
+            out.append(Sentence(text, section, found, parent))
     return out
 
 
@@ -169,6 +175,57 @@ def in_closing(sentence: Sentence) -> bool:
     return bool(_CLOSING.search(sentence.section.name))
 
 
+# Where a paper states its own findings and how it got its data (docs/reviewer.md). A point
+# rests on a body sentence only when the sentence stands in such a place: a mechanism, a
+# plotting step or another study's number in a background paragraph is withheld, since the
+# rules cannot tell it from a result there.
+_RESULTS_PLACE = re.compile(
+    r"^(?:abstract|summary|resum)|result|evaluat|experiment|finding|conclu|benchmark|"
+    r"performance|case stud|empirical|validation"
+)
+_METHODS_PLACE = re.compile(
+    r"^(?:abstract|summary|resum)|method|material|data\b|datasets?\b|^participants|^subjects|"
+    r"^(?:the )?sample|sampling|design|procedure|set-?up|corpus|collection|population|"
+    r"recruit|cohort|study (?:area|site)|protocol"
+)
+_FINDINGS_PLACE = re.compile(r"result|finding")
+_OWN_WORK = re.compile(
+    r"\b(?:we|our|ours|us)\b|\b(?:this|the present|the current|the proposed) (?:study|work|"
+    r"paper|article|method|model|approach|system|analysis|thesis|project|research|"
+    r"framework|algorithm|tool|technique|dataset|corpus|evaluation|experiment|survey)\b",
+    _I,
+)
+
+
+def in_results_place(sentence: Sentence) -> bool:
+    """True for a sentence of the abstract, a results, evaluation or experiments section, or
+    the conclusion: where a paper states what its own work found."""
+    return any(_RESULTS_PLACE.search(n) for n in (sentence.section.name, sentence.parent))
+
+
+def in_methods_place(sentence: Sentence) -> bool:
+    """True for a sentence of the abstract or a methods, data or participants section: where
+    a paper states what its data are."""
+    where = (sentence.section.name, sentence.parent)
+    if any(_FINDINGS_PLACE.search(n) for n in where):
+        return False
+    return any(_METHODS_PLACE.search(n) for n in where)
+
+
+def speaks_for_paper(sentence: Sentence) -> bool:
+    """True for a sentence of the abstract or the conclusion, which state the paper's own
+    findings whatever their grammatical subject."""
+    return in_abstract(sentence) or "conclu" in sentence.section.name
+
+
+def names_own_work(text: str, names: frozenset[str]) -> bool:
+    """True when ``text`` names the paper's own work as such: first person, "this study",
+    "the proposed method", or a name the paper gives its work (its title's head)."""
+    if _OWN_WORK.search(text):
+        return True
+    return any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names)
+
+
 # "We propose a new simple network architecture, the Transformer, ...", "we introduce
 # Multi-LexSum, a collection ...": the name a contribution sentence gives the work.
 _NAMED_CONTRIBUTION = re.compile(
@@ -176,6 +233,14 @@ _NAMED_CONTRIBUTION = re.compile(
     r"(?:,\s*(?:the\s+)?|\bcalled\s+|\bnamed\s+|\bdubbed\s+)([A-Z][\w-]+)|"
     r"\bwe (?:introduce|present|propose|release)\s+([A-Z][\w-]*[A-Z0-9][\w-]*)"
 )
+
+
+_PROPOSED_THING = re.compile(
+    r"\b[Ww]e (?:propose|present|introduce|develop|design|describe|build)\s+(?:an?|the)\s+"
+    r"(?:new\s+|novel\s+|simple\s+|general\s+)?([a-z][\w-]+\s+[a-z][\w-]+(?:\s+[a-z][\w-]+)?)"
+    r"(?=\s+(?:for|to|that|which|based|in|with|of|and|using|on)\b|[,.;:])"
+)
+_GENERIC_THING = re.compile(r"\b(?:study|paper|work|analysis|review|survey|overview)\b")
 
 
 def own_names(paper: Paper, sentences: Sequence[Sentence]) -> frozenset[str]:
@@ -187,6 +252,13 @@ def own_names(paper: Paper, sentences: Sequence[Sentence]) -> frozenset[str]:
     if ":" in paper.title and 1 <= len(head.split()) <= 4:
         names.add(head)
     for s in sentences[:80]:
+        if in_abstract(s):
+            # "We propose a retry policy for ...": "retry policy" is then the paper's own.
+            names.update(
+                " ".join(m.group(1).split())
+                for m in _PROPOSED_THING.finditer(s.text)
+                if not _GENERIC_THING.search(m.group(1))
+            )
         if _FIRST_PERSON.search(s.text):
             names.update(re.findall(r"\(([A-Z][A-Za-z0-9-]{1,12})\)", s.text))
             names.update(m.group(1) or m.group(2) for m in _NAMED_CONTRIBUTION.finditer(s.text))
@@ -355,6 +427,10 @@ _CONFIGURATION = re.compile(
 )
 # What a digit in a sentence may be without being a measured number: a citation, a year, the
 # number of a table, section or line, a list marker, a footnote mark glued to a word or a URL.
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 _NOT_A_MEASURE = re.compile(
     # A citation with a locator: "[36, Sec 5.1]", "[4, p. 12]".
     r"\[[\d,;\s–-]+\]|\[\d{1,3},\s?(?i:sec|ch|chap|thm|lem|eq|p|pp|fig|app)\.?[^\]]{0,20}\]|"
@@ -368,6 +444,9 @@ _NOT_A_MEASURE = re.compile(
     r"\(\s?(?:\d|[ivx]{1,3}|[a-z])\s?\)|(?:^|\s)\(?\d{1,2}\)\s|^\s*\d+(?:\.\d+)+\s|"
     r"(?<=[A-Za-z)\]])\d{1,2}\b|(?<=[a-z][.,])\d{1,2}(?=\s|$)|\b\d{1,2}(?=https?:|[A-Z][a-z])|"
     r"\b(?:19|20)\d\d\b(?![\d%]|[.,]\d)|"
+    # A date, often a footer the PDF runs into a sentence: "January 9, 2024", "9 Jan. 2024".
+    rf"(?i:\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)\d\d|"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\.?,?\s+(?:19|20)\d\d)|"
     # A formula's braces ("read{7, m}") and a symbol named by its kind ("the digit 7").
     r"\{[^{}]*\}|(?i:\b(?:digit|letter|symbol|character|constant)\s)\d+"
 )
@@ -457,6 +536,10 @@ def results(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Eviden
     for s in sentences:
         if introductory(s) or not about_own(s, names) or is_result(s.text) is None:
             continue
+        # Only where papers state their findings, and only of a subject that is the paper's.
+        # The abstract and the conclusion speak for the paper; elsewhere the subject must.
+        if not in_results_place(s) or not (speaks_for_paper(s) or names_own_work(s.text, names)):
+            continue
         if cites_others(s.text) and not _FIRST_PERSON.search(s.text):
             continue
         if symbolic(s.text) or of_another(s.text, names):
@@ -498,6 +581,8 @@ def spreads(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Eviden
     for s in sentences:
         m = _SPREAD.search(s.text)
         if m is None or introductory(s) or not about_own(s, names):
+            continue
+        if not in_results_place(s):
             continue
         reported = is_result(s.text) is not None or _PRESENTED.search(s.text) is not None
         # "heat stress (35:28 ± 0.08 °C) was initiated": the spread of a condition it sets.
@@ -549,6 +634,8 @@ def comparisons(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Ev
     found = []
     for s in sentences:
         if introductory(s) or not speaks_of_own(s, names) or is_result(s.text) is None:
+            continue
+        if not in_results_place(s):
             continue
         if _INCLUSION.search(s.text):
             continue
@@ -643,6 +730,17 @@ _NOT_OUR_SAMPLE = re.compile(
 )
 
 
+_COLLECTED = re.compile(
+    r"\b(?:were|was|had been|have been) (?:\w+ )?(?:recruited|enrolled|collected|sampled|"
+    r"surveyed|interviewed|tested|measured|recorded|gathered|assessed|randomi[sz]ed|"
+    r"assigned|annotated|used in (?:the|this|our) (?:study|experiments?))\b|"
+    r"\b(?:took part|participated|completed the)\b|\b(?:the|this|our) (?:study|sample|"
+    r"survey|trial|cohort|experiment|data ?set|corpus) (?:involved|included|comprised|"
+    r"consisted of|enrolled|recruited|contains?|covers?)\b",
+    _I,
+)
+
+
 def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
     """Counts of the units the paper's results rest on (not a rate's denominator, not another
     study's sample, not a worked example's)."""
@@ -655,6 +753,11 @@ def samples(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Eviden
             None,
         )
         if m is None or introductory(s) or cites_others(s.text) or not about_own(s, names):
+            continue
+        # Where papers say what their data are, in words that make the data the paper's own.
+        if not in_methods_place(s) or not (
+            names_own_work(s.text, names) or _COLLECTED.search(s.text)
+        ):
             continue
         found.append(Evidence(s, m.start(), m.end(), " ".join(m.group(0).split())))
     return sorted(found, key=lambda e: _rank(e.sentence))

@@ -87,7 +87,7 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         r"\b(?:may|might|could|does|do|did) not (?:generali[sz]e|hold|apply|transfer|scale|extend)"
         r"\b|\b(?:cannot|can ?not|could not) (?:be )?generali[sz]ed?\b",
-        "findings",
+        "before",
     ),
     (
         r"\b(?:too|overly) (?:simple|small|coarse|restrictive|narrow|slow|costly|expensive|few)\b",
@@ -129,6 +129,11 @@ _LIMIT_PATTERNS: tuple[tuple[str, str], ...] = (
         "before",
     ),
 )
+_WITHHELD_LIMITS = frozenset({7, 8, 9})
+"""The patterns of :data:`_LIMIT_PATTERNS` that a sentence outside a Limitations heading
+cannot rest a limit on: "we could not" (often a finding), a hedge ("may be biased": a
+Discussion's caution) and "only a single ..." (often a design). The others name the work's
+limit ("a limitation of this study", "our model is limited", "DPR is unable to")."""
 _FINDINGS = re.compile(r"\b(?:findings|results|conclusions|performance|estimates)\b", _I)
 _MITIGATION = re.compile(
     r"^(?:To|In order to) (?:minimi[sz]e|reduce|account|control|avoid|rule out|"
@@ -151,7 +156,8 @@ _NOT_OWN_LIMIT = re.compile(
 _STATES_LIMIT = re.compile(
     r"\b(?:cannot|can ?not|(?:did|were|was|could|have|has|had) not|only|would benefit|could|"
     r"may|might|limit\w*|lack\w*|unable|difficult|bias\w*|restrict\w*|threats?|although|"
-    r"though|small|few|(?:does|do) not (?:include|support|handle|provide|cover|implement|offer|"
+    r"though|small|few|underpowered|cautio\w*|generali[sz]ab\w*|"
+    r"(?:does|do) not (?:include|support|handle|provide|cover|implement|offer|"
     r"have|allow|scale|account))\b",
     _I,
 )
@@ -166,7 +172,8 @@ _LIMITS_HEADING = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?\s+|[IVX]+\.\s+|[A-Z]\.\s+)?(?:study\s+|strengths and\s+)?"
     r"(?:limitations?|threats to (?:the )?validity|(?:internal|external|construct|conclusion|"
     r"statistical conclusion) validity)(?:\s+(?:and\s+(?:future\s+(?:work|"
-    r"directions?|research)|outlook|perspectives|strengths|threats to (?:the )?validity)|"
+    r"directions?|research)|outlook|perspectives|strengths|threats to (?:the )?validity|"
+    r"conclusions?|discussion)|"
     r"of\s+(?:the|this|our)\s+(?:study|work|approach|research|analysis|paper|method|"
     r"evaluation)))?(?<=[a-z])\d{0,4}\s*(?=[.:—–-]|$)",
     _I,
@@ -237,9 +244,11 @@ def stated_limits(sentences: Sequence[Sentence], names: frozenset[str]) -> list[
             continue
         if _MITIGATION.match(s.text):
             continue
+        # Outside a Limitations heading, only a sentence that names the limit as the work's
+        # own (see _WITHHELD_LIMITS).
         for strength, (pattern, subject) in enumerate(_LIMIT_PATTERNS):
             m = re.search(pattern, s.text, _I)
-            if m is None:
+            if m is None or strength in _WITHHELD_LIMITS:
                 continue
             # The clause the match stands in: "and DPR is unable to", not "(iv) those which fail".
             clause = re.split(
@@ -502,6 +511,10 @@ def _opening_after(heading: str, paper: Paper, sentences: Sequence[Sentence]) ->
         words = page[at + len(heading) :].lstrip(" .:—–-\n").split()[:6]
         start = " ".join(words)
         found = next((s for s in sentences if s.text.startswith((heading, start)) and start), None)
+        if found is not None and _ANNOUNCES.search(found.text):
+            # "Limitations and Conclusion This study has several limitations." says nothing
+            # yet: the sentence after it states the limit.
+            return _next_in_section(sentences, found)
         if found is not None:
             return found
     return None

@@ -265,7 +265,12 @@ def paper_kind(paper: Paper, sentences: Sequence[Sentence], measured: bool) -> K
             return KindEvidence(kind, sentence, f"{what} and its title {paper.title!r}")
         if kind != "theory" and part is not None and (kind != "method" or measured):
             return KindEvidence(kind, sentence, f"{what} and a section on '{part.group(0)}'")
-    for kind, pattern in (("qualitative", _QUALITATIVE), ("clinical", _CLINICAL)):
+    # A paper that says what it presents (a method, a system ...) and whose evidence for that
+    # kind falls short is of that kind or undetermined, never another kind by its vocabulary
+    # (a survival-analysis method compared with Cox regression is no clinical study).
+    for kind, pattern in (
+        () if presented is not None else (("qualitative", _QUALITATIVE), ("clinical", _CLINICAL))
+    ):
         marks = _marks(sentences, pattern)
         if marks is not None:
             return KindEvidence(kind, marks[0], marks[1])

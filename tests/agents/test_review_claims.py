@@ -487,9 +487,9 @@ def test_a_model_with_a_single_term_is_no_stated_limit() -> None:
     case = paper(*RETRY, extra=SINGLE_TERM)
     review = offline_review(case)
     assert no_claim_rests_on(review, SINGLE_TERM, "limits"), points(review)
-    one_site = "Our evaluation used only a single cluster, so the rates may differ elsewhere."
-    review = offline_review(paper(*RETRY, extra=one_site))
-    assert any(same_passage(q, one_site) for q in claimed(review, "limits")), points(review)
+    named = "One limitation of our evaluation is that it used a single cluster."
+    review = offline_review(paper(*RETRY, extra=named))
+    assert any(same_passage(q, named) for q in claimed(review, "limits")), points(review)
 
 
 EXCLUSION = (
@@ -812,11 +812,149 @@ SMALL_SAMPLE_QUESTION = (
 )
 
 
-def test_a_limit_stated_inside_a_question_is_still_a_limit() -> None:
-    """Only a hedge ("might be affected") inside an indirect question is no limit; "given
-    that the available data represent a small sample" states one, question or not."""
+def test_a_small_sample_is_a_limit_under_a_limitations_heading_only() -> None:
+    """ "given that the available data represent a small sample" states a limit under a
+    Limitations heading; in a Discussion the rules cannot tell it from a design, and withhold
+    it (the review then says, truly, that no Limitations heading exists)."""
     extra = f"\n## 5 Discussion\n\n{SMALL_SAMPLE_QUESTION} {FILLER}\n"
+    review = offline_review(paper(*RETRY, extra=extra))
+    assert no_claim_rests_on(review, SMALL_SAMPLE_QUESTION, "limits"), points(review)
+    extra = f"\n## 5 Limitations\n\n{SMALL_SAMPLE_QUESTION} {FILLER}\n"
     review = offline_review(paper(*RETRY, extra=extra))
     assert any(same_passage(q, SMALL_SAMPLE_QUESTION) for q in claimed(review, "limits")), points(
         review
     )
+
+
+# -- evidence only where papers state it (precision first) --------------------------------------
+#
+# Class-by-class fixes did not converge on unseen papers (docs/reviewer.md, sets A to E): a
+# point that rests on a body sentence now needs the sentence to stand where papers state that
+# kind of thing, about the paper's own work, and is withheld otherwise.
+
+VELOCITY_RULE = (
+    "Our controller decreases the maximum velocity by 40% when a requirement is violated."
+)
+
+
+def test_a_result_outside_the_abstract_results_or_conclusion_is_withheld() -> None:
+    """A mechanism described in the method section, with a verb of change and a number, is
+    no result: only the abstract, a results, evaluation or experiments section, or the
+    conclusion state findings."""
+    review = offline_review(paper(TITLE, ABSTRACT, VELOCITY_RULE, FILLER))
+    assert no_claim_rests_on(review, VELOCITY_RULE, "results"), points(review)
+
+
+NO_SUBJECT = "With a warm cache, 12 of 200 lookups failed, against 25 of 200 with a cold one."
+
+
+def test_a_result_in_a_results_section_needs_the_papers_own_subject() -> None:
+    """In a results section a finding counts only when its subject is the paper's work
+    (first person, "this study", or what its abstract proposes: "the retry policy")."""
+    review = offline_review(paper(TITLE, ABSTRACT, METHOD, NO_SUBJECT))
+    assert no_claim_rests_on(review, NO_SUBJECT, "results"), points(review)
+    review = offline_review(paper(TITLE, ABSTRACT, METHOD, f"### 3.1 Failure rates\n\n{RESULT}"))
+    assert any(same_passage(q, RESULT) for q in claimed(review, "results")), points(review)
+
+
+def test_a_sample_only_where_papers_say_what_their_data_are() -> None:
+    """A count of participants in a results paragraph is a sub-group, not the sample; the
+    method section's "we recruited 40 participants" is."""
+    subgroup = "Of the 40 participants in our study, 12 preferred the new layout of the log."
+    review = offline_review(paper(TITLE, ABSTRACT, FILLER, subgroup))
+    assert no_claim_rests_on(review, subgroup, "sample"), points(review)
+    recruited = "We recruited 40 participants from two operations teams."
+    review = offline_review(paper(TITLE, ABSTRACT, recruited, RESULT))
+    assert any(same_passage(q, recruited) for q in claimed(review, "sample")), points(review)
+
+
+def test_a_spread_or_a_comparison_outside_the_places_of_findings_is_withheld() -> None:
+    """A pilot's spread or a comparison told in the method section is no reported result."""
+    spread = (
+        "In our pilot, the retry policy cut the failure rate to 6.0% ± 1.2% over five seeds "
+        "(p < 0.01)."
+    )
+    compared = "In our pilot, the retry policy fails in 12 of 200 runs, fewer than Temporal's."
+    review = offline_review(paper(TITLE, ABSTRACT, f"{spread} {compared}", FILLER))
+    for fact in ("results", "spread", "comparisons"):
+        assert no_claim_rests_on(review, spread, fact), points(review)
+        assert no_claim_rests_on(review, compared, fact), points(review)
+
+
+def test_a_hedge_or_a_could_not_outside_a_limitations_heading_is_withheld() -> None:
+    """ "Our results may be biased by ..." in a conclusion is a caution the rules cannot tell
+    from a limit, and "we could not" often reports a finding; "One limitation of this study
+    is ..." names itself one."""
+    hedge = "Our results may be biased by the season in which the logs were collected."
+    could_not = "We could not measure the cost of each retry on the production cluster."
+    named = "One limitation of this study is that all logs came from a single season."
+    review = offline_review(paper(*RETRY, closing=f"{hedge} {could_not} {FILLER * 3}"))
+    assert no_claim_rests_on(review, hedge, "limits"), points(review)
+    assert no_claim_rests_on(review, could_not, "limits"), points(review)
+    review = offline_review(paper(*RETRY, closing=f"{hedge} {named} {FILLER * 3}"))
+    assert any(same_passage(q, named) for q in claimed(review, "limits")), points(review)
+
+
+# -- set F's classes (docs/reviewer.md), found after its first read was recorded ---------------
+
+FOOTER_DATE = (
+    "Then, we apply all methods to three real data applications, with our networks outperforming "
+    "the competing models in two studies and showing similar performance in Preprint submitted "
+    "to Machine Learning with Applications January 9, 2024 the third."
+)
+
+
+def test_a_footers_date_run_into_a_sentence_is_no_measured_number() -> None:
+    """ "January 9, 2024" is a date the PDF runs into the abstract, not the result's number."""
+    review = offline_review(paper(TITLE, f"{ABSTRACT} {FOOTER_DATE}", METHOD, FILLER))
+    assert not any("(9)" in p or "(9," in p for p in points(review)), points(review)
+
+
+def test_a_limitations_and_conclusion_heading_is_a_limitations_heading() -> None:
+    """A closing section headed "Limitations and Conclusion" (a line number glued on) is one:
+    the review must not say that no such heading exists."""
+    closing = (
+        "This study has several limitations. First, some model combinations were "
+        f"underpowered, so results should be interpreted cautiously. {FILLER * 2}"
+    )
+    case = parse_paper(
+        "case.md",
+        [
+            f"# {TITLE}\n\n## Abstract\n\n{ABSTRACT} {FILLER}\n\n## 1 Method\n\n{METHOD} "
+            f"{FILLER * 3}\n\n## 2 Results\n\n{RESULT} {FILLER * 3}\n\n"
+            f"## 3 Limitations and Conclusion506\n\n{closing}\n"
+        ],
+        markdown=True,
+    )
+    review = offline_review(case)
+    assert not claimed(review, "limitations_heading", "structure"), points(review)
+    assert claimed(review, "limits"), points(review)
+
+
+def test_a_method_paper_without_a_measured_result_is_not_called_clinical() -> None:
+    """A paper that says it proposes a method, and whose results the rules do not find where
+    papers state them, is not made a clinical study by the hazard ratios and Cox regression it
+    compares with: its kind is not determined."""
+    case = paper(
+        "Case-Base Networks for Survival Analysis",
+        "We propose case-base networks, a new method that models hazards with neural networks.",
+        "We compare the networks with Cox proportional hazards models and report hazard ratios.",
+        FILLER,
+    )
+    review = offline_review(case)
+    assert not review.kind.startswith("a clinical"), review.kind
+    assert review.kind.startswith(("a method", "not determined")), review.kind
+
+
+LIMITS_ANNOUNCED = (
+    "Limitations and Conclusion\nThis study has several limitations. First, some model "
+    "combinations were underpowered, so results should be interpreted cautiously."
+)
+
+
+def test_a_run_in_limitations_head_that_only_announces_quotes_the_limit_that_follows() -> None:
+    """ "Limitations and Conclusion This study has several limitations." says nothing yet; the
+    review quotes the sentence after it."""
+    review = offline_review(paper(*RETRY, closing=f"{FILLER * 2}\n\n{LIMITS_ANNOUNCED} {FILLER}"))
+    quotes = claimed(review, "limits")
+    assert quotes and all("underpowered" in q for q in quotes), points(review)
