@@ -19,6 +19,7 @@ unless it speaks in the first person.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -262,6 +263,8 @@ def own_names(paper: Paper, sentences: Sequence[Sentence]) -> frozenset[str]:
         if _FIRST_PERSON.search(s.text):
             names.update(re.findall(r"\(([A-Z][A-Za-z0-9-]{1,12})\)", s.text))
             names.update(m.group(1) or m.group(2) for m in _NAMED_CONTRIBUTION.finditer(s.text))
+        # "FIRA (ours)" in a table or an abstract names the paper's work.
+        names.update(re.findall(r"\b([A-Z][\w-]{1,30})\s*\((?:ours|proposed)\)", s.text))
     return frozenset(n for n in names if len(n) >= 2)
 
 
@@ -517,12 +520,104 @@ def is_result(text: str) -> re.Match[str] | None:
     return finding
 
 
-def _detail_number(text: str) -> tuple[int, int, str]:
-    """The first measured number, with its unit when one follows (``28.4 BLEU``, ``0.97``)."""
-    m = measured_numbers(text)[0]
-    unit = _UNIT.match(text, m.end())
-    end = unit.end() if unit else m.end()
-    return m.start(), end, text[m.start() : end].strip()
+# What introduces the other party of a comparison right before its number ("against
+# Temporal's 9.16", "than BM25's 67.8", "from 9.16% to 4.2%"): a number after it is not the
+# paper's own.
+_OTHER_PARTY = re.compile(
+    r"\b(?:against|than|compared (?:with|to)|versus|vs\.?|v\.s\.?|relative to|from|"
+    r"baselines?'?s?|previous|prior|existing|state[- ]of[- ]the[- ]art)\b",
+    _I,
+)
+_PAIR_MARK = re.compile(r"^[\s%)]*(?:vs\.?|v\.s\.?|versus|against)[\s(]*$", _I)
+_TURN = re.compile(
+    r"\b(?:than|outperform\w*|surpass\w*|compared (?:with|to)|against|versus|worse|better)\b", _I
+)
+_OWN_PARTY = re.compile(
+    r"\b(?:ours|our (?:[\w-]+ )?(?:method|model|approach|system|policy|technique|framework)|"
+    r"the proposed)\b",
+    _I,
+)
+
+
+def _own_party(text: str, names: frozenset[str]) -> bool:
+    """True when ``text`` names the paper's work as a party of a comparison ("ours", "the
+    proposed method", a name it gives its work); a narrator's "we" is no party."""
+    if _OWN_PARTY.search(text):
+        return True
+    return any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names)
+
+
+def _names_other(clause: str, names: frozenset[str]) -> bool:
+    """True when ``clause`` names a system by a capitalised word that is not the paper's."""
+    if _own_party(clause, names):
+        return False
+    # A metric is spelt in capitals ("BLEU", "NMI", "F1"); a system mostly not ("Conductor",
+    # "Temporal's", "NNGen"); a sentence's first word is no name.
+    words = re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'’-]*", clause.strip())
+    return any(
+        re.search(r"[a-z]", w)
+        and not re.match(r"^(?:The|A|An|In|On|For|With|At|By|Of|To|And|Our|We|This|These|It)$", w)
+        for w in words
+    )
+
+
+def own_number(
+    text: str, names: frozenset[str], *, for_paper: bool = False
+) -> tuple[int, int, str] | None:
+    """The measured number of ``text`` that belongs to the paper's own work, with its unit.
+
+    With one number, or several and no other party, it is the first. With a baseline's number
+    beside the paper's ("Against Temporal's 9.16, the retry policy reaches 12.3", "worse than
+    FIRA (9.16 v.s 17.67)", "from 9.16% to 4.2%"), it is the one attached to the paper's
+    work; None when the rules cannot tell which that is, so no baseline's number is quoted
+    as the paper's. In the abstract or the conclusion (``for_paper``), which speak for the
+    paper whatever their subject, the first number no other party introduces is the paper's.
+    """
+    nums = measured_numbers(text)
+    if not nums:
+        return None
+    chosen: re.Match[str] | None = nums[0]
+    if len(nums) > 1 and (_OTHER_PARTY.search(text) or _TURN.search(text)):
+        chosen = None
+        for a, b in itertools.pairwise(nums):
+            # "the retry policy lowers it from 9.16% to 4.2%": the second is the work's.
+            if re.search(r"\bfrom\s*$", text[: a.start()], _I) and re.match(
+                r"^[\s%]*to\s*$", text[a.end() : b.start()], _I
+            ):
+                chosen = b if names_own_work(text[: a.start()], names) else None
+                break
+            if not _PAIR_MARK.match(text[a.end() : b.start()]):
+                continue
+            # "N1 v.s N2": the numbers follow the order of the parties around "than".
+            turns = list(_TURN.finditer(text[: a.start()]))
+            turn = turns[-1] if turns else None
+            if turn is not None:
+                pre, post = text[: turn.start()], text[turn.end() : a.start()]
+                if _own_party(post, names) and not _own_party(pre, names):
+                    chosen = b
+                elif _own_party(pre, names) and not _own_party(post, names):
+                    chosen = a
+            break
+        else:
+            previous = 0
+            for n in nums:
+                left = text[previous : n.start()]
+                clause = re.split(r"[,;(]", left)[-1]
+                previous = n.end()
+                if _OTHER_PARTY.search(clause):
+                    continue
+                # "the retry policy achieves second place, with Conductor at 12.3": a number
+                # whose own clause names another system is that system's.
+                if _names_other(clause, names):
+                    continue
+                if for_paper or names_own_work(left, names):
+                    chosen = n
+                    break
+    if chosen is None:
+        return None
+    unit = _UNIT.match(text, chosen.end())
+    end = unit.end() if unit else chosen.end()
+    return chosen.start(), end, text[chosen.start() : end].strip()
 
 
 def _rank(s: Sentence) -> int:
@@ -544,8 +639,10 @@ def results(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Eviden
             continue
         if symbolic(s.text) or of_another(s.text, names):
             continue
-        start, end, number = _detail_number(s.text)
-        found.append(Evidence(s, start, end, number))
+        number = own_number(s.text, names, for_paper=speaks_for_paper(s))
+        if number is None:
+            continue
+        found.append(Evidence(s, *number))
     return sorted(found, key=lambda e: _rank(e.sentence))
 
 
@@ -629,6 +726,23 @@ def speaks_of_own(sentence: Sentence, names: frozenset[str]) -> bool:
     )
 
 
+# An ablation or a variant of the paper's own work: "RetryNet w/o backoff", "the variant
+# without memory", "our full model".
+_VARIANT = re.compile(
+    r"\b(?:without|w/o|variants?|ablat\w*|our|ours|the proposed|full (?:model|method|system))\b",
+    _I,
+)
+
+
+def own_variant(phrase: str, names: frozenset[str]) -> bool:
+    """True when the compared ``phrase`` is the paper's own work or a variant of it: it holds
+    a name the paper gives its work ("a Bacteria-specific RNN-LM" when the paper's model is
+    the RNN-LM) or an ablation's or a variant's word ("w/o", "without", "variant")."""
+    return bool(_VARIANT.search(phrase)) or any(
+        re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", phrase) for n in names
+    )
+
+
 def comparisons(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Evidence]:
     """Results of the paper's own work that name what they are compared with."""
     found = []
@@ -641,7 +755,7 @@ def comparisons(sentences: Sequence[Sentence], names: frozenset[str]) -> list[Ev
             continue
         for m in _COMPARED.finditer(s.text):
             name = _name(m.group("name"))
-            if name is not None and name not in names:
+            if name is not None and name not in names and not own_variant(m.group("name"), names):
                 found.append(Evidence(s, m.start(), m.end("name"), name.rstrip("'’s")))
                 break
     return sorted(found, key=lambda e: _rank(e.sentence))

@@ -958,3 +958,58 @@ def test_a_run_in_limitations_head_that_only_announces_quotes_the_limit_that_fol
     review = offline_review(paper(*RETRY, closing=f"{FILLER * 2}\n\n{LIMITS_ANNOUNCED} {FILLER}"))
     quotes = claimed(review, "limits")
     assert quotes and all("underpowered" in q for q in quotes), points(review)
+
+
+# -- issue 37: the paper's number and the paper's comparison, inside the trusted places ---------
+
+BASELINE_FIRST = (
+    "Against Temporal's 9.16 retries per minute, the retry policy reaches 12.3 retries per minute."
+)
+PAIRED = (
+    "The plain restart of Temporal is much worse than the retry policy (i.e., 9.16 v.s 17.67 "
+    "completed sagas per minute)."
+)
+FROM_TO = "Our retry policy reduces the failure rate from 9.16% to 4.2% on the crash benchmark."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "own"), [(BASELINE_FIRST, "12.3"), (PAIRED, "17.67"), (FROM_TO, "4.2")]
+)
+def test_a_result_quotes_the_number_of_the_papers_own_work_never_the_baselines(
+    sentence: str, own: str
+) -> None:
+    """When a sentence of results holds the baseline's number and the paper's, the point's
+    number is the one attached to the paper's own work; 9.16 is the baseline's."""
+    review = offline_review(paper(TITLE, ABSTRACT, METHOD, sentence))
+    stated = [p for p in review.strengths if p.startswith("Reports a result")]
+    assert not any("(9.16" in p for p in stated), stated
+    assert any(f"({own}" in p for p in stated), points(review)
+
+
+def test_a_result_whose_own_number_cannot_be_told_names_no_baselines_number() -> None:
+    """ "with Conductor at 12.3 against Temporal's 9.16": neither number is the paper's."""
+    sentence = (
+        "In our runs, the retry policy achieves second place, with Conductor at 12.3 against "
+        "Temporal's "
+        "9.16 retries per minute."
+    )
+    review = offline_review(paper(TITLE, ABSTRACT, METHOD, sentence))
+    assert no_claim_rests_on(review, sentence, "results"), points(review)
+
+
+OWN_VARIANT = (
+    "Our retry policy fails in 12 of 200 runs, more often than a Bacteria-specific retry policy "
+    "(9 of 200)."
+)
+ABLATION = "Our full policy fails in 12 of 200 runs, fewer than RetryNet w/o backoff."
+
+
+def test_a_comparison_with_the_papers_own_variant_or_ablation_is_no_comparison() -> None:
+    """A variant named with the paper's own name, or an ablation ("w/o", "without",
+    "variant"), is the paper's work, not another approach."""
+    for sentence in (OWN_VARIANT, ABLATION):
+        abstract = f"{ABSTRACT} We introduce RetryNet, a network of retry policies."
+        review = offline_review(paper(TITLE, abstract, METHOD, sentence))
+        assert no_claim_rests_on(review, sentence, "comparisons"), points(review)
+        compared = [p for p in review.strengths if "against " in p or p.startswith("Compares")]
+        assert not any(name in p for p in compared for name in ("Bacteria", "RetryNet")), compared
